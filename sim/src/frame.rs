@@ -1,0 +1,89 @@
+//! Frames of the virtual call stack.
+//!
+//! A model marks where it is with [`frame`] or [`frame_at`]; the guard pops
+//! the frame when it goes out of scope. Reports and charts show these frames,
+//! so name them as the real code does (`BufferManager.recycle`,
+//! `Client.createStream`) and give the real source's `file:line` where known.
+//!
+//! ```
+//! # sim::Sim::new(0).run(|| async {
+//! let _f = sim::frame_at("Client.createStream", "client.go:405");
+//! # });
+//! ```
+
+use crate::rt;
+
+/// One frame: a function name and, where the model knows it, the real source's `file:line`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// `Type.method` as the real code names it.
+    pub name: &'static str,
+    /// `file.go:123` of the real source, or "" when unknown.
+    pub site: &'static str,
+}
+
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.site.is_empty() {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{} ({})", self.name, self.site)
+        }
+    }
+}
+
+/// Pops its frame when dropped.
+#[must_use = "the frame is popped when this guard is dropped"]
+pub struct FrameGuard {
+    _private: (),
+}
+
+/// Pushes a frame without a source location onto the current task's stack.
+pub fn frame(name: &'static str) -> FrameGuard {
+    frame_at(name, "")
+}
+
+/// Pushes a frame with the real source's `file:line` onto the current task's stack.
+pub fn frame_at(name: &'static str, site: &'static str) -> FrameGuard {
+    rt::with(|s| {
+        let t = s.current;
+        s.tasks[t as usize].frames.push(Frame { name, site });
+    });
+    FrameGuard { _private: () }
+}
+
+impl Drop for FrameGuard {
+    fn drop(&mut self) {
+        rt::with_live(|s| {
+            let t = s.current;
+            s.tasks[t as usize].frames.pop();
+        });
+    }
+}
+
+/// Sets the source line of the current task's innermost frame: call it
+/// before a blocking operation so stacks show the line the task is at, as a
+/// real stack trace does.
+///
+/// ```
+/// # sim::Sim::new(0).run(|| async {
+/// let _f = sim::frame("Client.run");
+/// sim::at("client.go:273");
+/// # });
+/// ```
+pub fn at(site: &'static str) {
+    rt::with(|s| {
+        let t = s.current;
+        if let Some(top) = s.tasks[t as usize].frames.last_mut() {
+            top.site = site;
+        }
+    })
+}
+
+/// `file:line` of the place this macro is written, for a model's own frames.
+#[macro_export]
+macro_rules! here {
+    () => {
+        concat!(file!(), ":", line!())
+    };
+}

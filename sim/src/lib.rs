@@ -1,0 +1,207 @@
+//! # sim: the deadsim engine
+//!
+//! A deterministic, single-threaded discrete-event simulator for concurrent
+//! code written as async Rust. Virtual threads are futures; every operation
+//! on a primitive ([`sync`]) is a scheduling point at which a seeded
+//! [`scheduler::Strategy`] picks the next task. The engine knows what every
+//! blocked task waits for, so it finds wait-for cycles through locks,
+//! monitors, channels and pipes the moment they form, and reports them like a
+//! thread dump.
+//!
+//! ```
+//! use sim::sync::Mutex;
+//!
+//! // Two threads take two mutexes in opposite orders (AB/BA).
+//! let model = || async {
+//!     let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+//!     sim::spawn("T1", async move {
+//!         let ga = a.lock().await;
+//!         let gb = b.lock().await;
+//!         gb.unlock().await;
+//!         ga.unlock().await;
+//!     });
+//!     sim::spawn("T2", async move {
+//!         let gb = b.lock().await;
+//!         let ga = a.lock().await;
+//!         ga.unlock().await;
+//!         gb.unlock().await;
+//!     });
+//! };
+//! let found = (0..100).map(|seed| sim::Sim::new(seed).run(model)).find(|r| r.outcome.is_failure());
+//! let run = found.expect("some seed deadlocks");
+//! let d = run.outcome.deadlock().unwrap();
+//! assert_eq!(d.cycle.len(), 2);
+//! ```
+
+pub mod frame;
+pub(crate) mod fsutil;
+pub mod hunt;
+pub mod models;
+pub mod outcome;
+pub mod rng;
+pub(crate) mod rt;
+pub mod scheduler;
+pub mod sync;
+pub mod task;
+pub mod testing;
+pub mod time;
+pub mod trace;
+pub(crate) mod waitfor;
+
+pub use frame::{at, frame, frame_at, Frame, FrameGuard};
+pub use fsutil::write_atomic;
+pub use outcome::{Deadlock, Outcome};
+pub use rt::taskset::{TaskId, TaskSet};
+pub use rt::ResKind;
+pub use task::{spawn, spawn_background, yield_now, JoinHandle};
+
+use std::future::Future;
+
+use rt::execution::{Execution, RunConfig};
+use scheduler::{RandomStrategy, Strategy};
+use trace::{EventKind, Meta, Param, ResourceInfo, TaskInfo, Trace};
+
+/// Steps after which a run is stopped as a `step-limit` outcome, by default.
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+/// Virtual nanoseconds one step takes, by default.
+pub const DEFAULT_STEP_NS: u64 = 100;
+
+/// A model invariant: if `cond` is false, the run ends with an
+/// `invariant` outcome naming the task, the message and its stack.
+///
+/// ```
+/// let run = sim::Sim::new(0).run(|| async { sim::check(1 + 1 == 3, "arithmetic") });
+/// assert_eq!(run.outcome.verdict(), "invariant");
+/// ```
+pub fn check(cond: bool, msg: impl std::fmt::Display) {
+    if cond {
+        return;
+    }
+    rt::with(|s| {
+        let t = s.current;
+        s.record(t, EventKind::Check, None, None, None, None, None);
+        let frames = rt::execution::stack_of(s, t);
+        s.fail(Outcome::Invariant { task: s.tasks[t as usize].name.to_string(), message: msg.to_string(), frames });
+    })
+}
+
+/// One execution's settings: seed, strategy, recording, limits, labels.
+pub struct Sim {
+    cfg: RunConfig,
+    strategy: Option<Box<dyn Strategy>>,
+    model: String,
+    params: Vec<Param>,
+}
+
+/// The result of one execution.
+#[derive(Debug)]
+pub struct Run {
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub steps: u64,
+    /// Virtual time at the end, in nanoseconds.
+    pub time_ns: u64,
+    /// The trace, when recording was on.
+    pub trace: Option<Trace>,
+}
+
+impl Sim {
+    /// A run with `seed`, the random strategy, recording off.
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            cfg: RunConfig { seed, record: false, max_steps: DEFAULT_MAX_STEPS, step_ns: DEFAULT_STEP_NS },
+            strategy: None,
+            model: "custom".to_string(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Records a trace (off by default; switching it changes no choice).
+    pub fn record(mut self, on: bool) -> Sim {
+        self.cfg.record = on;
+        self
+    }
+
+    /// Stops the run after `n` steps (outcome `step-limit`).
+    pub fn max_steps(mut self, n: u64) -> Sim {
+        self.cfg.max_steps = n;
+        self
+    }
+
+    /// Virtual nanoseconds per step.
+    pub fn step_ns(mut self, ns: u64) -> Sim {
+        self.cfg.step_ns = ns;
+        self
+    }
+
+    /// Uses `strategy` instead of random scheduling from the seed.
+    pub fn strategy(mut self, strategy: Box<dyn Strategy>) -> Sim {
+        self.strategy = Some(strategy);
+        self
+    }
+
+    /// Names the model and its parameters in the trace.
+    pub fn label(mut self, model: &str, params: Vec<Param>) -> Sim {
+        self.model = model.to_string();
+        self.params = params;
+        self
+    }
+
+    /// Runs `main` as task 0 until every foreground task returned, a
+    /// deadlock forms, an invariant fails, a task panics or the step limit.
+    pub fn run<F, Fut>(self, main: F) -> Run
+    where
+        F: FnOnce() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let strategy = self.strategy.unwrap_or_else(|| Box::new(RandomStrategy::new(self.cfg.seed)));
+        let strategy_name = strategy.name();
+        let exec = Execution::new(&self.cfg, strategy);
+        let raw = exec.run(async move { main().await }, self.cfg.max_steps);
+        let trace = raw.recorder.map(|rec| {
+            let outcome_line = raw.outcome.summary();
+            Trace {
+                format: trace::FORMAT.to_string(),
+                version: trace::VERSION,
+                meta: Meta {
+                    model: self.model.clone(),
+                    params: self.params.clone(),
+                    seed: self.cfg.seed,
+                    strategy: strategy_name,
+                    verdict: raw.outcome.verdict().to_string(),
+                    message: outcome_line,
+                    steps: raw.steps,
+                    time_ns: raw.time,
+                    deadsim: env!("CARGO_PKG_VERSION").to_string(),
+                },
+                tasks: raw
+                    .tasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, bg, parent))| TaskInfo {
+                        id: i as u32,
+                        name: name.to_string(),
+                        background: *bg,
+                        parent: *parent,
+                    })
+                    .collect(),
+                resources: raw
+                    .resources
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, kind, cap, class))| ResourceInfo {
+                        id: i as u32,
+                        name: name.to_string(),
+                        kind: kind.as_str().to_string(),
+                        capacity: *cap,
+                        class: class.map(str::to_string),
+                    })
+                    .collect(),
+                frames: rec.frames,
+                events: rec.events,
+                deadlock: raw.outcome.deadlock().cloned(),
+            }
+        });
+        Run { seed: self.cfg.seed, outcome: raw.outcome, steps: raw.steps, time_ns: raw.time, trace }
+    }
+}

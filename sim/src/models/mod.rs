@@ -1,0 +1,194 @@
+//! Built-in models and the registry the CLI and hunts use.
+//!
+//! A model is a function that spawns tasks in a simulation, plus a
+//! description of its parameters. [`Model::configure`] checks parameters
+//! given as text (from the command line) and returns a [`Configured`] model
+//! that runs any seed.
+
+mod abba;
+mod philosophers;
+
+pub use abba::Abba;
+pub use philosophers::Philosophers;
+
+use std::sync::Arc;
+
+use crate::trace::Param;
+use crate::{Run, Sim};
+
+/// What a parameter takes.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamKind {
+    /// A switch: present means true.
+    Flag,
+    /// A whole number in `min..=max`.
+    Int { min: u64, max: u64 },
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+/// A parameter a model accepts (the CLI flag is `--name`).
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// The verdict a variant is expected to have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    Deadlock,
+    NoDeadlock,
+}
+
+impl Expect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expect::Deadlock => "deadlock",
+            Expect::NoDeadlock => "no-deadlock",
+        }
+    }
+}
+
+/// A named setting of a model that `deadsim hunt` (no model) runs.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// How a user selects it on the command line (`--fixed`), "" for the defaults.
+    pub label: String,
+    pub params: Vec<(String, String)>,
+    pub expect: Expect,
+}
+
+/// A model the CLI knows by name.
+pub trait Model: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// One line: what it models.
+    fn about(&self) -> &'static str;
+    fn params(&self) -> &'static [ParamSpec];
+    /// The variants hunted by `deadsim hunt` without a model.
+    fn variants(&self) -> Vec<Variant>;
+    /// Checks `params` (name, value) and returns the runnable model.
+    fn configure(&self, params: &[(String, String)]) -> Result<Configured, String>;
+}
+
+type Runner = dyn Fn(Sim) -> Run + Send + Sync;
+
+/// A model with its parameters fixed: runs any seed.
+#[derive(Clone)]
+pub struct Configured {
+    pub model: &'static str,
+    /// Every parameter with its value (defaults filled in), in spec order.
+    pub params: Vec<Param>,
+    runner: Arc<Runner>,
+}
+
+impl Configured {
+    pub fn new(model: &'static str, params: Vec<Param>, runner: impl Fn(Sim) -> Run + Send + Sync + 'static) -> Self {
+        Configured { model, params, runner: Arc::new(runner) }
+    }
+
+    /// Runs `sim` (seed, strategy, recording already set) on this model.
+    pub fn run_with(&self, sim: Sim) -> Run {
+        (self.runner)(sim.label(self.model, self.params.clone()))
+    }
+
+    /// Runs one seed with the random strategy.
+    pub fn run(&self, seed: u64, record: bool) -> Run {
+        self.run_with(Sim::new(seed).record(record))
+    }
+
+    /// The command-line flags that select these parameters (non-defaults only).
+    pub fn flags(&self, specs: &[ParamSpec]) -> String {
+        let mut out = Vec::new();
+        for p in &self.params {
+            let spec = specs.iter().find(|s| s.name == p.name);
+            if spec.is_some_and(|s| s.default == p.value) {
+                continue;
+            }
+            match spec.map(|s| s.kind) {
+                Some(ParamKind::Flag) => out.push(format!("--{}", p.name)),
+                _ => out.push(format!("--{} {}", p.name, p.value)),
+            }
+        }
+        out.join(" ")
+    }
+}
+
+/// Parsed parameter values, checked against a model's specs.
+pub struct Params<'a> {
+    specs: &'static [ParamSpec],
+    given: &'a [(String, String)],
+    model: &'static str,
+}
+
+impl<'a> Params<'a> {
+    /// Checks that every given parameter is one of `specs`.
+    pub fn new(model: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, String> {
+        for (name, _) in given {
+            if !specs.iter().any(|s| s.name == name) {
+                let known: Vec<String> = specs.iter().map(|s| format!("--{}", s.name)).collect();
+                let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                return Err(format!("--{name} does not apply to model {model} (its parameters: {known})"));
+            }
+        }
+        Ok(Params { specs, given, model })
+    }
+
+    fn raw(&self, name: &str) -> &str {
+        let spec = self.specs.iter().find(|s| s.name == name).expect("parameter is in the spec");
+        self.given.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).unwrap_or(spec.default)
+    }
+
+    /// A flag's value.
+    pub fn flag(&self, name: &str) -> Result<bool, String> {
+        match self.raw(name) {
+            "true" | "" => Ok(true),
+            "false" => Ok(false),
+            v => Err(format!("--{name}: expected true or false, got `{v}`")),
+        }
+    }
+
+    /// A whole number within the spec's range.
+    pub fn int(&self, name: &str) -> Result<u64, String> {
+        let spec = self.specs.iter().find(|s| s.name == name).unwrap();
+        let ParamKind::Int { min, max } = spec.kind else { panic!("--{name} is not a number parameter") };
+        let v = self.raw(name);
+        let n: u64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a whole number ({min} to {max})"))?;
+        if n < min || n > max {
+            return Err(format!("--{name}: {n} is out of range ({min} to {max}) for model {}", self.model));
+        }
+        Ok(n)
+    }
+
+    /// One of the spec's words.
+    pub fn choice(&self, name: &str) -> Result<&'static str, String> {
+        let spec = self.specs.iter().find(|s| s.name == name).unwrap();
+        let ParamKind::Choice(words) = spec.kind else { panic!("--{name} is not a choice parameter") };
+        let v = self.raw(name);
+        words
+            .iter()
+            .find(|w| **w == v)
+            .copied()
+            .ok_or_else(|| format!("--{name}: `{v}` is not one of {}", words.join(", ")))
+    }
+
+    /// Every parameter with its value, in spec order, for traces.
+    pub fn normalized(&self) -> Vec<Param> {
+        self.specs.iter().map(|s| Param { name: s.name.to_string(), value: self.raw(s.name).to_string() }).collect()
+    }
+}
+
+/// Every built-in model, in the order `deadsim models` lists them.
+pub fn all() -> Vec<&'static dyn Model> {
+    vec![&Abba, &Philosophers]
+}
+
+/// The built-in model called `name`.
+pub fn find(name: &str) -> Result<&'static dyn Model, String> {
+    all().into_iter().find(|m| m.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = all().iter().map(|m| m.name()).collect();
+        format!("unknown model `{name}` (models: {})", names.join(", "))
+    })
+}

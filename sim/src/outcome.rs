@@ -1,0 +1,230 @@
+//! How an execution ends, and the deadlock report.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::trace::FrameInfo;
+
+/// The end of one execution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Every foreground task returned.
+    Completed,
+    /// A set of tasks that can never be released.
+    Deadlock(Box<Deadlock>),
+    /// The run reached its step limit (a livelock, or a limit set too low).
+    StepLimit { steps: u64 },
+    /// `sim::check` failed.
+    Invariant { task: String, message: String, frames: Vec<FrameInfo> },
+    /// A task panicked.
+    Panic { task: String, message: String, frames: Vec<FrameInfo> },
+}
+
+impl Outcome {
+    /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
+    pub fn verdict(&self) -> &'static str {
+        match self {
+            Outcome::Completed => "no-deadlock",
+            Outcome::Deadlock(_) => "deadlock",
+            Outcome::StepLimit { .. } => "step-limit",
+            Outcome::Invariant { .. } => "invariant",
+            Outcome::Panic { .. } => "panic",
+        }
+    }
+
+    /// True for every outcome but `Completed`.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self, Outcome::Completed)
+    }
+
+    /// The deadlock report, if this is a deadlock.
+    pub fn deadlock(&self) -> Option<&Deadlock> {
+        match self {
+            Outcome::Deadlock(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// One line: what happened.
+    pub fn summary(&self) -> String {
+        match self {
+            Outcome::Completed => "completed: every foreground task returned".to_string(),
+            Outcome::Deadlock(d) => d.summary(),
+            Outcome::StepLimit { steps } => format!("step limit: still running after {steps} steps"),
+            Outcome::Invariant { task, message, .. } => format!("invariant violated in \"{task}\": {message}"),
+            Outcome::Panic { task, message, .. } => format!("panic in \"{task}\": {message}"),
+        }
+    }
+}
+
+fn write_stack(f: &mut fmt::Formatter<'_>, frames: &[FrameInfo]) -> fmt::Result {
+    if frames.is_empty() {
+        writeln!(f, "    at <task body>")?;
+    }
+    for fr in frames {
+        writeln!(f, "    at {fr}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Outcome {
+    /// The full report: a thread dump for a deadlock, the message and stack otherwise.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Deadlock(d) => write!(f, "{d}"),
+            Outcome::Invariant { frames, .. } | Outcome::Panic { frames, .. } => {
+                writeln!(f, "{}", self.summary())?;
+                write_stack(f, frames)
+            }
+            _ => writeln!(f, "{}", self.summary()),
+        }
+    }
+}
+
+/// A deadlock: the cycle, with what each task waits for and holds, and the
+/// tasks blocked behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deadlock {
+    /// True when no task at all could run (the Go runtime's "all goroutines
+    /// are asleep"); false when found while other tasks still ran.
+    pub global: bool,
+    /// Step at which the deadlock formed.
+    pub step: u64,
+    /// Virtual time in nanoseconds.
+    pub time: u64,
+    /// The tasks of the cycle, each waiting for the next one, starting at the
+    /// task spawned first. Empty for a global deadlock without a cycle (for
+    /// example, a receive on a channel no task will ever send on).
+    pub cycle: Vec<BlockedTask>,
+    /// Other tasks that can never run again because they wait on the cycle.
+    pub behind: Vec<BlockedTask>,
+    /// Tasks still able to run when a partial deadlock was found.
+    pub running: Vec<String>,
+}
+
+/// One blocked task in a deadlock report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockedTask {
+    pub task: u32,
+    pub name: String,
+    /// The operation it is blocked in: `lock`, `rlock`, `send`, `recv`,
+    /// `select`, `write`, `read`, `wait`, `join`.
+    pub op: String,
+    /// What it waits for: a resource name (`Mutex "A"`-style kinds are in `kind`).
+    pub waits_for: String,
+    /// The resource id, when the wait is on one resource.
+    pub resource: Option<u32>,
+    /// The kind of that resource (`mutex`, `chan`, ...), or "" for a join or select.
+    pub kind: String,
+    /// The tasks that could release it (edges of the wait-for graph).
+    pub released_by: Vec<String>,
+    /// The virtual call stack, innermost frame first.
+    pub stack: Vec<FrameInfo>,
+    /// Locks and monitors it holds, with the frame where each was taken.
+    pub holds: Vec<Held>,
+}
+
+/// A lock held by a blocked task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Held {
+    pub resource: String,
+    pub kind: String,
+    /// `read` for an RWMutex read lock, `write` for its write lock, else "".
+    pub mode: String,
+    pub at: Option<FrameInfo>,
+}
+
+impl Deadlock {
+    /// One line: who is in the cycle and what they wait for.
+    pub fn summary(&self) -> String {
+        let scope = if self.global { "global" } else { "partial" };
+        if self.cycle.is_empty() {
+            let names: Vec<&str> = self.behind.iter().map(|b| b.name.as_str()).collect();
+            return format!("deadlock ({scope}): every task is blocked: {}", names.join(", "));
+        }
+        let parts: Vec<String> =
+            self.cycle.iter().map(|b| format!("\"{}\" {} {}", b.name, op_phrase(&b.op), b.waits_for)).collect();
+        format!("deadlock ({scope}, {} tasks in the cycle): {}", self.cycle.len(), parts.join(" -> "))
+    }
+}
+
+fn op_phrase(op: &str) -> &'static str {
+    match op {
+        "lock" => "waiting to lock",
+        "rlock" => "waiting to read-lock",
+        "send" => "waiting to send on",
+        "recv" => "waiting to receive from",
+        "select" => "waiting in select on",
+        "write" => "waiting to write to",
+        "read" => "waiting to read from",
+        "wait" => "waiting for a notify on",
+        "join" => "waiting for",
+        _ => "waiting on",
+    }
+}
+
+fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask) -> fmt::Result {
+    let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
+    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.waits_for)?;
+    if !b.released_by.is_empty() {
+        let who: Vec<String> = b.released_by.iter().map(|n| format!("\"{n}\"")).collect();
+        let verb = match b.op.as_str() {
+            "lock" | "rlock" => "held by",
+            "wait" => "which any of these could notify:",
+            "join" => "",
+            _ => "which only these could serve:",
+        };
+        if !verb.is_empty() {
+            write!(f, ", {verb} {}", who.join(", "))?;
+        }
+    }
+    writeln!(f)?;
+    write_stack(f, &b.stack)?;
+    for h in &b.holds {
+        let mode = if h.mode.is_empty() { String::new() } else { format!(" ({})", h.mode) };
+        match &h.at {
+            Some(at) => writeln!(f, "    - locked {} {}{} at {}", h.kind, h.resource, mode, at)?,
+            None => writeln!(f, "    - locked {} {}{}", h.kind, h.resource, mode)?,
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Deadlock {
+    /// A report in the spirit of a Java thread dump's "Found one Java-level deadlock".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scope = if self.global {
+            "no task can run".to_string()
+        } else if self.running.is_empty() {
+            "partial".to_string()
+        } else {
+            format!("partial: {} other task(s) still running", self.running.len())
+        };
+        if self.cycle.is_empty() {
+            writeln!(f, "Found a deadlock ({scope}) at step {}, t={}ns: every task is blocked", self.step, self.time)?;
+        } else {
+            writeln!(
+                f,
+                "Found a deadlock ({scope}) at step {}, t={}ns: {} tasks in a wait-for cycle",
+                self.step,
+                self.time,
+                self.cycle.len()
+            )?;
+        }
+        writeln!(f)?;
+        for b in &self.cycle {
+            write_task(f, b)?;
+        }
+        if !self.behind.is_empty() {
+            writeln!(f)?;
+            writeln!(f, "Blocked behind the cycle:")?;
+            for b in &self.behind {
+                write_task(f, b)?;
+            }
+        }
+        Ok(())
+    }
+}

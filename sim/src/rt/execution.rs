@@ -1,0 +1,270 @@
+//! The step loop: pick an enabled task, poll it to its next scheduling point,
+//! repeat until every foreground task has returned or the run fails.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::BinaryHeap;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+use super::{set_current, BoxFuture, State, Status, Task, TaskId, TaskSet};
+use crate::outcome::Outcome;
+use crate::scheduler::Strategy;
+use crate::trace::{EventKind, FrameInfo, Recorder};
+
+/// The settings of one execution.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub record: bool,
+    pub max_steps: u64,
+    /// Virtual nanoseconds each step advances the clock.
+    pub step_ns: u64,
+}
+
+/// What one execution produced.
+pub(crate) struct RawRun {
+    pub outcome: Outcome,
+    pub steps: u64,
+    pub time: u64,
+    pub recorder: Option<Recorder>,
+    pub tasks: Vec<(Cow<'static, str>, bool, Option<TaskId>)>,
+    pub resources: Vec<(Cow<'static, str>, super::ResKind, Option<u64>, Option<&'static str>)>,
+}
+
+fn noop_waker() -> Waker {
+    const VTABLE: RawWakerVTable = RawWakerVTable::new(|_| RAW, |_| {}, |_| {}, |_| {});
+    const RAW: RawWaker = RawWaker::new(std::ptr::null(), &VTABLE);
+    // SAFETY: every vtable function ignores the (null) data pointer.
+    unsafe { Waker::from_raw(RAW) }
+}
+
+thread_local! {
+    /// True while a task is being polled: the panic hook stays quiet then and
+    /// keeps the message and location for the outcome.
+    static IN_POLL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_POLL.with(|c| c.get()) {
+                let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+                    s.to_string()
+                } else if let Some(s) = info.payload().downcast_ref::<String>() {
+                    s.clone()
+                } else {
+                    "non-string panic payload".to_string()
+                };
+                let full = match info.location() {
+                    Some(l) => format!("{msg} (at {}:{})", l.file(), l.line()),
+                    None => msg,
+                };
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(full));
+            } else {
+                previous(info)
+            }
+        }));
+    });
+}
+
+/// Owns the state and the task futures of one execution.
+pub(crate) struct Execution {
+    state: Box<State>,
+    futures: Vec<Option<BoxFuture>>,
+}
+
+/// Restores the previous thread-local state pointer even if the loop unwinds.
+struct CurrentGuard(*mut State);
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        set_current(self.0);
+    }
+}
+
+impl Execution {
+    pub fn new(cfg: &RunConfig, strategy: Box<dyn Strategy>) -> Execution {
+        install_panic_hook();
+        let state = Box::new(State {
+            tasks: Vec::new(),
+            enabled: TaskSet::new(),
+            unstarted: 0,
+            foreground_live: 0,
+            current: 0,
+            resources: Vec::new(),
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            clock: 0,
+            step: 0,
+            op_cost: cfg.step_ns,
+            strategy,
+            rec: if cfg.record { Some(Recorder::default()) } else { None },
+            failure: None,
+            spawned: Vec::new(),
+            suspended: false,
+            scratch: Default::default(),
+        });
+        Execution { state, futures: Vec::new() }
+    }
+
+    /// Runs `main` as task 0 ("main") until the run ends.
+    pub fn run<F: Future<Output = ()> + 'static>(mut self, main: F, max_steps: u64) -> RawRun {
+        let sp: *mut State = &mut *self.state;
+        let _restore = CurrentGuard(set_current(sp));
+        // SAFETY (for every `unsafe { &mut *sp }` below): the state is boxed
+        // and outlives this function; task polls reach it through the same
+        // pointer, and no reference taken here is held across a poll.
+        spawn_task(unsafe { &mut *sp }, Cow::Borrowed("main"), false, Box::pin(main));
+        self.adopt_spawned(sp);
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut last: Option<TaskId> = None;
+        let outcome = loop {
+            let s = unsafe { &mut *sp };
+            if let Some(f) = s.failure.take() {
+                break f;
+            }
+            if s.foreground_live == 0 {
+                break Outcome::Completed;
+            }
+            if s.step >= max_steps {
+                break Outcome::StepLimit { steps: s.step };
+            }
+            if s.enabled.is_empty() {
+                if let Some(std::cmp::Reverse((at, _, t))) = s.timers.pop() {
+                    s.clock = s.clock.max(at);
+                    s.current = t;
+                    s.wake(t);
+                    continue;
+                }
+                let d = crate::waitfor::detect_global(s);
+                break Outcome::Deadlock(Box::new(d));
+            }
+            let last_enabled = last.filter(|&l| s.enabled.contains(l));
+            let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
+            s.step += 1;
+            s.clock += s.op_cost;
+            s.current = t;
+            s.suspended = false;
+            let task = &mut s.tasks[t as usize];
+            if !task.started {
+                task.started = true;
+                s.unstarted -= 1;
+            }
+            let mut fut = self.futures[t as usize].take().expect("enabled task has a future");
+            IN_POLL.with(|c| c.set(true));
+            let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+            IN_POLL.with(|c| c.set(false));
+            last = Some(t);
+            let s = unsafe { &mut *sp };
+            match polled {
+                Ok(Poll::Ready(())) => {
+                    // Drop the finished future while `t` is current: guards it
+                    // still owned release their locks as this task.
+                    drop(fut);
+                    finish_task(unsafe { &mut *sp }, t);
+                }
+                Ok(Poll::Pending) => {
+                    self.futures[t as usize] = Some(fut);
+                    if !s.suspended && s.failure.is_none() {
+                        let frames = stack_of(s, t);
+                        s.fail(Outcome::Panic {
+                            task: s.tasks[t as usize].name.to_string(),
+                            message: "the task awaited a future that is not a deadsim primitive \
+                                      (only sim::sync, sim::time and sim::task operations may suspend a task)"
+                                .to_string(),
+                            frames,
+                        });
+                    }
+                }
+                Err(_) => {
+                    // Keep the future: it is dropped in teardown with the others.
+                    self.futures[t as usize] = Some(fut);
+                    let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_default();
+                    s.record(t, EventKind::Panic, None, None, None, None, None);
+                    let frames = stack_of(s, t);
+                    // A panic outranks a failure recorded earlier in the same step.
+                    s.failure = Some(Outcome::Panic { task: s.tasks[t as usize].name.to_string(), message, frames });
+                }
+            }
+            self.adopt_spawned(sp);
+        };
+        let s = unsafe { &mut *sp };
+        if let Outcome::Deadlock(_) = &outcome {
+            let t = s.current;
+            s.record(t, EventKind::Deadlock, None, None, None, None, None);
+        }
+        // Teardown: leftover futures are dropped with no current execution, so
+        // their guards and frames do nothing.
+        set_current(std::ptr::null_mut());
+        self.futures.clear();
+        let s = &mut *self.state;
+        RawRun {
+            outcome,
+            steps: s.step,
+            time: s.clock,
+            recorder: s.rec.take(),
+            tasks: s.tasks.iter().map(|t| (t.name.clone(), t.background, t.parent)).collect(),
+            resources: s.resources.iter().map(|r| (r.name.clone(), r.kind, r.capacity, r.class)).collect(),
+        }
+    }
+
+    fn adopt_spawned(&mut self, sp: *mut State) {
+        let s = unsafe { &mut *sp };
+        for (t, f) in s.spawned.drain(..) {
+            debug_assert_eq!(t as usize, self.futures.len());
+            self.futures.push(Some(f));
+        }
+    }
+}
+
+pub(crate) fn stack_of(s: &State, t: TaskId) -> Vec<FrameInfo> {
+    s.tasks[t as usize].frames.iter().rev().map(|&f| FrameInfo::from(f)).collect()
+}
+
+/// Registers a new task; its future is adopted by the loop after the current poll.
+pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: bool, fut: BoxFuture) -> TaskId {
+    let id = s.tasks.len() as TaskId;
+    let parent = if id == 0 { None } else { Some(s.current) };
+    s.tasks.push(Task {
+        name,
+        background,
+        parent,
+        status: Status::Ready,
+        started: false,
+        frames: Vec::new(),
+        granted: None,
+        wait_gen: 0,
+        cases: Vec::new(),
+        saved_count: 0,
+    });
+    s.enabled.insert(id);
+    s.unstarted += 1;
+    if !background {
+        s.foreground_live += 1;
+    }
+    s.spawned.push((id, fut));
+    s.record(id, EventKind::Spawn, None, None, None, parent, None);
+    id
+}
+
+fn finish_task(s: &mut State, t: TaskId) {
+    let task = &mut s.tasks[t as usize];
+    task.status = Status::Finished;
+    task.frames.clear();
+    s.enabled.remove(t);
+    if !task.background {
+        s.foreground_live -= 1;
+    }
+    s.record(t, EventKind::Finish, None, None, None, None, None);
+    for u in 0..s.tasks.len() as TaskId {
+        if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
+            s.wake(u);
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! The runtime: the state of one execution and the step loop that drives it.
+//!
+//! Kept apart from the public facades (`sync`, `task`, `time`) as loom keeps
+//! its `rt`: primitives call into [`State`] through [`with`], and only this
+//! module and `waitfor` know how tasks, resources and waits are stored.
+
+pub(crate) mod execution;
+pub mod taskset;
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::frame::Frame;
+use crate::outcome::Outcome;
+use crate::scheduler::Strategy;
+use crate::trace::{EventKind, Recorder};
+pub use taskset::{TaskId, TaskSet};
+
+/// Index of a resource (lock, monitor, channel, pipe) within one execution.
+pub type ResId = u32;
+
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// What a blocked task waits for. The wait-for graph is computed from these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Mutex lock, RWMutex write lock (its writer slot), monitor entry.
+    Lock(ResId),
+    /// RWMutex read lock, held up by a writer or a waiting writer.
+    RLock(ResId),
+    /// RWMutex writer that owns the writer slot, waiting for readers to leave.
+    Drain(ResId),
+    /// `Object.wait()`: waiting for a notify.
+    Notify(ResId),
+    Send(ResId),
+    Recv(ResId),
+    /// `select` over the cases in `Task::cases`.
+    Select,
+    Write(ResId),
+    Read(ResId),
+    Join(TaskId),
+}
+
+impl Wait {
+    pub(crate) fn op(&self) -> &'static str {
+        match self {
+            Wait::Lock(_) => "lock",
+            Wait::RLock(_) => "rlock",
+            Wait::Drain(_) => "lock",
+            Wait::Notify(_) => "wait",
+            Wait::Send(_) => "send",
+            Wait::Recv(_) => "recv",
+            Wait::Select => "select",
+            Wait::Write(_) => "write",
+            Wait::Read(_) => "read",
+            Wait::Join(_) => "join",
+        }
+    }
+
+    pub(crate) fn resource(&self) -> Option<ResId> {
+        match *self {
+            Wait::Lock(r)
+            | Wait::RLock(r)
+            | Wait::Drain(r)
+            | Wait::Notify(r)
+            | Wait::Send(r)
+            | Wait::Recv(r)
+            | Wait::Write(r)
+            | Wait::Read(r) => Some(r),
+            Wait::Select | Wait::Join(_) => None,
+        }
+    }
+}
+
+/// Direction of a channel operation (a select case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Send,
+    Recv,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Ready,
+    Blocked(Wait),
+    Sleeping,
+    Finished,
+}
+
+pub(crate) struct Task {
+    pub name: Cow<'static, str>,
+    pub background: bool,
+    pub parent: Option<TaskId>,
+    pub status: Status,
+    pub started: bool,
+    pub frames: Vec<Frame>,
+    /// Set when another task completed this task's blocked operation for it
+    /// (a channel hand-off, an RWMutex hand-off): the select case index, or 0.
+    pub granted: Option<u32>,
+    /// Bumped at every grant, so stale queue entries of a select are ignored.
+    pub wait_gen: u32,
+    /// The cases of the select this task is blocked in.
+    pub cases: Vec<(ResId, Dir)>,
+    /// Monitor entry count to restore after `wait`.
+    pub saved_count: u32,
+}
+
+/// Who holds a resource and the frame where it was taken.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hold {
+    pub task: TaskId,
+    pub at: Option<Frame>,
+}
+
+pub(crate) enum ResState {
+    Mutex {
+        holder: Option<Hold>,
+    },
+    RwLock {
+        /// The writer holding the lock.
+        writer: Option<Hold>,
+        /// A writer that owns the writer slot and waits for readers to leave;
+        /// it already blocks new readers (Go's RWMutex prefers writers).
+        pending: Option<TaskId>,
+        readers: Vec<Hold>,
+    },
+    Monitor {
+        owner: Option<Hold>,
+        count: u32,
+        wait_set: Vec<TaskId>,
+    },
+    Chan {
+        senders: TaskSet,
+        receivers: TaskSet,
+    },
+    Pipe {
+        writers: TaskSet,
+        readers: TaskSet,
+        /// The writer whose write is in progress; other writers queue behind it.
+        active_writer: Option<TaskId>,
+    },
+}
+
+/// The kind of a resource, as traces and reports name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResKind {
+    Mutex,
+    RwMutex,
+    Monitor,
+    Chan,
+    Pipe,
+}
+
+impl ResKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResKind::Mutex => "mutex",
+            ResKind::RwMutex => "rwmutex",
+            ResKind::Monitor => "monitor",
+            ResKind::Chan => "chan",
+            ResKind::Pipe => "pipe",
+        }
+    }
+}
+
+pub(crate) struct Resource {
+    pub name: Cow<'static, str>,
+    pub kind: ResKind,
+    pub class: Option<&'static str>,
+    pub capacity: Option<u64>,
+    /// Tasks blocked on this resource that retry when it is released.
+    pub waiters: Vec<TaskId>,
+    pub st: ResState,
+}
+
+/// The state of one execution. Primitives reach it through [`with`].
+pub(crate) struct State {
+    pub tasks: Vec<Task>,
+    pub enabled: TaskSet,
+    pub unstarted: u32,
+    pub foreground_live: u32,
+    pub current: TaskId,
+    pub resources: Vec<Resource>,
+    pub timers: BinaryHeap<Reverse<(u64, u64, TaskId)>>,
+    pub timer_seq: u64,
+    pub clock: u64,
+    pub step: u64,
+    pub op_cost: u64,
+    pub strategy: Box<dyn Strategy>,
+    pub rec: Option<Recorder>,
+    pub failure: Option<Outcome>,
+    pub spawned: Vec<(TaskId, BoxFuture)>,
+    /// Set when the polled task yielded or blocked through a primitive.
+    pub suspended: bool,
+    pub scratch: crate::waitfor::Scratch,
+}
+
+thread_local! {
+    static CURRENT: Cell<*mut State> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Runs `f` on the current execution's state.
+///
+/// Panics when called outside a simulation: every primitive must be used
+/// from inside a task that `Sim::run` drives.
+#[inline]
+pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let p = CURRENT.with(|c| c.get());
+    assert!(
+        !p.is_null(),
+        "a deadsim primitive was used outside a simulation (call it from a task run by sim::Sim::run)"
+    );
+    // SAFETY: `p` points to the `State` boxed by the running `Execution`,
+    // which outlives every poll; the engine is single-threaded, and `with`
+    // is never re-entered (primitives run no user code inside `f`).
+    f(unsafe { &mut *p })
+}
+
+/// Like [`with`], but does nothing outside a simulation or during teardown.
+/// For `Drop` impls, which also run when the engine drops leftover futures.
+#[inline]
+pub(crate) fn with_live(f: impl FnOnce(&mut State)) {
+    let p = CURRENT.with(|c| c.get());
+    if !p.is_null() {
+        // SAFETY: as in `with`.
+        f(unsafe { &mut *p })
+    }
+}
+
+/// True inside a running simulation (false outside one and during teardown).
+#[inline]
+pub(crate) fn is_live() -> bool {
+    !CURRENT.with(|c| c.get()).is_null()
+}
+
+pub(crate) fn set_current(p: *mut State) -> *mut State {
+    CURRENT.with(|c| c.replace(p))
+}
+
+impl State {
+    #[inline]
+    pub fn top_frame(&self, t: TaskId) -> Option<Frame> {
+        self.tasks[t as usize].frames.last().copied()
+    }
+
+    pub fn hold_here(&self) -> Hold {
+        Hold { task: self.current, at: self.top_frame(self.current) }
+    }
+
+    pub fn new_resource(
+        &mut self,
+        name: Cow<'static, str>,
+        kind: ResKind,
+        capacity: Option<u64>,
+        class: Option<&'static str>,
+        st: ResState,
+    ) -> ResId {
+        let id = self.resources.len() as ResId;
+        self.resources.push(Resource { name, kind, class, capacity, waiters: Vec::new(), st });
+        id
+    }
+
+    /// The current task reached a scheduling point and stays enabled.
+    #[inline]
+    pub fn yield_now(&mut self) {
+        self.suspended = true;
+    }
+
+    /// The current task cannot proceed: it leaves the enabled set until woken.
+    /// Detects a deadlock formed by this wait.
+    pub fn block(&mut self, wait: Wait) {
+        let t = self.current;
+        self.tasks[t as usize].status = Status::Blocked(wait);
+        self.enabled.remove(t);
+        self.suspended = true;
+        // Lock waiters retry when the lock is released; every other wait is
+        // completed by a grant from the primitive's own queues.
+        if let Wait::Lock(r) | Wait::RLock(r) = wait {
+            self.resources[r as usize].waiters.push(t);
+        }
+        self.record(t, EventKind::Block, wait.resource(), None, None, None, Some(wait.op()));
+        if self.failure.is_none() {
+            if let Some(d) = crate::waitfor::detect_from(self, t) {
+                self.failure = Some(Outcome::Deadlock(Box::new(d)));
+            }
+        }
+    }
+
+    /// Makes a blocked task ready again (it retries its operation when scheduled).
+    pub fn wake(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t as usize];
+        if matches!(task.status, Status::Blocked(_) | Status::Sleeping) {
+            task.status = Status::Ready;
+            self.enabled.insert(t);
+            let by = self.current;
+            self.record(t, EventKind::Wake, None, None, None, Some(by), None);
+        }
+    }
+
+    /// Completes a blocked task's operation on its behalf (hand-off) and makes it ready.
+    pub fn grant(&mut self, t: TaskId, case: u32) {
+        let task = &mut self.tasks[t as usize];
+        task.granted = Some(case);
+        task.wait_gen = task.wait_gen.wrapping_add(1);
+        task.cases.clear();
+        self.wake(t);
+    }
+
+    /// True if `t` is blocked and `gen` is its current wait generation.
+    #[inline]
+    pub fn is_waiting(&self, t: TaskId, gen: u32) -> bool {
+        let task = &self.tasks[t as usize];
+        matches!(task.status, Status::Blocked(_)) && task.wait_gen == gen
+    }
+
+    /// Wakes every task queued on resource `r`.
+    pub fn wake_all(&mut self, r: ResId) {
+        if self.resources[r as usize].waiters.is_empty() {
+            return;
+        }
+        let mut ws = std::mem::take(&mut self.resources[r as usize].waiters);
+        for &t in &ws {
+            if matches!(self.tasks[t as usize].status, Status::Blocked(w) if w.resource() == Some(r)) {
+                self.wake(t);
+            }
+        }
+        ws.clear();
+        // Give the (now empty) allocation back so the next block does not allocate.
+        self.resources[r as usize].waiters = ws;
+    }
+
+    /// Takes the grant left for the current task, if any.
+    #[inline]
+    pub fn take_grant(&mut self) -> Option<u32> {
+        self.tasks[self.current as usize].granted.take()
+    }
+
+    /// Records an event when recording is on. `task` is the subject.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn record(
+        &mut self,
+        task: TaskId,
+        kind: EventKind,
+        resource: Option<ResId>,
+        amount: Option<u64>,
+        buffered: Option<u64>,
+        peer: Option<TaskId>,
+        op: Option<&'static str>,
+    ) {
+        if let Some(rec) = self.rec.as_mut() {
+            let frame = self.tasks[task as usize].frames.last().copied();
+            rec.event(self.step, self.clock, task, kind, resource, amount, buffered, frame, peer, op);
+        }
+    }
+
+    /// Marks the current task as holding one end of a channel or pipe.
+    #[inline]
+    pub fn hold_end(&mut self, r: ResId, dir: Dir) {
+        let t = self.current;
+        match &mut self.resources[r as usize].st {
+            ResState::Chan { senders, receivers } => {
+                match dir {
+                    Dir::Send => senders.insert(t),
+                    Dir::Recv => receivers.insert(t),
+                };
+            }
+            ResState::Pipe { writers, readers, .. } => {
+                match dir {
+                    Dir::Send => writers.insert(t),
+                    Dir::Recv => readers.insert(t),
+                };
+            }
+            _ => unreachable!("hold_end on a lock"),
+        }
+    }
+
+    pub fn fail(&mut self, outcome: Outcome) {
+        if self.failure.is_none() {
+            self.failure = Some(outcome);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Synchronization primitives known to the scheduler, mirroring the real ones:
+//! Go's `sync.Mutex` and `sync.RWMutex`, Java's monitors (`synchronized`,
+//! `wait`/`notify`), Go channels with `select`, and a bounded byte [`Pipe`].
+//!
+//! Every operation that another task could observe is a scheduling point: the
+//! task yields to the scheduler first, and the operation takes effect when the
+//! scheduler picks the task again. Releasing with `unlock().await` /
+//! `exit().await` is a scheduling point too; dropping a guard instead releases
+//! at once, inside the current step (convenient for `defer`-style code and for
+//! unwinding, but it explores fewer interleavings).
+
+mod chan;
+mod monitor;
+mod mutex;
+mod pipe;
+mod rwlock;
+mod select;
+
+pub use chan::{Chan, RecvCase, SendCase};
+pub use monitor::{Monitor, MonitorGuard};
+pub use mutex::{Mutex, MutexGuard};
+pub use pipe::{Pipe, PipeClosed};
+pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
+pub use select::{select, SelectCase};
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The common shape of an operation: yield at the first poll, then attempt
+/// the operation at every later poll until it completes.
+pub(crate) struct Op<F> {
+    yielded: bool,
+    attempt: F,
+}
+
+// `attempt` is only ever called through `&mut`, never pinned, so `Op` can
+// move freely whatever it captures.
+impl<F> Unpin for Op<F> {}
+
+impl<F, T> Op<F>
+where
+    F: FnMut() -> Poll<T>,
+{
+    pub(crate) fn new(attempt: F) -> Op<F> {
+        Op { yielded: false, attempt }
+    }
+}
+
+impl<F, T> Future for Op<F>
+where
+    F: FnMut() -> Poll<T>,
+{
+    type Output = T;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
+        if !self.yielded {
+            self.yielded = true;
+            crate::rt::with(|s| s.yield_now());
+            return Poll::Pending;
+        }
+        (self.attempt)()
+    }
+}

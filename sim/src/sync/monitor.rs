@@ -1,0 +1,229 @@
+//! Java's object monitor: `synchronized`, `wait`, `notify`, `notifyAll`.
+
+use std::borrow::Cow;
+use std::task::Poll;
+
+use super::Op;
+use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, Wait};
+use crate::trace::EventKind;
+
+/// A Java object's monitor: reentrant (an owner and an entry count), `wait`
+/// releases every entry and restores them when it returns, `notify` wakes
+/// one waiter chosen by the scheduler and `notifyAll` wakes all; no fairness
+/// anywhere.
+///
+/// ```
+/// sim::Sim::new(0).run(|| async {
+///     let bq = sim::sync::Monitor::new("bufferQueue");
+///     let outer = bq.enter().await;   // synchronized (bufferQueue) {
+///     let inner = bq.enter().await;   //   synchronized (bufferQueue) {  -- reentrant
+///     inner.exit().await;             //   }
+///     outer.exit().await;             // }
+/// });
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Monitor {
+    id: ResId,
+}
+
+/// One entry into a [`Monitor`]. Leave with [`MonitorGuard::exit`] (a
+/// scheduling point) or by dropping it.
+#[must_use = "the monitor is exited when the guard is dropped"]
+pub struct MonitorGuard {
+    id: ResId,
+    held: bool,
+}
+
+fn st(s: &mut State, id: ResId) -> (&mut Option<Hold>, &mut u32, &mut Vec<u32>) {
+    match &mut s.resources[id as usize].st {
+        ResState::Monitor { owner, count, wait_set } => (owner, count, wait_set),
+        _ => unreachable!(),
+    }
+}
+
+/// Takes the monitor with `count` entries if it is free or already ours.
+fn try_acquire(s: &mut State, id: ResId, count: u32) -> bool {
+    let here = s.hold_here();
+    let (owner, c, _) = st(s, id);
+    match owner {
+        None => {
+            *owner = Some(here);
+            *c = count;
+            true
+        }
+        Some(h) if h.task == here.task => {
+            *c += count;
+            true
+        }
+        Some(_) => false,
+    }
+}
+
+impl Monitor {
+    /// A new monitor (the lock of one Java object).
+    pub fn new(name: impl Into<Cow<'static, str>>) -> Monitor {
+        Monitor::with_class(name, None)
+    }
+
+    /// A new monitor in lock class `class` (for example every `bufferQueue`
+    /// of every `BufferManager`).
+    pub fn with_class(name: impl Into<Cow<'static, str>>, class: Option<&'static str>) -> Monitor {
+        let name = name.into();
+        let id = rt::with(|s| {
+            s.new_resource(
+                name,
+                ResKind::Monitor,
+                None,
+                class,
+                ResState::Monitor { owner: None, count: 0, wait_set: Vec::new() },
+            )
+        });
+        Monitor { id }
+    }
+
+    /// The resource id.
+    pub fn id(&self) -> ResId {
+        self.id
+    }
+
+    /// Entering `synchronized (obj)`: a scheduling point; reentrant.
+    pub async fn enter(&self) -> MonitorGuard {
+        let id = self.id;
+        Op::new(move || {
+            rt::with(|s| {
+                if try_acquire(s, id, 1) {
+                    let (t, c) = (s.current, *st(s, id).1);
+                    s.record(t, EventKind::Enter, Some(id), Some(c as u64), None, None, None);
+                    Poll::Ready(MonitorGuard { id, held: true })
+                } else {
+                    s.block(Wait::Lock(id));
+                    Poll::Pending
+                }
+            })
+        })
+        .await
+    }
+
+    /// True if the current task owns the monitor (`Thread.holdsLock`).
+    pub fn held_by_current(&self) -> bool {
+        rt::with(|s| {
+            let me = s.current;
+            matches!(st(s, self.id).0, Some(h) if h.task == me)
+        })
+    }
+}
+
+fn release(id: ResId) {
+    rt::with(|s| {
+        let me = s.current;
+        let (owner, count, _) = st(s, id);
+        if !matches!(owner, Some(h) if h.task == me) {
+            panic!("IllegalMonitorStateException: monitor exit by a task that does not own it");
+        }
+        *count -= 1;
+        let c = *count;
+        if c == 0 {
+            *owner = None;
+        }
+        s.record(me, EventKind::Exit, Some(id), Some(c as u64), None, None, None);
+        if c == 0 {
+            s.wake_all(id);
+        }
+    })
+}
+
+fn check_owner(s: &mut State, id: ResId, what: &str) {
+    let me = s.current;
+    if !matches!(st(s, id).0, Some(h) if h.task == me) {
+        panic!("IllegalMonitorStateException: {what} by a task that does not own the monitor");
+    }
+}
+
+impl MonitorGuard {
+    /// Leaving the `synchronized` block: a scheduling point, then the exit.
+    pub async fn exit(mut self) {
+        self.held = false;
+        let id = self.id;
+        Op::new(move || {
+            release(id);
+            Poll::Ready(())
+        })
+        .await
+    }
+
+    /// `obj.wait()`: releases every entry, waits for a notify, then takes the
+    /// monitor back with the same entry count. A scheduling point.
+    pub async fn wait(&self) {
+        let id = self.id;
+        // 0: not yet waiting; 1: in the wait set; 2: notified, re-entering.
+        let mut phase = 0u8;
+        Op::new(move || {
+            rt::with(|s| {
+                let me = s.current;
+                if phase == 0 {
+                    check_owner(s, id, "wait");
+                    let (owner, count, wait_set) = st(s, id);
+                    let saved = std::mem::replace(count, 0);
+                    *owner = None;
+                    wait_set.push(me);
+                    s.tasks[me as usize].saved_count = saved;
+                    s.record(me, EventKind::Wait, Some(id), Some(saved as u64), None, None, None);
+                    phase = 1;
+                    s.wake_all(id);
+                    s.block(Wait::Notify(id));
+                    return Poll::Pending;
+                }
+                phase = 2;
+                let saved = s.tasks[me as usize].saved_count;
+                if try_acquire(s, id, saved) {
+                    s.record(me, EventKind::Enter, Some(id), Some(saved as u64), None, None, None);
+                    Poll::Ready(())
+                } else {
+                    s.block(Wait::Lock(id));
+                    Poll::Pending
+                }
+            })
+        })
+        .await
+    }
+
+    /// `obj.notify()`: wakes one waiter, chosen by the scheduler.
+    ///
+    /// Not a scheduling point: the woken task needs the monitor, which the
+    /// caller holds, so nobody can observe the notify before the exit.
+    pub fn notify(&self) {
+        rt::with(|s| {
+            check_owner(s, self.id, "notify");
+            let me = s.current;
+            let n = st(s, self.id).2.len();
+            s.record(me, EventKind::Notify, Some(self.id), Some(n.min(1) as u64), None, None, None);
+            if n > 0 {
+                let k = s.strategy.pick_index(n);
+                let t = st(s, self.id).2.remove(k);
+                s.wake(t);
+            }
+        })
+    }
+
+    /// `obj.notifyAll()`: wakes every waiter. Not a scheduling point (see [`MonitorGuard::notify`]).
+    pub fn notify_all(&self) {
+        rt::with(|s| {
+            check_owner(s, self.id, "notifyAll");
+            let me = s.current;
+            let ws = std::mem::take(st(s, self.id).2);
+            s.record(me, EventKind::NotifyAll, Some(self.id), Some(ws.len() as u64), None, None, None);
+            for &t in &ws {
+                debug_assert_eq!(s.tasks[t as usize].status, Status::Blocked(Wait::Notify(self.id)));
+                s.wake(t);
+            }
+        })
+    }
+}
+
+impl Drop for MonitorGuard {
+    fn drop(&mut self) {
+        if self.held && rt::is_live() {
+            release(self.id);
+        }
+    }
+}

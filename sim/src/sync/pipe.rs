@@ -1,0 +1,307 @@
+//! A one-way byte stream with a capacity: a socket buffer, or Go's `net.Pipe`.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::task::Poll;
+
+use super::Op;
+use crate::rt::{self, Dir, ResId, ResKind, ResState, State, TaskId, TaskSet, Wait};
+use crate::trace::EventKind;
+
+/// The other end of the pipe was closed (Go's `io.ErrClosedPipe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeClosed;
+
+impl std::fmt::Display for PipeClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("io: read/write on closed pipe")
+    }
+}
+
+/// A one-way byte stream with a capacity in bytes.
+///
+/// - A write of `n` bytes moves what fits into the buffer and blocks for the
+///   rest; as readers free room, the rest moves in. It returns when every
+///   byte is in the buffer (or, with capacity 0, taken by a reader).
+/// - Capacity 0 behaves as Go's `net.Pipe`: nothing is buffered, a write
+///   completes only when readers have taken every byte, in pieces the size
+///   of each read.
+/// - A read takes what is there, up to its size, whatever the message
+///   boundaries; it blocks only when nothing is there.
+/// - Writes are serialized: a second writer waits for the write in progress.
+///
+/// Message objects of type `M` ride beside the bytes: a write may carry one,
+/// and it reaches the reader with the write's last byte, exactly as a
+/// decoded frame would.
+///
+/// ```
+/// sim::Sim::new(0).run(|| async {
+///     let p: sim::sync::Pipe<&str> = sim::sync::Pipe::new("client->server", 8);
+///     let w = p.clone();
+///     sim::spawn("writer", async move { w.write(12, Some("hello")).await.unwrap() });
+///     let mut got = Vec::new();
+///     let mut bytes = 0;
+///     while bytes < 12 {
+///         bytes += p.read(5, &mut got).await.unwrap();
+///     }
+///     assert_eq!(got, vec!["hello"]);
+/// });
+/// ```
+pub struct Pipe<M> {
+    inner: Rc<Inner<M>>,
+}
+
+impl<M> Clone for Pipe<M> {
+    fn clone(&self) -> Self {
+        Pipe { inner: self.inner.clone() }
+    }
+}
+
+struct Inner<M> {
+    id: ResId,
+    cap: u64,
+    st: RefCell<PipeState<M>>,
+}
+
+struct PipeState<M> {
+    buffered: u64,
+    /// Bytes of the write in progress not yet in the buffer (or, capacity 0, not yet read).
+    pending: u64,
+    active: Option<TaskId>,
+    /// Stream offset up to which bytes have been accepted by writes.
+    written: u64,
+    /// Stream offset up to which bytes have been read.
+    read: u64,
+    /// Messages with the stream offset of their last byte.
+    msgs: VecDeque<(u64, M)>,
+    readers_waiting: Vec<TaskId>,
+    writers_waiting: Vec<TaskId>,
+    write_closed: bool,
+    read_closed: bool,
+}
+
+impl<M: 'static> Pipe<M> {
+    /// A pipe with `capacity` bytes of buffer (0: `net.Pipe`).
+    pub fn new(name: impl Into<Cow<'static, str>>, capacity: u64) -> Pipe<M> {
+        let name = name.into();
+        let id = rt::with(|s| {
+            s.new_resource(
+                name,
+                ResKind::Pipe,
+                Some(capacity),
+                None,
+                ResState::Pipe { writers: TaskSet::new(), readers: TaskSet::new(), active_writer: None },
+            )
+        });
+        Pipe {
+            inner: Rc::new(Inner {
+                id,
+                cap: capacity,
+                st: RefCell::new(PipeState {
+                    buffered: 0,
+                    pending: 0,
+                    active: None,
+                    written: 0,
+                    read: 0,
+                    msgs: VecDeque::new(),
+                    readers_waiting: Vec::new(),
+                    writers_waiting: Vec::new(),
+                    write_closed: false,
+                    read_closed: false,
+                }),
+            }),
+        }
+    }
+
+    /// The resource id.
+    pub fn id(&self) -> ResId {
+        self.inner.id
+    }
+
+    /// Bytes in the buffer now.
+    pub fn buffered(&self) -> u64 {
+        self.inner.st.borrow().buffered
+    }
+
+    /// Declares that the current task writes to this pipe.
+    pub fn declare_writer(&self) {
+        rt::with(|s| s.hold_end(self.inner.id, Dir::Send));
+    }
+
+    /// Declares that the current task reads from this pipe.
+    pub fn declare_reader(&self) {
+        rt::with(|s| s.hold_end(self.inner.id, Dir::Recv));
+    }
+
+    fn set_active(s: &mut State, id: ResId, w: Option<TaskId>) {
+        if let ResState::Pipe { active_writer, .. } = &mut s.resources[id as usize].st {
+            *active_writer = w;
+        }
+    }
+
+    /// Writes `n` bytes (with `msg` riding on the last one): a scheduling
+    /// point; blocks until every byte is in the buffer or read.
+    pub async fn write(&self, n: u64, msg: Option<M>) -> Result<(), PipeClosed> {
+        let mut msg = msg;
+        let mut started = false;
+        let inner = self.inner.clone();
+        Op::new(move || {
+            rt::with(|s| {
+                let id = inner.id;
+                let me = s.current;
+                if started {
+                    return match s.take_grant() {
+                        Some(g) if g & super::chan::CLOSED != 0 => Poll::Ready(Err(PipeClosed)),
+                        Some(_) => Poll::Ready(Ok(())),
+                        None => unreachable!("a writer in progress resumes only when granted"),
+                    };
+                }
+                s.hold_end(id, Dir::Send);
+                let mut st = inner.st.borrow_mut();
+                if st.write_closed || st.read_closed {
+                    return Poll::Ready(Err(PipeClosed));
+                }
+                if st.active.is_some() {
+                    st.writers_waiting.push(me);
+                    drop(st);
+                    s.block(Wait::Write(id));
+                    return Poll::Pending;
+                }
+                st.written += n;
+                let end = st.written;
+                if let Some(m) = msg.take() {
+                    st.msgs.push_back((end, m));
+                }
+                let fits = n.min(inner.cap - st.buffered);
+                st.buffered += fits;
+                st.pending = n - fits;
+                s.record(me, EventKind::Write, Some(id), Some(fits), Some(st.buffered), None, None);
+                let readers = std::mem::take(&mut st.readers_waiting);
+                for &r in &readers {
+                    s.wake(r);
+                }
+                st.readers_waiting = readers;
+                st.readers_waiting.clear();
+                if st.pending == 0 {
+                    return Poll::Ready(Ok(()));
+                }
+                st.active = Some(me);
+                started = true;
+                drop(st);
+                Self::set_active(s, id, Some(me));
+                s.block(Wait::Write(id));
+                Poll::Pending
+            })
+        })
+        .await
+    }
+
+    /// Reads up to `max` bytes: a scheduling point; blocks while the pipe is
+    /// empty. Messages whose last byte was read are appended to `out`.
+    /// Returns the bytes read, 0 at end of stream (the write end closed).
+    pub async fn read(&self, max: u64, out: &mut Vec<M>) -> Result<u64, PipeClosed> {
+        let inner = self.inner.clone();
+        Op::new(move || {
+            rt::with(|s| {
+                let id = inner.id;
+                let me = s.current;
+                s.hold_end(id, Dir::Recv);
+                let mut st = inner.st.borrow_mut();
+                if st.read_closed {
+                    return Poll::Ready(Err(PipeClosed));
+                }
+                let k = if st.buffered > 0 {
+                    let k = max.min(st.buffered);
+                    st.buffered -= k;
+                    k
+                } else if inner.cap == 0 && st.pending > 0 {
+                    let k = max.min(st.pending);
+                    st.pending -= k;
+                    k
+                } else if st.write_closed {
+                    s.record(me, EventKind::Read, Some(id), Some(0), Some(0), None, None);
+                    return Poll::Ready(Ok(0));
+                } else {
+                    st.readers_waiting.push(me);
+                    drop(st);
+                    s.block(Wait::Read(id));
+                    return Poll::Pending;
+                };
+                st.read += k;
+                let upto = st.read;
+                while st.msgs.front().is_some_and(|(end, _)| *end <= upto) {
+                    out.push(st.msgs.pop_front().unwrap().1);
+                }
+                s.record(me, EventKind::Read, Some(id), Some(k), Some(st.buffered), None, None);
+                if let Some(w) = st.active {
+                    // The blocked write goes on as room frees up.
+                    if inner.cap > 0 && st.pending > 0 {
+                        let m = st.pending.min(inner.cap - st.buffered);
+                        st.pending -= m;
+                        st.buffered += m;
+                        s.record(w, EventKind::Write, Some(id), Some(m), Some(st.buffered), Some(me), None);
+                    }
+                    if st.pending == 0 {
+                        st.active = None;
+                        s.grant(w, 0);
+                        let ws = std::mem::take(&mut st.writers_waiting);
+                        for &q in &ws {
+                            s.wake(q);
+                        }
+                        drop(st);
+                        Self::set_active(s, id, None);
+                    }
+                }
+                Poll::Ready(Ok(k))
+            })
+        })
+        .await
+    }
+
+    /// Closes the write end: readers get end of stream once the buffer is empty.
+    pub async fn close_write(&self) {
+        let inner = self.inner.clone();
+        Op::new(move || {
+            rt::with(|s| {
+                let mut st = inner.st.borrow_mut();
+                st.write_closed = true;
+                let me = s.current;
+                s.record(me, EventKind::Close, Some(inner.id), None, Some(st.buffered), None, None);
+                for r in std::mem::take(&mut st.readers_waiting) {
+                    s.wake(r);
+                }
+                Poll::Ready(())
+            })
+        })
+        .await
+    }
+
+    /// Closes the read end: the write in progress and later writes fail.
+    pub async fn close_read(&self) {
+        let inner = self.inner.clone();
+        Op::new(move || {
+            rt::with(|s| {
+                let mut st = inner.st.borrow_mut();
+                st.read_closed = true;
+                let me = s.current;
+                s.record(me, EventKind::Close, Some(inner.id), None, Some(st.buffered), None, None);
+                if let Some(w) = st.active.take() {
+                    st.pending = 0;
+                    s.grant(w, super::chan::CLOSED);
+                }
+                for q in std::mem::take(&mut st.writers_waiting) {
+                    s.wake(q);
+                }
+                for r in std::mem::take(&mut st.readers_waiting) {
+                    s.wake(r);
+                }
+                drop(st);
+                Self::set_active(s, inner.id, None);
+                Poll::Ready(())
+            })
+        })
+        .await
+    }
+}

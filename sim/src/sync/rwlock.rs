@@ -1,0 +1,220 @@
+//! Go's `sync.RWMutex`.
+
+use std::borrow::Cow;
+use std::task::Poll;
+
+use super::Op;
+use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, Wait};
+use crate::trace::EventKind;
+
+/// Go's `sync.RWMutex`, writer-preferring as Go's is:
+/// - a writer first takes the writer slot, then waits for the readers to
+///   leave; from the moment it takes the slot, new readers block behind it;
+/// - at a writer's unlock, the readers that were waiting get the lock
+///   before the next writer (Go hands it to them directly).
+///
+/// ```
+/// sim::Sim::new(0).run(|| async {
+///     let rw = sim::sync::RwMutex::new("streamLock");
+///     let r = rw.rlock().await;
+///     r.runlock().await;
+///     let w = rw.lock().await;
+///     w.unlock().await;
+/// });
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RwMutex {
+    id: ResId,
+}
+
+/// A held read lock. Release with [`RwReadGuard::runlock`] or by dropping it.
+#[must_use = "the read lock is released when the guard is dropped"]
+pub struct RwReadGuard {
+    id: ResId,
+    held: bool,
+}
+
+/// A held write lock. Release with [`RwWriteGuard::unlock`] or by dropping it.
+#[must_use = "the write lock is released when the guard is dropped"]
+pub struct RwWriteGuard {
+    id: ResId,
+    held: bool,
+}
+
+fn st(s: &mut State, id: ResId) -> (&mut Option<Hold>, &mut Option<u32>, &mut Vec<Hold>) {
+    match &mut s.resources[id as usize].st {
+        ResState::RwLock { writer, pending, readers } => (writer, pending, readers),
+        _ => unreachable!(),
+    }
+}
+
+impl RwMutex {
+    /// A new unlocked RWMutex.
+    pub fn new(name: impl Into<Cow<'static, str>>) -> RwMutex {
+        RwMutex::with_class(name, None)
+    }
+
+    /// A new RWMutex in lock class `class`.
+    pub fn with_class(name: impl Into<Cow<'static, str>>, class: Option<&'static str>) -> RwMutex {
+        let name = name.into();
+        let id = rt::with(|s| {
+            s.new_resource(
+                name,
+                ResKind::RwMutex,
+                None,
+                class,
+                ResState::RwLock { writer: None, pending: None, readers: Vec::new() },
+            )
+        });
+        RwMutex { id }
+    }
+
+    /// The resource id.
+    pub fn id(&self) -> ResId {
+        self.id
+    }
+
+    /// `rw.Lock()`: a scheduling point; blocks while a writer holds or owns
+    /// the writer slot, then while readers remain.
+    pub async fn lock(&self) -> RwWriteGuard {
+        let id = self.id;
+        Op::new(move || {
+            rt::with(|s| {
+                let me = s.current;
+                if s.take_grant().is_some() {
+                    // The last reader handed the lock over (see `runlock`).
+                    return Poll::Ready(RwWriteGuard { id, held: true });
+                }
+                let here = s.hold_here();
+                let (writer, pending, readers) = st(s, id);
+                if writer.is_some() || pending.is_some() {
+                    s.block(Wait::Lock(id));
+                    return Poll::Pending;
+                }
+                if readers.is_empty() {
+                    *writer = Some(here);
+                    s.record(me, EventKind::Lock, Some(id), None, None, None, None);
+                    Poll::Ready(RwWriteGuard { id, held: true })
+                } else {
+                    *pending = Some(me);
+                    s.block(Wait::Drain(id));
+                    Poll::Pending
+                }
+            })
+        })
+        .await
+    }
+
+    /// `rw.RLock()`: a scheduling point; blocks while a writer holds the lock
+    /// or waits for it.
+    pub async fn rlock(&self) -> RwReadGuard {
+        let id = self.id;
+        Op::new(move || {
+            rt::with(|s| {
+                if s.take_grant().is_some() {
+                    // A writer's unlock handed us the read lock.
+                    return Poll::Ready(RwReadGuard { id, held: true });
+                }
+                let here = s.hold_here();
+                let (writer, pending, readers) = st(s, id);
+                if writer.is_some() || pending.is_some() {
+                    s.block(Wait::RLock(id));
+                    Poll::Pending
+                } else {
+                    readers.push(here);
+                    s.record(here.task, EventKind::RLock, Some(id), None, None, None, None);
+                    Poll::Ready(RwReadGuard { id, held: true })
+                }
+            })
+        })
+        .await
+    }
+}
+
+fn release_write(id: ResId) {
+    rt::with(|s| {
+        let me = s.current;
+        let (writer, _, _) = st(s, id);
+        if writer.take().is_none() {
+            panic!("sync: Unlock of unlocked RWMutex");
+        }
+        s.record(me, EventKind::Unlock, Some(id), None, None, None, None);
+        // Readers that waited get the lock now, before any writer.
+        let waiters = std::mem::take(&mut s.resources[id as usize].waiters);
+        for &t in &waiters {
+            if s.tasks[t as usize].status == Status::Blocked(Wait::RLock(id)) {
+                let at = s.top_frame(t);
+                st(s, id).2.push(Hold { task: t, at });
+                s.record(t, EventKind::RLock, Some(id), None, None, Some(me), None);
+                s.grant(t, 0);
+            }
+        }
+        s.resources[id as usize].waiters = waiters;
+        // Writers retry for the writer slot.
+        s.wake_all(id);
+    })
+}
+
+fn release_read(id: ResId) {
+    rt::with(|s| {
+        let me = s.current;
+        let (_, pending, readers) = st(s, id);
+        let pos = readers.iter().position(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
+        let Some(pos) = pos else { panic!("sync: RUnlock of unlocked RWMutex") };
+        readers.remove(pos);
+        let handoff = if readers.is_empty() { pending.take() } else { None };
+        s.record(me, EventKind::RUnlock, Some(id), None, None, None, None);
+        if let Some(w) = handoff {
+            let at = s.top_frame(w);
+            *st(s, id).0 = Some(Hold { task: w, at });
+            s.record(w, EventKind::Lock, Some(id), None, None, Some(me), None);
+            s.grant(w, 0);
+        }
+    })
+}
+
+impl RwWriteGuard {
+    /// `rw.Unlock()`: a scheduling point, then the release.
+    pub async fn unlock(mut self) {
+        self.held = false;
+        let id = self.id;
+        Op::new(move || {
+            release_write(id);
+            Poll::Ready(())
+        })
+        .await
+    }
+}
+
+impl RwReadGuard {
+    /// `rw.RUnlock()`: a scheduling point, then the release.
+    pub async fn runlock(mut self) {
+        self.held = false;
+        let id = self.id;
+        Op::new(move || {
+            release_read(id);
+            Poll::Ready(())
+        })
+        .await
+    }
+}
+
+impl Drop for RwWriteGuard {
+    fn drop(&mut self) {
+        if self.held {
+            if rt::is_live() {
+                release_write(self.id);
+            }
+        }
+    }
+}
+
+impl Drop for RwReadGuard {
+    fn drop(&mut self) {
+        if self.held {
+            if rt::is_live() {
+                release_read(self.id);
+            }
+        }
+    }
+}

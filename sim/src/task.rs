@@ -1,0 +1,121 @@
+//! Spawning virtual threads (goroutines, Java threads) and joining them.
+//!
+//! ```
+//! let run = sim::Sim::new(0).run(|| async {
+//!     let h = sim::spawn("worker", async { 40 + 2 });
+//!     assert_eq!(h.join().await, 42);
+//! });
+//! assert!(!run.outcome.is_failure());
+//! ```
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::rt::{self, execution::spawn_task, Status, TaskId, Wait};
+
+/// Handle to a spawned task.
+pub struct JoinHandle<T> {
+    task: TaskId,
+    result: Rc<RefCell<Option<T>>>,
+}
+
+fn spawn_inner<T: 'static>(
+    name: Cow<'static, str>,
+    background: bool,
+    fut: impl Future<Output = T> + 'static,
+) -> JoinHandle<T> {
+    let result = Rc::new(RefCell::new(None));
+    let slot = result.clone();
+    let task = rt::with(|s| {
+        spawn_task(
+            s,
+            name,
+            background,
+            Box::pin(async move {
+                let v = fut.await;
+                *slot.borrow_mut() = Some(v);
+            }),
+        )
+    });
+    JoinHandle { task, result }
+}
+
+/// Spawns a foreground task: the run lasts until it returns.
+pub fn spawn<T: 'static>(name: impl Into<Cow<'static, str>>, fut: impl Future<Output = T> + 'static) -> JoinHandle<T> {
+    spawn_inner(name.into(), false, fut)
+}
+
+/// Spawns a background task (a server loop, a receiver): the run may end
+/// while it is still blocked, and it is then "parked", not deadlocked.
+pub fn spawn_background<T: 'static>(
+    name: impl Into<Cow<'static, str>>,
+    fut: impl Future<Output = T> + 'static,
+) -> JoinHandle<T> {
+    spawn_inner(name.into(), true, fut)
+}
+
+impl<T> JoinHandle<T> {
+    /// The task's id (spawn order; `main` is 0).
+    pub fn id(&self) -> TaskId {
+        self.task
+    }
+
+    /// Waits for the task to return and gives its result. A scheduling point.
+    pub async fn join(self) -> T {
+        Join { task: self.task, yielded: false }.await;
+        self.result.borrow_mut().take().expect("joined task left its result")
+    }
+}
+
+struct Join {
+    task: TaskId,
+    yielded: bool,
+}
+
+impl Future for Join {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if !self.yielded {
+            self.yielded = true;
+            rt::with(|s| s.yield_now());
+            return Poll::Pending;
+        }
+        let task = self.task;
+        rt::with(|s| {
+            if s.tasks[task as usize].status == Status::Finished {
+                Poll::Ready(())
+            } else {
+                s.block(Wait::Join(task));
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// A scheduling point and nothing else: lets the scheduler run another task.
+pub async fn yield_now() {
+    YieldNow(false).await
+}
+
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        rt::with(|s| s.yield_now());
+        Poll::Pending
+    }
+}
+
+/// The current task's id.
+pub fn current() -> TaskId {
+    rt::with(|s| s.current)
+}

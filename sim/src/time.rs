@@ -1,0 +1,65 @@
+//! The virtual clock: `sleep` and `now`.
+//!
+//! Every step advances the clock by the run's step cost; when no task can
+//! run but one sleeps, the clock jumps to its deadline. Time labels events
+//! and orders wake-ups; it never forbids an interleaving otherwise.
+//!
+//! ```
+//! sim::Sim::new(0).run(|| async {
+//!     let t0 = sim::time::now();
+//!     sim::time::sleep(5_000).await;
+//!     assert!(sim::time::now() >= t0 + 5_000);
+//! });
+//! ```
+
+use std::cmp::Reverse;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::rt::{self, Status};
+use crate::trace::EventKind;
+
+/// The virtual time in nanoseconds.
+pub fn now() -> u64 {
+    rt::with(|s| s.clock)
+}
+
+/// Suspends the current task for `ns` virtual nanoseconds. A scheduling point.
+pub async fn sleep(ns: u64) {
+    Sleep { ns, state: 0 }.await
+}
+
+struct Sleep {
+    ns: u64,
+    state: u8,
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        match self.state {
+            0 => {
+                self.state = 1;
+                rt::with(|s| s.yield_now());
+                Poll::Pending
+            }
+            1 => {
+                self.state = 2;
+                let ns = self.ns;
+                rt::with(|s| {
+                    let t = s.current;
+                    s.record(t, EventKind::Sleep, None, Some(ns), None, None, None);
+                    s.timer_seq += 1;
+                    let at = s.clock + ns;
+                    s.timers.push(Reverse((at, s.timer_seq, t)));
+                    s.tasks[t as usize].status = Status::Sleeping;
+                    s.enabled.remove(t);
+                    s.suspended = true;
+                });
+                Poll::Pending
+            }
+            _ => Poll::Ready(()),
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The JSON reader and writer.
+//!
+//! The writer fixes the layout (one event per line, fields in declaration
+//! order) so that committed traces diff well and a trace read back and
+//! written again is byte-identical.
+
+use std::fmt;
+use std::path::Path;
+
+use super::{Trace, FORMAT, VERSION};
+
+/// Why a trace could not be read. Displays as one line naming the problem.
+#[derive(Debug)]
+pub struct TraceError(pub String);
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+fn push_list<T: serde::Serialize>(out: &mut String, key: &str, items: &[T], last: bool) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":[");
+    for (i, item) in items.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { ",\n" });
+        out.push_str(&serde_json::to_string(item).expect("trace items serialize"));
+    }
+    out.push(']');
+    out.push_str(if last { "" } else { ",\n" });
+}
+
+impl Trace {
+    /// The trace as JSON text, in the fixed layout.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(128 + self.events.len() * 80);
+        out.push_str(&format!(
+            "{{\"format\":{},\"version\":{},\n\"meta\":{},\n",
+            serde_json::to_string(&self.format).unwrap(),
+            self.version,
+            serde_json::to_string(&self.meta).unwrap()
+        ));
+        push_list(&mut out, "tasks", &self.tasks, false);
+        push_list(&mut out, "resources", &self.resources, false);
+        push_list(&mut out, "frames", &self.frames, false);
+        push_list(&mut out, "events", &self.events, false);
+        out.push_str("\"deadlock\":");
+        out.push_str(&serde_json::to_string(&self.deadlock).unwrap());
+        out.push_str("}\n");
+        out
+    }
+
+    /// Parses and checks a trace. `origin` names the input in errors (a file name).
+    pub fn parse(text: &str, origin: &str) -> Result<Trace, TraceError> {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| TraceError(format!("{origin}: not JSON ({e})")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| TraceError(format!("{origin}: not a deadsim trace (the top level is not an object)")))?;
+        match obj.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            Some(other) => {
+                return Err(TraceError(format!(
+                    "{origin}: not a deadsim trace (field `format` is \"{other}\", expected \"{FORMAT}\")"
+                )))
+            }
+            None => {
+                return Err(TraceError(format!(
+                    "{origin}: not a deadsim trace (no field `format` = \"{FORMAT}\")"
+                )))
+            }
+        }
+        match obj.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            Some(v) => {
+                return Err(TraceError(format!(
+                    "{origin}: trace format version {v} is not supported (this deadsim reads version {VERSION})"
+                )))
+            }
+            None => return Err(TraceError(format!("{origin}: field `version` is missing or not a number"))),
+        }
+        let trace: Trace = serde_json::from_value(value)
+            .map_err(|e| TraceError(format!("{origin}: invalid trace ({e})")))?;
+        trace.validate().map_err(|e| TraceError(format!("{origin}: {e}")))?;
+        Ok(trace)
+    }
+
+    /// Parses a trace from a string (see [`Trace::parse`]).
+    pub fn from_json(text: &str) -> Result<Trace, TraceError> {
+        Trace::parse(text, "trace")
+    }
+
+    /// Reads a trace file.
+    pub fn read_file(path: &Path) -> Result<Trace, TraceError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| TraceError(format!("{name}: cannot read ({e})")))?;
+        Trace::parse(&text, &name)
+    }
+
+    /// Writes the trace to `path` whole or not at all (temporary file, then rename).
+    pub fn write_file(&self, path: &Path) -> std::io::Result<()> {
+        crate::fsutil::write_atomic(path, self.to_json().as_bytes())
+    }
+
+    /// Checks that every id an event refers to exists.
+    fn validate(&self) -> Result<(), String> {
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.id as usize != i {
+                return Err(format!("tasks[{i}].id is {}, expected {i}", t.id));
+            }
+        }
+        for (i, r) in self.resources.iter().enumerate() {
+            if r.id as usize != i {
+                return Err(format!("resources[{i}].id is {}, expected {i}", r.id));
+            }
+        }
+        let (nt, nr, nf) = (self.tasks.len() as u64, self.resources.len() as u64, self.frames.len() as u64);
+        let mut last_step = 0;
+        for (i, e) in self.events.iter().enumerate() {
+            if e.task as u64 >= nt {
+                return Err(format!("events[{i}].task: {} is not a task id", e.task));
+            }
+            if let Some(r) = e.resource.filter(|&r| r as u64 >= nr) {
+                return Err(format!("events[{i}].resource: {r} is not a resource id"));
+            }
+            if let Some(f) = e.frame.filter(|&f| f as u64 >= nf) {
+                return Err(format!("events[{i}].frame: {f} is not a frame id"));
+            }
+            if let Some(p) = e.peer.filter(|&p| p as u64 >= nt) {
+                return Err(format!("events[{i}].peer: {p} is not a task id"));
+            }
+            if e.step < last_step {
+                return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
+            }
+            last_step = e.step;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,200 @@
+//! Traces: every visible operation of one execution, for reports, charts and
+//! exchange. The JSON format is documented in `traces/README.md`.
+//!
+//! ```
+//! let run = sim::Sim::new(1).record(true).run(|| async {
+//!     let m = sim::sync::Mutex::new("m");
+//!     let g = m.lock().await;
+//!     g.unlock().await;
+//! });
+//! let trace = run.trace.unwrap();
+//! let json = trace.to_json();
+//! assert_eq!(sim::trace::Trace::from_json(&json).unwrap().to_json(), json);
+//! ```
+
+mod json;
+mod recorder;
+
+pub use json::TraceError;
+pub(crate) use recorder::Recorder;
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+use crate::outcome::Deadlock;
+
+/// The value of the `format` field.
+pub const FORMAT: &str = "deadsim-trace";
+/// The format version this build reads and writes.
+pub const VERSION: u32 = 1;
+
+/// One execution, as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always [`VERSION`] for traces this build writes.
+    pub version: u32,
+    pub meta: Meta,
+    /// Tasks by id (spawn order).
+    pub tasks: Vec<TaskInfo>,
+    /// Resources by id (creation order).
+    pub resources: Vec<ResourceInfo>,
+    /// Frames by id (first use order); events refer to them by index.
+    pub frames: Vec<FrameInfo>,
+    pub events: Vec<Event>,
+    /// The deadlock report, when the run ended in one.
+    pub deadlock: Option<Deadlock>,
+}
+
+/// What was run and how it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Model name (`abba`), or `custom` for a closure run through the library.
+    pub model: String,
+    /// Model parameters as given, in a fixed order.
+    pub params: Vec<Param>,
+    pub seed: u64,
+    pub strategy: String,
+    /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
+    pub verdict: String,
+    /// One line describing the outcome.
+    pub message: String,
+    pub steps: u64,
+    /// Virtual time at the end, in nanoseconds.
+    pub time_ns: u64,
+    /// Version of deadsim that wrote the trace.
+    pub deadsim: String,
+}
+
+/// One model parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub name: String,
+    pub value: String,
+}
+
+/// A task (virtual thread, goroutine).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskInfo {
+    pub id: u32,
+    pub name: String,
+    /// Background tasks (server loops) do not keep a run alive.
+    pub background: bool,
+    pub parent: Option<u32>,
+}
+
+/// A lock, monitor, channel or pipe.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceInfo {
+    pub id: u32,
+    pub name: String,
+    /// `mutex`, `rwmutex`, `monitor`, `chan` or `pipe`.
+    pub kind: String,
+    /// Channel capacity in messages, pipe capacity in bytes.
+    pub capacity: Option<u64>,
+    /// Lock class (all `bufferQueue` monitors of `BufferManager` share one).
+    pub class: Option<String>,
+}
+
+/// A frame of the virtual call stack.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameInfo {
+    pub name: String,
+    /// `file:line` of the real source, or "".
+    pub site: String,
+}
+
+impl From<crate::Frame> for FrameInfo {
+    fn from(f: crate::Frame) -> FrameInfo {
+        FrameInfo { name: f.name.to_string(), site: f.site.to_string() }
+    }
+}
+
+impl std::fmt::Display for FrameInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.site.is_empty() {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{} ({})", self.name, self.site)
+        }
+    }
+}
+
+/// What an event records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// `task` was spawned by `peer`.
+    Spawn,
+    /// `task` returned.
+    Finish,
+    Lock,
+    Unlock,
+    #[serde(rename = "rlock")]
+    RLock,
+    #[serde(rename = "runlock")]
+    RUnlock,
+    /// Monitor entry (`synchronized`), `amount` = entry count after it.
+    Enter,
+    /// Monitor exit, `amount` = entry count after it.
+    Exit,
+    /// `Object.wait()`: the monitor is released until a notify.
+    Wait,
+    Notify,
+    NotifyAll,
+    Send,
+    Recv,
+    Close,
+    /// A `select` took case `amount` (the default case is the number of cases).
+    Select,
+    /// Pipe write of `amount` bytes (the bytes moved in this step), `buffered` after it.
+    Write,
+    /// Pipe read of `amount` bytes, `buffered` after it.
+    Read,
+    Sleep,
+    /// The task could not go on: `op` on `resource`.
+    Block,
+    /// The task became ready again; `peer` is the task whose step woke it.
+    Wake,
+    /// A model invariant failed.
+    Check,
+    /// The task panicked.
+    Panic,
+    /// The deadlock was detected in this step.
+    Deadlock,
+}
+
+/// One visible operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    pub step: u64,
+    /// Virtual time in nanoseconds.
+    pub time: u64,
+    pub task: u32,
+    pub kind: EventKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<u32>,
+    /// Bytes (pipes), messages, entry counts, case index: see [`EventKind`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u64>,
+    /// Bytes buffered in the pipe after this event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffered: Option<u64>,
+    /// Index into `frames` of the task's innermost frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<u32>,
+    /// The other task involved (spawner, waker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<u32>,
+    /// The operation a `block` event waits in (`lock`, `send`, `write`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Cow<'static, str>>,
+}

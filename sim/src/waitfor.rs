@@ -1,0 +1,302 @@
+//! The wait-for graph, deadlock detection and the deadlock report.
+//!
+//! A blocked task has edges to the tasks that could release it:
+//! - a lock or monitor entry: its holder; a writer waiting for readers to
+//!   leave: the readers; a reader behind a writer (held or waiting): that
+//!   writer;
+//! - `Object.wait()`: every other live task (any of them could notify);
+//! - a channel send or receive, a pipe write or read: every task holding the
+//!   other end (a task holds an end once it used or declared it); a `select`:
+//!   the union over its cases;
+//! - a join: the joined task.
+//!
+//! A deadlock is a set of blocked tasks closed under these edges: none of them
+//! reaches a task that can run. Waits whose releasers are not known (a channel
+//! end nobody has declared yet, a task not yet started that might hold it) are
+//! never part of a deadlock, so a report is always a real one.
+
+use crate::outcome::{BlockedTask, Deadlock, Held};
+use crate::rt::{Dir, ResState, State, Status, TaskId, Wait};
+use crate::trace::FrameInfo;
+
+/// Buffers reused by every detection, so blocking does not allocate.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    mark: Vec<u32>,
+    epoch: u32,
+    stack: Vec<TaskId>,
+    edges: Vec<TaskId>,
+}
+
+/// Appends the tasks that could release blocked task `t` to `out`.
+/// Returns false when they are not known (the wait can never be proved dead).
+pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
+    let start = out.len();
+    let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
+    match wait {
+        Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) => match &s.resources[r as usize].st {
+            ResState::Mutex { holder } => out.extend(holder.map(|h| h.task)),
+            ResState::Monitor { owner, .. } => out.extend(owner.map(|h| h.task)),
+            ResState::RwLock { writer, pending, readers } => {
+                if let Some(w) = writer {
+                    out.push(w.task);
+                } else if let (Some(p), false) = (pending, matches!(wait, Wait::Drain(_))) {
+                    out.push(*p);
+                } else {
+                    out.extend(readers.iter().map(|h| h.task).filter(|&x| x != t));
+                    // A reader waits only for writers; with none left it is not stuck.
+                }
+            }
+            _ => {}
+        },
+        Wait::Notify(_) => {
+            out.extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished))
+        }
+        Wait::Send(r) | Wait::Write(r) => {
+            if !end_holders(s, t, r, Dir::Recv, out) {
+                return false;
+            }
+        }
+        Wait::Recv(r) | Wait::Read(r) => {
+            if !end_holders(s, t, r, Dir::Send, out) {
+                return false;
+            }
+        }
+        Wait::Select => {
+            for &(r, dir) in &s.tasks[t as usize].cases {
+                let other = if dir == Dir::Send { Dir::Recv } else { Dir::Send };
+                if !end_holders(s, t, r, other, out) {
+                    return false;
+                }
+            }
+            out[start..].sort_unstable();
+            let mut k = start;
+            for i in start..out.len() {
+                if k == start || out[k - 1] != out[i] {
+                    out[k] = out[i];
+                    k += 1;
+                }
+            }
+            out.truncate(k);
+        }
+        Wait::Join(u) => out.push(u),
+    }
+    out.len() > start
+}
+
+/// The live holders of the `want` end of channel or pipe `r`.
+fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -> bool {
+    if s.unstarted > 0 {
+        // A task that has not run yet may hold any end.
+        return false;
+    }
+    let set = match (&s.resources[r as usize].st, want) {
+        (ResState::Chan { receivers, .. }, Dir::Recv) => receivers,
+        (ResState::Chan { senders, .. }, Dir::Send) => senders,
+        (ResState::Pipe { readers, active_writer, .. }, Dir::Recv) => {
+            // A writer queued behind another write waits for that writer first.
+            if let Some(w) = active_writer.filter(|&w| w != t) {
+                out.push(w);
+                return true;
+            }
+            readers
+        }
+        (ResState::Pipe { writers, .. }, Dir::Send) => writers,
+        _ => return false,
+    };
+    let start = out.len();
+    out.extend(set.iter().filter(|&u| s.tasks[u as usize].status != Status::Finished));
+    out.len() > start
+}
+
+/// Called when `t` has just blocked: the deadlock this wait closes, if any.
+pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Option<Deadlock> {
+    let mut sc = std::mem::take(&mut s.scratch);
+    let dead = closed_from(s, &mut sc, t);
+    s.scratch = sc;
+    if !dead {
+        return None;
+    }
+    Some(report(s, t, false))
+}
+
+/// Is the set reachable from `t` closed (all blocked, all edges known)?
+fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
+    let n = s.tasks.len();
+    if sc.mark.len() < n {
+        sc.mark.resize(n, 0);
+    }
+    sc.epoch = sc.epoch.wrapping_add(1);
+    if sc.epoch == 0 {
+        sc.mark.iter_mut().for_each(|m| *m = 0);
+        sc.epoch = 1;
+    }
+    sc.stack.clear();
+    sc.stack.push(t);
+    sc.mark[t as usize] = sc.epoch;
+    while let Some(u) = sc.stack.pop() {
+        if !matches!(s.tasks[u as usize].status, Status::Blocked(_)) {
+            return false;
+        }
+        sc.edges.clear();
+        if !edges(s, u, &mut sc.edges) {
+            return false;
+        }
+        for i in 0..sc.edges.len() {
+            let v = sc.edges[i];
+            if sc.mark[v as usize] != sc.epoch {
+                sc.mark[v as usize] = sc.epoch;
+                sc.stack.push(v);
+            }
+        }
+    }
+    true
+}
+
+/// Called when no task can run and no timer is pending.
+pub(crate) fn detect_global(s: &mut State) -> Deadlock {
+    // Prefer a cycle: the first blocked task (by id) whose reachable set is closed.
+    let mut sc = std::mem::take(&mut s.scratch);
+    let start = (0..s.tasks.len() as TaskId)
+        .find(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)) && closed_from(s, &mut sc, t));
+    s.scratch = sc;
+    match start {
+        Some(t) => report(s, t, true),
+        None => {
+            let blocked = (0..s.tasks.len() as TaskId)
+                .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
+                .map(|t| blocked_task(s, t))
+                .collect();
+            Deadlock { global: true, step: s.step, time: s.clock, cycle: Vec::new(), behind: blocked, running: Vec::new() }
+        }
+    }
+}
+
+/// Builds the report for the closed set reachable from `t`.
+fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
+    // Walk first edges from `t` until a task repeats: the repeated part is a cycle.
+    let mut path: Vec<TaskId> = vec![t];
+    let mut buf = Vec::new();
+    let cycle_start = loop {
+        let u = *path.last().unwrap();
+        buf.clear();
+        edges(s, u, &mut buf);
+        let v = buf[0];
+        if let Some(i) = path.iter().position(|&x| x == v) {
+            break i;
+        }
+        path.push(v);
+    };
+    let mut cycle: Vec<TaskId> = path[cycle_start..].to_vec();
+    let first = cycle.iter().enumerate().min_by_key(|(_, &x)| x).map(|(i, _)| i).unwrap();
+    cycle.rotate_left(first);
+
+    // Everything that can never run: the blocked tasks not (transitively)
+    // releasable by a task that can run or by a wait with unknown releasers.
+    let n = s.tasks.len();
+    let mut releasable = vec![false; n];
+    for u in 0..n {
+        releasable[u] = !matches!(s.tasks[u].status, Status::Blocked(_) | Status::Finished);
+    }
+    let mut known = vec![true; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for u in 0..n as TaskId {
+            if releasable[u as usize] || !matches!(s.tasks[u as usize].status, Status::Blocked(_)) {
+                continue;
+            }
+            buf.clear();
+            let k = edges(s, u, &mut buf);
+            known[u as usize] = k;
+            if (!k && !global) || buf.iter().any(|&v| releasable[v as usize]) {
+                releasable[u as usize] = true;
+                changed = true;
+            }
+        }
+    }
+    let behind = (0..n as TaskId)
+        .filter(|&u| {
+            matches!(s.tasks[u as usize].status, Status::Blocked(_)) && !releasable[u as usize] && !cycle.contains(&u)
+        })
+        .map(|u| blocked_task(s, u))
+        .collect();
+    let running = (0..n)
+        .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
+        .map(|u| s.tasks[u].name.to_string())
+        .collect();
+    Deadlock {
+        global,
+        step: s.step,
+        time: s.clock,
+        cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),
+        behind,
+        running,
+    }
+}
+
+fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
+    let task = &s.tasks[t as usize];
+    let Status::Blocked(wait) = task.status else { unreachable!("report on a task that is not blocked") };
+    let mut released = Vec::new();
+    edges(s, t, &mut released);
+    let (waits_for, resource, kind) = match wait {
+        Wait::Join(u) => (format!("\"{}\"", s.tasks[u as usize].name), None, String::new()),
+        Wait::Select => {
+            let names: Vec<String> = task
+                .cases
+                .iter()
+                .map(|&(r, d)| {
+                    let arrow = if d == Dir::Send { "send" } else { "recv" };
+                    format!("{arrow} \"{}\"", s.resources[r as usize].name)
+                })
+                .collect();
+            (format!("{{{}}}", names.join(", ")), None, String::new())
+        }
+        w => {
+            let r = w.resource().unwrap();
+            let res = &s.resources[r as usize];
+            (format!("\"{}\"", res.name), Some(r), res.kind.as_str().to_string())
+        }
+    };
+    BlockedTask {
+        task: t,
+        name: task.name.to_string(),
+        op: wait.op().to_string(),
+        waits_for,
+        resource,
+        kind,
+        released_by: released.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect(),
+        stack: task.frames.iter().rev().map(|&f| FrameInfo::from(f)).collect(),
+        holds: holds_of(s, t),
+    }
+}
+
+/// Locks and monitors held by `t`, in resource order.
+pub(crate) fn holds_of(s: &State, t: TaskId) -> Vec<Held> {
+    let mut out = Vec::new();
+    for res in &s.resources {
+        let mut push = |mode: &str, at: Option<crate::Frame>| {
+            out.push(Held {
+                resource: format!("\"{}\"", res.name),
+                kind: res.kind.as_str().to_string(),
+                mode: mode.to_string(),
+                at: at.map(FrameInfo::from),
+            })
+        };
+        match &res.st {
+            ResState::Mutex { holder: Some(h) } if h.task == t => push("", h.at),
+            ResState::Monitor { owner: Some(h), .. } if h.task == t => push("", h.at),
+            ResState::RwLock { writer, readers, .. } => {
+                if let Some(h) = writer.filter(|h| h.task == t) {
+                    push("write", h.at);
+                }
+                for h in readers.iter().filter(|h| h.task == t) {
+                    push("read", h.at);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
