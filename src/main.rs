@@ -221,7 +221,7 @@ fn write_trace(path: &std::path::Path, t: &sim::trace::Trace) -> Result<(), Usag
 fn cycle_json(o: &Outcome) -> serde_json::Value {
     let cycle: Vec<serde_json::Value> = o
         .deadlock()
-        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "waits_for": b.waits_for.trim_matches('"')})).collect())
+        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "waits_for": b.waits_for})).collect())
         .unwrap_or_default();
     serde_json::Value::Array(cycle)
 }
@@ -324,7 +324,7 @@ fn hunt_all(range: SeedRange, jobs: usize, json: bool, max_steps: u64) -> Result
             .failure
             .as_ref()
             .and_then(|f| f.1.deadlock())
-            .map(|d| d.cycle.iter().map(|b| format!("{}->{}", b.name, b.waits_for.trim_matches('"'))).collect::<Vec<_>>().join(" "))
+            .map(|d| d.cycle.iter().map(|b| format!("{}->{}", b.name, b.waits_for)).collect::<Vec<_>>().join(" "))
             .unwrap_or_default();
         let label = if v.label.is_empty() { "(default)" } else { &v.label };
         println!("{:<14} {:<12} {:<12} {:>8} {:>10}  {:<9} {}", m.name(), label, verdict, seed, r.schedules, ok, cycle);

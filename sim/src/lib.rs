@@ -199,6 +199,7 @@ impl Sim {
                     .collect(),
                 frames: rec.frames,
                 events: rec.events,
+                schedule: rec.schedule,
                 deadlock: raw.outcome.deadlock().cloned(),
             }
         });

@@ -112,7 +112,8 @@ pub struct BlockedTask {
     /// The operation it is blocked in: `lock`, `rlock`, `send`, `recv`,
     /// `select`, `write`, `read`, `wait`, `join`.
     pub op: String,
-    /// What it waits for: a resource name (`Mutex "A"`-style kinds are in `kind`).
+    /// What it waits for: a resource name, the joined task's name, or for a
+    /// select its cases (`recv calls | recv incoming`).
     pub waits_for: String,
     /// The resource id, when the wait is on one resource.
     pub resource: Option<u32>,
@@ -146,8 +147,19 @@ impl Deadlock {
             return format!("deadlock ({scope}): every task is blocked: {}", names.join(", "));
         }
         let parts: Vec<String> =
-            self.cycle.iter().map(|b| format!("\"{}\" {} {}", b.name, op_phrase(&b.op), b.waits_for)).collect();
+            self.cycle.iter().map(|b| format!("\"{}\" {} {}", b.name, op_phrase(&b.op), b.target())).collect();
         format!("deadlock ({scope}, {} tasks in the cycle): {}", self.cycle.len(), parts.join(" -> "))
+    }
+}
+
+impl BlockedTask {
+    /// What it waits for, quoted as reports print it.
+    pub fn target(&self) -> String {
+        if self.op == "select" {
+            format!("{{{}}}", self.waits_for)
+        } else {
+            format!("\"{}\"", self.waits_for)
+        }
     }
 }
 
@@ -168,7 +180,7 @@ fn op_phrase(op: &str) -> &'static str {
 
 fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask) -> fmt::Result {
     let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
-    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.waits_for)?;
+    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target())?;
     if !b.released_by.is_empty() {
         let who: Vec<String> = b.released_by.iter().map(|n| format!("\"{n}\"")).collect();
         let verb = match b.op.as_str() {
@@ -186,8 +198,8 @@ fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask) -> fmt::Result {
     for h in &b.holds {
         let mode = if h.mode.is_empty() { String::new() } else { format!(" ({})", h.mode) };
         match &h.at {
-            Some(at) => writeln!(f, "    - locked {} {}{} at {}", h.kind, h.resource, mode, at)?,
-            None => writeln!(f, "    - locked {} {}{}", h.kind, h.resource, mode)?,
+            Some(at) => writeln!(f, "    - locked {} \"{}\"{} at {}", h.kind, h.resource, mode, at)?,
+            None => writeln!(f, "    - locked {} \"{}\"{}", h.kind, h.resource, mode)?,
         }
     }
     Ok(())

@@ -241,22 +241,22 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     let mut released = Vec::new();
     edges(s, t, &mut released);
     let (waits_for, resource, kind) = match wait {
-        Wait::Join(u) => (format!("\"{}\"", s.tasks[u as usize].name), None, String::new()),
+        Wait::Join(u) => (s.tasks[u as usize].name.to_string(), None, String::new()),
         Wait::Select => {
             let names: Vec<String> = task
                 .cases
                 .iter()
                 .map(|&(r, d)| {
                     let arrow = if d == Dir::Send { "send" } else { "recv" };
-                    format!("{arrow} \"{}\"", s.resources[r as usize].name)
+                    format!("{arrow} {}", s.resources[r as usize].name)
                 })
                 .collect();
-            (format!("{{{}}}", names.join(", ")), None, String::new())
+            (names.join(" | "), None, String::new())
         }
         w => {
             let r = w.resource().unwrap();
             let res = &s.resources[r as usize];
-            (format!("\"{}\"", res.name), Some(r), res.kind.as_str().to_string())
+            (res.name.to_string(), Some(r), res.kind.as_str().to_string())
         }
     };
     BlockedTask {
@@ -278,7 +278,7 @@ pub(crate) fn holds_of(s: &State, t: TaskId) -> Vec<Held> {
     for res in &s.resources {
         let mut push = |mode: &str, at: Option<crate::Frame>| {
             out.push(Held {
-                resource: format!("\"{}\"", res.name),
+                resource: res.name.to_string(),
                 kind: res.kind.as_str().to_string(),
                 mode: mode.to_string(),
                 at: at.map(FrameInfo::from),

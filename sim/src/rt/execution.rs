@@ -149,6 +149,9 @@ impl Execution {
             let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
             s.step += 1;
             s.clock += s.op_cost;
+            if let Some(rec) = s.rec.as_mut() {
+                rec.schedule.push(t);
+            }
             s.current = t;
             s.suspended = false;
             let task = &mut s.tasks[t as usize];

@@ -47,7 +47,9 @@ impl Trace {
         push_list(&mut out, "resources", &self.resources, false);
         push_list(&mut out, "frames", &self.frames, false);
         push_list(&mut out, "events", &self.events, false);
-        out.push_str("\"deadlock\":");
+        out.push_str("\"schedule\":");
+        out.push_str(&serde_json::to_string(&self.schedule).unwrap());
+        out.push_str(",\n\"deadlock\":");
         out.push_str(&serde_json::to_string(&self.deadlock).unwrap());
         out.push_str("}\n");
         out
@@ -136,6 +138,9 @@ impl Trace {
                 return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
             }
             last_step = e.step;
+        }
+        if let Some((i, t)) = self.schedule.iter().enumerate().find(|(_, &t)| t as u64 >= nt) {
+            return Err(format!("schedule[{i}]: {t} is not a task id"));
         }
         Ok(())
     }

@@ -44,6 +44,8 @@ pub struct Trace {
     /// Frames by id (first use order); events refer to them by index.
     pub frames: Vec<FrameInfo>,
     pub events: Vec<Event>,
+    /// The task the scheduler ran at each step: `schedule[i]` ran step `i + 1`.
+    pub schedule: Vec<u32>,
     /// The deadlock report, when the run ended in one.
     pub deadlock: Option<Deadlock>,
 }
