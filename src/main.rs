@@ -38,7 +38,7 @@ enum Command {
         /// Model name (see `deadsim models`)
         model: String,
         /// The seed
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         seed: u64,
         /// Write the run's trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
@@ -58,7 +58,7 @@ enum Command {
         /// Model name; omit to hunt every built-in model variant
         model: Option<String>,
         /// Seeds to run: A..B (B excluded) or A..=B
-        #[arg(long, default_value = "0..10000", value_name = "RANGE")]
+        #[arg(long, default_value = "0..10000", value_name = "RANGE", allow_hyphen_values = true)]
         seeds: String,
         /// Worker threads (each runs its own simulations)
         #[arg(long, value_name = "N")]
@@ -80,7 +80,7 @@ enum Command {
         /// Model name
         model: String,
         /// The seed to replay
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         seed: u64,
         /// Write the trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
@@ -147,7 +147,13 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 });
                 println!("{out}");
             } else {
-                println!("{} {} seed {seed}: {} after {} steps", m.name(), cfg.flags(m.params()), run.outcome.verdict(), run.steps);
+                println!(
+                    "{} {} seed {seed}: {} after {} steps",
+                    m.name(),
+                    cfg.flags(m.params()),
+                    run.outcome.verdict(),
+                    run.steps
+                );
                 if run.outcome.is_failure() {
                     println!();
                     print!("{}", run.outcome);
@@ -185,7 +191,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
                 let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
                 let kind = serde_json::to_value(e.kind).unwrap();
-                println!("step {:>6} t={:>9}ns  {task:<20} {}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
+                println!(
+                    "step {:>6} t={:>9}ns  {task:<20} {}{res}{amount}{frame}",
+                    e.step,
+                    e.time,
+                    kind.as_str().unwrap()
+                );
             }
             println!();
             print!("{}", run.outcome);
@@ -196,7 +207,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         }
         Command::Bench { seconds } => {
             if !(seconds > 0.0 && seconds <= 600.0) {
-                return Err(UsageError(format!("--seconds {seconds}: expected a number of seconds above 0 and at most 600")));
+                return Err(UsageError(format!(
+                    "--seconds {seconds}: expected a number of seconds above 0 and at most 600"
+                )));
             }
             bench(seconds);
             Ok(false)
@@ -265,7 +278,12 @@ fn hunt_one(
     } else {
         match &r.failure {
             Some((seed, o)) => {
-                println!("{} {flags}: {} at seed {seed} (schedule {} of seeds {range})", m.name(), o.verdict(), r.schedules);
+                println!(
+                    "{} {flags}: {} at seed {seed} (schedule {} of seeds {range})",
+                    m.name(),
+                    o.verdict(),
+                    r.schedules
+                );
                 println!();
                 print!("{o}");
                 println!();
@@ -308,14 +326,21 @@ fn hunt_all(range: SeedRange, jobs: usize, json: bool, max_steps: u64) -> Result
                 })
             })
             .collect();
-        let verdict = rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
+        let verdict =
+            rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
         let seed = rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.0));
         let schedules: u64 = rows.iter().map(|(_, _, r)| r.schedules).sum();
-        println!("{}", json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(), "variants": variants}));
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(), "variants": variants})
+        );
         return Ok(any);
     }
     println!("deadsim hunt: every built-in model variant, seeds {range}, {jobs} job(s)\n");
-    println!("{:<14} {:<12} {:<12} {:>8} {:>10}  {:<9} cycle", "model", "variant", "verdict", "seed", "schedules", "expected");
+    println!(
+        "{:<14} {:<12} {:<12} {:>8} {:>10}  {:<9} cycle",
+        "model", "variant", "verdict", "seed", "schedules", "expected"
+    );
     for (m, v, r) in &rows {
         let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
         let seed = r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string());

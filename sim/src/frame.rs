@@ -54,6 +54,11 @@ pub fn frame_at(name: &'static str, site: &'static str) -> FrameGuard {
 
 impl Drop for FrameGuard {
     fn drop(&mut self) {
+        // While a task unwinds from a panic its frames stay, so the outcome
+        // shows the stack where it panicked.
+        if std::thread::panicking() {
+            return;
+        }
         rt::with_live(|s| {
             let t = s.current;
             s.tasks[t as usize].frames.pop();

@@ -49,7 +49,9 @@ impl FromStr for SeedRange {
 
     fn from_str(s: &str) -> Result<SeedRange, String> {
         let num = |t: &str| -> Result<u64, String> {
-            t.trim().parse::<u64>().map_err(|_| format!("`{s}`: `{t}` is not a seed (a whole number from 0 to {})", u64::MAX))
+            t.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("`{s}`: `{t}` is not a seed (a whole number from 0 to {})", u64::MAX))
         };
         if let Some((a, b)) = s.split_once("..=") {
             let (first, last) = (num(a)?, num(b)?);

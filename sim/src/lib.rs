@@ -59,7 +59,7 @@ use std::future::Future;
 
 use rt::execution::{Execution, RunConfig};
 use scheduler::{RandomStrategy, Strategy};
-use trace::{EventKind, Meta, Param, ResourceInfo, TaskInfo, Trace};
+use trace::{EventKind, Meta, Param, Trace};
 
 /// Steps after which a run is stopped as a `step-limit` outcome, by default.
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
@@ -174,29 +174,8 @@ impl Sim {
                     time_ns: raw.time,
                     deadsim: env!("CARGO_PKG_VERSION").to_string(),
                 },
-                tasks: raw
-                    .tasks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (name, bg, parent))| TaskInfo {
-                        id: i as u32,
-                        name: name.to_string(),
-                        background: *bg,
-                        parent: *parent,
-                    })
-                    .collect(),
-                resources: raw
-                    .resources
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (name, kind, cap, class))| ResourceInfo {
-                        id: i as u32,
-                        name: name.to_string(),
-                        kind: kind.as_str().to_string(),
-                        capacity: *cap,
-                        class: class.map(str::to_string),
-                    })
-                    .collect(),
+                tasks: raw.tasks,
+                resources: raw.resources,
                 frames: rec.frames,
                 events: rec.events,
                 schedule: rec.schedule,

@@ -1,7 +1,8 @@
 //! The virtual clock: `sleep` and `now`.
 //!
-//! Every step advances the clock by the run's step cost; when no task can
-//! run but one sleeps, the clock jumps to its deadline. Time labels events
+//! Every step advances the clock by the run's step cost; a sleeper becomes
+//! ready once the clock has passed its deadline, and when no task can run
+//! but one sleeps, the clock jumps to the nearest deadline. Time labels events
 //! and orders wake-ups; it never forbids an interleaving otherwise.
 //!
 //! ```

@@ -49,9 +49,8 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
             }
             _ => {}
         },
-        Wait::Notify(_) => {
-            out.extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished))
-        }
+        Wait::Notify(_) => out
+            .extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished)),
         Wait::Send(r) | Wait::Write(r) => {
             if !end_holders(s, t, r, Dir::Recv, out) {
                 return false;
@@ -167,7 +166,14 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
                 .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
                 .map(|t| blocked_task(s, t))
                 .collect();
-            Deadlock { global: true, step: s.step, time: s.clock, cycle: Vec::new(), behind: blocked, running: Vec::new() }
+            Deadlock {
+                global: true,
+                step: s.step,
+                time: s.clock,
+                cycle: Vec::new(),
+                behind: blocked,
+                running: Vec::new(),
+            }
         }
     }
 }
@@ -194,10 +200,8 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
     // Everything that can never run: the blocked tasks not (transitively)
     // releasable by a task that can run or by a wait with unknown releasers.
     let n = s.tasks.len();
-    let mut releasable = vec![false; n];
-    for u in 0..n {
-        releasable[u] = !matches!(s.tasks[u].status, Status::Blocked(_) | Status::Finished);
-    }
+    let mut releasable: Vec<bool> =
+        s.tasks.iter().map(|t| !matches!(t.status, Status::Blocked(_) | Status::Finished)).collect();
     let mut known = vec![true; n];
     let mut changed = true;
     while changed {

@@ -12,7 +12,12 @@ pub struct Abba;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "fixed", kind: ParamKind::Flag, default: "false", help: "both threads take A then B" },
-    ParamSpec { name: "rounds", kind: ParamKind::Int { min: 1, max: 1000 }, default: "3", help: "lock rounds per thread" },
+    ParamSpec {
+        name: "rounds",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: "3",
+        help: "lock rounds per thread",
+    },
 ];
 
 /// One thread: `rounds` times, lock `first`, lock `second`, unlock both.
@@ -55,7 +60,11 @@ impl Model for Abba {
     fn variants(&self) -> Vec<Variant> {
         vec![
             Variant { label: String::new(), params: vec![], expect: Expect::Deadlock },
-            Variant { label: "--fixed".into(), params: vec![("fixed".into(), "true".into())], expect: Expect::NoDeadlock },
+            Variant {
+                label: "--fixed".into(),
+                params: vec![("fixed".into(), "true".into())],
+                expect: Expect::NoDeadlock,
+            },
         ]
     }
     fn configure(&self, given: &[(String, String)]) -> Result<Configured, String> {

@@ -125,7 +125,11 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// Checks that every given parameter is one of `specs`.
-    pub fn new(model: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, String> {
+    pub fn new(
+        model: &'static str,
+        specs: &'static [ParamSpec],
+        given: &'a [(String, String)],
+    ) -> Result<Self, String> {
         for (name, _) in given {
             if !specs.iter().any(|s| s.name == name) {
                 let known: Vec<String> = specs.iter().map(|s| format!("--{}", s.name)).collect();

@@ -18,7 +18,12 @@ const PARAMS: &[ParamSpec] = &[
         help: "number of philosophers (and forks)",
     },
     ParamSpec { name: "ordered", kind: ParamKind::Flag, default: "false", help: "take the lower-numbered fork first" },
-    ParamSpec { name: "rounds", kind: ParamKind::Int { min: 1, max: 1000 }, default: "2", help: "meals per philosopher" },
+    ParamSpec {
+        name: "rounds",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: "2",
+        help: "meals per philosopher",
+    },
 ];
 
 /// One philosopher: `rounds` meals, each taking `first` then `second`.

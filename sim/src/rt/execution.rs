@@ -12,7 +12,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use super::{set_current, BoxFuture, State, Status, Task, TaskId, TaskSet};
 use crate::outcome::Outcome;
 use crate::scheduler::Strategy;
-use crate::trace::{EventKind, FrameInfo, Recorder};
+use crate::trace::{EventKind, FrameInfo, Recorder, ResourceInfo, TaskInfo};
 
 /// The settings of one execution.
 #[derive(Clone, Debug)]
@@ -30,8 +30,9 @@ pub(crate) struct RawRun {
     pub steps: u64,
     pub time: u64,
     pub recorder: Option<Recorder>,
-    pub tasks: Vec<(Cow<'static, str>, bool, Option<TaskId>)>,
-    pub resources: Vec<(Cow<'static, str>, super::ResKind, Option<u64>, Option<&'static str>)>,
+    /// Task and resource tables, filled only when recording.
+    pub tasks: Vec<TaskInfo>,
+    pub resources: Vec<ResourceInfo>,
 }
 
 fn noop_waker() -> Waker {
@@ -135,7 +136,17 @@ impl Execution {
             if s.step >= max_steps {
                 break Outcome::StepLimit { steps: s.step };
             }
+            // Sleepers whose deadline has passed become ready.
+            while let Some(&std::cmp::Reverse((at, _, t))) = s.timers.peek() {
+                if at > s.clock {
+                    break;
+                }
+                s.timers.pop();
+                s.current = t;
+                s.wake(t);
+            }
             if s.enabled.is_empty() {
+                // Nothing can run: jump the clock to the next deadline.
                 if let Some(std::cmp::Reverse((at, _, t))) = s.timers.pop() {
                     s.clock = s.clock.max(at);
                     s.current = t;
@@ -207,14 +218,35 @@ impl Execution {
         set_current(std::ptr::null_mut());
         self.futures.clear();
         let s = &mut *self.state;
-        RawRun {
-            outcome,
-            steps: s.step,
-            time: s.clock,
-            recorder: s.rec.take(),
-            tasks: s.tasks.iter().map(|t| (t.name.clone(), t.background, t.parent)).collect(),
-            resources: s.resources.iter().map(|r| (r.name.clone(), r.kind, r.capacity, r.class)).collect(),
-        }
+        let recorder = s.rec.take();
+        let (tasks, resources) = if recorder.is_some() {
+            (
+                s.tasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| TaskInfo {
+                        id: i as u32,
+                        name: t.name.to_string(),
+                        background: t.background,
+                        parent: t.parent,
+                    })
+                    .collect(),
+                s.resources
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| ResourceInfo {
+                        id: i as u32,
+                        name: r.name.to_string(),
+                        kind: r.kind.as_str().to_string(),
+                        capacity: r.capacity,
+                        class: r.class.map(str::to_string),
+                    })
+                    .collect(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources }
     }
 
     fn adopt_spawned(&mut self, sp: *mut State) {

@@ -9,8 +9,8 @@ pub mod taskset;
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 

@@ -7,7 +7,8 @@
 //! scheduler picks the task again. Releasing with `unlock().await` /
 //! `exit().await` is a scheduling point too; dropping a guard instead releases
 //! at once, inside the current step (convenient for `defer`-style code and for
-//! unwinding, but it explores fewer interleavings).
+//! unwinding, but it explores fewer interleavings). A task that panics keeps
+//! what it holds: the run ends with the panic, as a Go program would.
 
 mod chan;
 mod monitor;

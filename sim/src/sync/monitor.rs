@@ -222,7 +222,7 @@ impl MonitorGuard {
 
 impl Drop for MonitorGuard {
     fn drop(&mut self) {
-        if self.held && rt::is_live() {
+        if self.held && rt::is_live() && !std::thread::panicking() {
             release(self.id);
         }
     }

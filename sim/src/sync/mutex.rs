@@ -98,10 +98,8 @@ impl MutexGuard {
 
 impl Drop for MutexGuard {
     fn drop(&mut self) {
-        if self.held {
-            if rt::is_live() {
-                release(self.id);
-            }
+        if self.held && rt::is_live() && !std::thread::panicking() {
+            release(self.id);
         }
     }
 }

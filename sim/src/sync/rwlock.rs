@@ -201,20 +201,16 @@ impl RwReadGuard {
 
 impl Drop for RwWriteGuard {
     fn drop(&mut self) {
-        if self.held {
-            if rt::is_live() {
-                release_write(self.id);
-            }
+        if self.held && rt::is_live() && !std::thread::panicking() {
+            release_write(self.id);
         }
     }
 }
 
 impl Drop for RwReadGuard {
     fn drop(&mut self) {
-        if self.held {
-            if rt::is_live() {
-                release_read(self.id);
-            }
+        if self.held && rt::is_live() && !std::thread::panicking() {
+            release_read(self.id);
         }
     }
 }

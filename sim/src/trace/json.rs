@@ -57,8 +57,8 @@ impl Trace {
 
     /// Parses and checks a trace. `origin` names the input in errors (a file name).
     pub fn parse(text: &str, origin: &str) -> Result<Trace, TraceError> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| TraceError(format!("{origin}: not JSON ({e})")))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| TraceError(format!("{origin}: not JSON ({e})")))?;
         let obj = value
             .as_object()
             .ok_or_else(|| TraceError(format!("{origin}: not a deadsim trace (the top level is not an object)")))?;
@@ -70,9 +70,7 @@ impl Trace {
                 )))
             }
             None => {
-                return Err(TraceError(format!(
-                    "{origin}: not a deadsim trace (no field `format` = \"{FORMAT}\")"
-                )))
+                return Err(TraceError(format!("{origin}: not a deadsim trace (no field `format` = \"{FORMAT}\")")))
             }
         }
         match obj.get("version").and_then(|v| v.as_u64()) {
@@ -84,8 +82,8 @@ impl Trace {
             }
             None => return Err(TraceError(format!("{origin}: field `version` is missing or not a number"))),
         }
-        let trace: Trace = serde_json::from_value(value)
-            .map_err(|e| TraceError(format!("{origin}: invalid trace ({e})")))?;
+        let trace: Trace =
+            serde_json::from_value(value).map_err(|e| TraceError(format!("{origin}: invalid trace ({e})")))?;
         trace.validate().map_err(|e| TraceError(format!("{origin}: {e}")))?;
         Ok(trace)
     }

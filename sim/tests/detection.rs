@@ -1,0 +1,248 @@
+//! Deadlock detection: partial cycles found the step they form, through
+//! locks, channels, selects and pipes; never a report for a wait some
+//! running task could still release.
+
+use sim::sync::{select, Chan, Mutex, Pipe};
+use sim::time::sleep;
+use sim::{spawn, Outcome, Sim};
+
+#[test]
+fn partial_deadlock_is_found_while_other_tasks_still_run() {
+    for seed in 0..100 {
+        let run = Sim::new(seed).record(true).run(|| async {
+            let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+            spawn("T1", async move {
+                let _a = a.lock().await;
+                sleep(1_000).await;
+                let _b = b.lock().await;
+            });
+            spawn("T2", async move {
+                let _b = b.lock().await;
+                sleep(1_000).await;
+                let _a = a.lock().await;
+            });
+            spawn("bystander", async {
+                for _ in 0..1_000 {
+                    sim::yield_now().await;
+                }
+            });
+        });
+        let d = run.outcome.deadlock().expect("deadlock");
+        assert!(!d.global);
+        assert_eq!(d.running, vec!["bystander"], "seed {seed}");
+        let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, vec!["T1", "T2"]);
+        // Found at the step it formed: the last event before is the second block.
+        let trace = run.trace.unwrap();
+        let last_block = trace.events.iter().rev().find(|e| e.kind == sim::trace::EventKind::Block).unwrap();
+        assert_eq!(last_block.step, d.step);
+        assert!(d.step < 500, "found long before the bystander finishes");
+    }
+}
+
+#[test]
+fn tasks_blocked_behind_the_cycle_are_listed_apart() {
+    let run = Sim::new(1).run(|| async {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        spawn("T1", async move {
+            let _a = a.lock().await;
+            sleep(1_000).await;
+            let _b = b.lock().await;
+        });
+        spawn("T2", async move {
+            let _b = b.lock().await;
+            sleep(1_000).await;
+            let _a = a.lock().await;
+        });
+        spawn("waiter", async move {
+            sleep(500).await;
+            let _a = a.lock().await;
+        });
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    let cycle: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+    let behind: Vec<&str> = d.behind.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(cycle, vec!["T1", "T2"]);
+    assert_eq!(behind, vec!["waiter"]);
+}
+
+#[test]
+fn a_channel_wait_points_to_every_holder_of_the_other_end() {
+    // main waits to receive; two senders hold the send end. Only when both
+    // are stuck behind main's lock is it a deadlock.
+    let run = Sim::new(0).run(|| async {
+        let mu = Mutex::new("mu");
+        let ch: Chan<u32> = Chan::new("results", 0);
+        let g = mu.lock().await;
+        for name in ["worker-1", "worker-2"] {
+            let tx = ch.clone();
+            spawn(name, async move {
+                tx.declare_sender();
+                let _g = mu.lock().await;
+                tx.send(1).await;
+            });
+        }
+        ch.recv().await;
+        drop(g);
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!(d.cycle[0].name, "main");
+    assert_eq!(d.cycle[0].op, "recv");
+    assert_eq!(d.cycle[0].released_by, vec!["worker-1", "worker-2"]);
+    assert_eq!(d.cycle.len(), 2, "main -> worker-1 -> main");
+    assert_eq!(d.behind.len(), 1);
+}
+
+#[test]
+fn no_report_while_a_holder_of_the_other_end_can_still_run() {
+    for seed in 0..200 {
+        let run = Sim::new(seed).run(|| async {
+            let mu = Mutex::new("mu");
+            let ch: Chan<u32> = Chan::new("results", 0);
+            let g = mu.lock().await;
+            let tx = ch.clone();
+            spawn("stuck", async move {
+                tx.declare_sender();
+                let _g = mu.lock().await;
+            });
+            let tx = ch.clone();
+            spawn("slow", async move {
+                tx.declare_sender();
+                sleep(1_000_000).await;
+                tx.send(1).await;
+            });
+            ch.recv().await;
+            g.unlock().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_task_not_yet_started_may_hold_any_end() {
+    // main blocks on a channel before the task that will send has run a step.
+    for seed in 0..100 {
+        let run = Sim::new(seed).run(|| async {
+            let ch: Chan<u32> = Chan::new("c", 0);
+            let tx = ch.clone();
+            spawn("late", async move { tx.send(5).await });
+            assert_eq!(ch.recv().await, Some(5));
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_select_waits_for_any_of_its_cases() {
+    let model = |b_free: bool| {
+        move || async move {
+            let mu = Mutex::new("mu");
+            // c1 holds A's value once main stops receiving.
+            let c1: Chan<u32> = Chan::new("c1", 1);
+            let c2: Chan<u32> = Chan::new("c2", 0);
+            let g = mu.lock().await;
+            let t1 = c1.clone();
+            spawn("A", async move {
+                t1.declare_sender();
+                let _g = mu.lock().await;
+                t1.send(1).await;
+            });
+            let t2 = c2.clone();
+            spawn("B", async move {
+                t2.declare_sender();
+                if b_free {
+                    sleep(1_000).await;
+                } else {
+                    let _g = mu.lock().await;
+                }
+                t2.send(2).await;
+            });
+            let mut r1 = c1.recv_case();
+            let mut r2 = c2.recv_case();
+            select(&mut [&mut r1, &mut r2], false).await;
+            g.unlock().await;
+        }
+    };
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(model(false));
+        let d = run.outcome.deadlock().expect("both cases stuck: deadlock");
+        assert_eq!(d.cycle[0].op, "select");
+        assert_eq!(d.cycle[0].waits_for, "recv c1 | recv c2");
+        assert_eq!(d.cycle[0].released_by, vec!["A", "B"]);
+        let run = Sim::new(seed).run(model(true));
+        assert_eq!(run.outcome, Outcome::Completed, "one case can still fire");
+    }
+}
+
+#[test]
+fn full_pipes_in_both_directions_form_a_cycle() {
+    // Each side writes more than the pipe holds before reading: the shape of
+    // the ttrpc deadlock, without the channels.
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(|| async {
+            let c2s: Pipe<()> = Pipe::new("client->server", 16);
+            let s2c: Pipe<()> = Pipe::new("server->client", 16);
+            for (name, out, inp) in [("client", c2s.clone(), s2c.clone()), ("server", s2c.clone(), c2s.clone())] {
+                spawn(name, async move {
+                    out.declare_writer();
+                    inp.declare_reader();
+                    out.write(100, None).await.unwrap();
+                    let mut msgs = Vec::new();
+                    inp.read(100, &mut msgs).await.unwrap();
+                });
+            }
+        });
+        let d = run.outcome.deadlock().expect("deadlock");
+        let cycle: Vec<(&str, &str, &str)> =
+            d.cycle.iter().map(|b| (b.name.as_str(), b.op.as_str(), b.waits_for.as_str())).collect();
+        assert_eq!(cycle, vec![("client", "write", "client->server"), ("server", "write", "server->client")]);
+        // With a reader that reads first on one side, both complete.
+        let run = Sim::new(seed).run(|| async {
+            let c2s: Pipe<()> = Pipe::new("client->server", 16);
+            let s2c: Pipe<()> = Pipe::new("server->client", 16);
+            let (o, i) = (c2s.clone(), s2c.clone());
+            spawn("client", async move {
+                o.write(100, None).await.unwrap();
+                let mut m = Vec::new();
+                let mut got = 0;
+                while got < 100 {
+                    got += i.read(100, &mut m).await.unwrap();
+                }
+            });
+            spawn("server", async move {
+                let mut m = Vec::new();
+                let mut got = 0;
+                while got < 100 {
+                    got += c2s.read(100, &mut m).await.unwrap();
+                }
+                s2c.write(100, None).await.unwrap();
+            });
+        });
+        assert_eq!(run.outcome, Outcome::Completed);
+    }
+}
+
+#[test]
+fn the_report_reads_like_a_thread_dump() {
+    let run = Sim::new(0).run(|| async {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        spawn("T1", async move {
+            let _f = sim::frame_at("Worker.run", "worker.go:10");
+            let _a = a.lock().await;
+            sleep(1_000).await;
+            sim::at("worker.go:12");
+            let _b = b.lock().await;
+        });
+        spawn("T2", async move {
+            let _f = sim::frame_at("Worker.run", "worker.go:10");
+            let _b = b.lock().await;
+            sleep(1_000).await;
+            sim::at("worker.go:12");
+            let _a = a.lock().await;
+        });
+    });
+    let text = run.outcome.to_string();
+    assert!(text.contains("\"T1\" (task 1): waiting to lock mutex \"B\", held by \"T2\""), "{text}");
+    assert!(text.contains("    at Worker.run (worker.go:12)"), "{text}");
+    assert!(text.contains("    - locked mutex \"A\" at Worker.run (worker.go:10)"), "{text}");
+}

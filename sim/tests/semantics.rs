@@ -1,0 +1,505 @@
+//! Each rule of the engine's semantics, checked on small hand-made models.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sim::sync::{select, Chan, Monitor, Mutex, Pipe, RwMutex};
+use sim::time::sleep;
+use sim::{spawn, spawn_background, Outcome, Sim};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn log() -> Log {
+    Rc::new(RefCell::new(Vec::new()))
+}
+
+/// Runs the model for `seed` and returns the outcome and what it logged.
+fn run_logged<F, Fut>(seed: u64, f: F) -> (Outcome, Vec<String>)
+where
+    F: FnOnce(Log) -> Fut + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let l = log();
+    let l2 = l.clone();
+    let run = Sim::new(seed).run(move || f(l2));
+    let v = l.borrow().clone();
+    (run.outcome, v)
+}
+
+#[test]
+fn run_ends_when_foreground_tasks_return_and_blocked_background_tasks_are_parked() {
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let never: Chan<u32> = Chan::new("never", 0);
+            never.declare_sender(); // main holds the send end but never sends
+            let rx = never.clone();
+            spawn_background("server.loop", async move {
+                rx.recv().await;
+            });
+            let l = log.clone();
+            spawn("client", async move {
+                sleep(1_000).await;
+                l.borrow_mut().push("client done".into());
+            });
+        });
+        assert_eq!(outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(log, vec!["client done"]);
+    }
+}
+
+#[test]
+fn a_foreground_task_blocked_forever_is_a_global_deadlock() {
+    let run = Sim::new(0).run(|| async {
+        let ch: Chan<u32> = Chan::new("results", 0);
+        // Nobody holds the send end: the wait cannot be tied to a cycle,
+        // but once nothing can run it is a global deadlock.
+        ch.recv().await;
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert!(d.global);
+    assert!(d.cycle.is_empty());
+    assert_eq!(d.behind.len(), 1);
+    assert_eq!(d.behind[0].name, "main");
+    assert_eq!(d.behind[0].op, "recv");
+    assert_eq!(d.behind[0].waits_for, "results");
+}
+
+#[test]
+fn go_mutex_is_not_reentrant_relocking_is_a_one_task_cycle() {
+    let run = Sim::new(0).run(|| async {
+        let mu = Mutex::new("mu");
+        let _g = mu.lock().await;
+        let _again = mu.lock().await;
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!(d.cycle.len(), 1);
+    assert_eq!(d.cycle[0].name, "main");
+    assert_eq!(d.cycle[0].waits_for, "mu");
+    assert_eq!(d.cycle[0].released_by, vec!["main"]);
+    assert_eq!(d.cycle[0].holds.len(), 1);
+}
+
+#[test]
+fn mutex_unlock_enables_every_waiter_and_the_scheduler_picks() {
+    let mut winners = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let mu = Mutex::new("mu");
+            let g = mu.lock().await;
+            for name in ["A", "B", "C"] {
+                let l = log.clone();
+                spawn(name, async move {
+                    let g = mu.lock().await;
+                    l.borrow_mut().push(name.to_string());
+                    g.unlock().await;
+                });
+            }
+            // Every waiter blocks before the unlock.
+            sleep(10_000).await;
+            g.unlock().await;
+        });
+        assert_eq!(outcome, Outcome::Completed);
+        winners.insert(log[0].clone());
+    }
+    assert_eq!(winners.into_iter().collect::<Vec<_>>(), vec!["A", "B", "C"], "no FIFO hand-off");
+}
+
+#[test]
+fn unlock_is_a_scheduling_point() {
+    // Another task can run between T1's lock and T1's unlock returning.
+    let mut interleaved = false;
+    let mut sequential = false;
+    for seed in 0..100 {
+        let (_, log) = run_logged(seed, |log| async move {
+            let mu = Mutex::new("mu");
+            let l = log.clone();
+            spawn("T1", async move {
+                let g = mu.lock().await;
+                l.borrow_mut().push("locked".into());
+                g.unlock().await;
+                l.borrow_mut().push("unlocked".into());
+            });
+            let l = log.clone();
+            spawn("T2", async move {
+                sim::yield_now().await;
+                l.borrow_mut().push("T2".into());
+            });
+        });
+        let pos = |s: &str| log.iter().position(|x| x == s).unwrap();
+        interleaved |= pos("locked") < pos("T2") && pos("T2") < pos("unlocked");
+        sequential |= pos("unlocked") < pos("T2");
+    }
+    assert!(interleaved && sequential);
+}
+
+/// R holds a read lock and then wants M; X holds M and then wants a read
+/// lock; W asks for the write lock in between. Go's RWMutex makes X's RLock
+/// wait for the waiting writer W, which waits for reader R: a cycle.
+async fn rw_cycle(with_writer: bool) {
+    let rw = RwMutex::new("streamLock");
+    let m = Mutex::new("sendLock");
+    spawn("R", async move {
+        let _r = rw.rlock().await;
+        sleep(100_000).await;
+        let _g = m.lock().await;
+    });
+    spawn("X", async move {
+        let _g = m.lock().await;
+        sleep(50_000).await;
+        let _r = rw.rlock().await;
+    });
+    if with_writer {
+        spawn("W", async move {
+            sleep(10_000).await;
+            let _w = rw.lock().await;
+        });
+    }
+}
+
+#[test]
+fn a_reader_behind_a_waiting_writer_waits_for_that_writer() {
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(|| rw_cycle(true));
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {:?}", run.outcome));
+        let cycle: Vec<(&str, &str, &str)> =
+            d.cycle.iter().map(|b| (b.name.as_str(), b.op.as_str(), b.waits_for.as_str())).collect();
+        assert_eq!(
+            cycle,
+            vec![("R", "lock", "sendLock"), ("X", "rlock", "streamLock"), ("W", "lock", "streamLock")],
+            "seed {seed}"
+        );
+        assert_eq!(d.cycle[1].released_by, vec!["W"], "the reader waits for the waiting writer");
+        assert_eq!(d.cycle[2].released_by, vec!["R"], "the writer waits for the reader");
+    }
+    // Without the waiting writer, X gets its read lock and everything completes.
+    for seed in 0..50 {
+        assert_eq!(Sim::new(seed).run(|| rw_cycle(false)).outcome, Outcome::Completed);
+    }
+}
+
+#[test]
+fn readers_waiting_at_a_writers_unlock_go_before_the_next_writer() {
+    for seed in 0..200 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let rw = RwMutex::new("rw");
+            let w1 = rw.lock().await;
+            let l = log.clone();
+            spawn("R", async move {
+                sleep(1_000).await;
+                let r = rw.rlock().await;
+                l.borrow_mut().push("R".into());
+                r.runlock().await;
+            });
+            let l = log.clone();
+            spawn("W2", async move {
+                sleep(2_000).await;
+                let w = rw.lock().await;
+                l.borrow_mut().push("W2".into());
+                w.unlock().await;
+            });
+            sleep(10_000).await;
+            w1.unlock().await;
+        });
+        assert_eq!(outcome, Outcome::Completed);
+        assert_eq!(log, vec!["R", "W2"], "seed {seed}");
+    }
+}
+
+#[test]
+fn java_monitor_is_reentrant_and_wait_releases_and_restores_every_entry() {
+    for seed in 0..100 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let mon = Monitor::new("bufferQueue");
+            let l = log.clone();
+            let waiter = spawn("waiter", async move {
+                let outer = mon.enter().await;
+                let inner = mon.enter().await;
+                l.borrow_mut().push("waiting".into());
+                inner.wait().await; // releases both entries
+                l.borrow_mut().push(format!("woken, holds={}", mon.held_by_current()));
+                inner.exit().await;
+                assert!(mon.held_by_current(), "one entry left after the first exit");
+                outer.exit().await;
+            });
+            let l = log.clone();
+            spawn("notifier", async move {
+                sleep(1_000).await;
+                let g = mon.enter().await; // possible only because wait released every entry
+                l.borrow_mut().push("notify".into());
+                g.notify_all();
+                g.exit().await;
+            });
+            waiter.join().await;
+            let g = mon.enter().await; // free again: the waiter left both entries
+            g.exit().await;
+        });
+        assert_eq!(outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(log, vec!["waiting", "notify", "woken, holds=true"]);
+    }
+}
+
+#[test]
+fn notify_wakes_one_waiter_chosen_by_the_scheduler() {
+    let mut first = std::collections::BTreeSet::new();
+    for seed in 0..100 {
+        let (_, log) = run_logged(seed, |log| async move {
+            let mon = Monitor::new("lock");
+            for name in ["A", "B"] {
+                let l = log.clone();
+                spawn_background(name, async move {
+                    let g = mon.enter().await;
+                    g.wait().await;
+                    l.borrow_mut().push(name.to_string());
+                    g.exit().await;
+                });
+            }
+            sleep(1_000).await;
+            let g = mon.enter().await;
+            g.notify();
+            g.exit().await;
+            sleep(1_000).await;
+        });
+        assert_eq!(log.len(), 1, "notify wakes exactly one");
+        first.insert(log[0].clone());
+    }
+    assert_eq!(first.len(), 2, "either waiter may be the one");
+}
+
+#[test]
+fn unbuffered_channel_is_a_rendezvous_and_buffered_send_waits_only_when_full() {
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let ch: Chan<u32> = Chan::new("unbuffered", 0);
+            let tx = ch.clone();
+            let l = log.clone();
+            spawn("sender", async move {
+                tx.send(1).await;
+                l.borrow_mut().push(format!("sent at {}", sim::time::now() >= 50_000));
+            });
+            sleep(50_000).await;
+            assert_eq!(ch.recv().await, Some(1));
+            let b: Chan<u32> = Chan::new("buffered", 2);
+            b.send(1).await;
+            b.send(2).await; // fits: no receiver needed
+            assert_eq!(b.len(), 2);
+            let l = log.clone();
+            let rx = b.clone();
+            spawn("drainer", async move {
+                sleep(10_000).await;
+                l.borrow_mut().push("drain".into());
+                while rx.recv().await.is_some() {}
+            });
+            b.send(3).await; // full: waits for the drainer
+            log.borrow_mut().push("third sent".into());
+            b.close().await;
+        });
+        assert_eq!(outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(log, vec!["sent at true", "drain", "third sent"]);
+    }
+}
+
+#[test]
+fn close_wakes_receivers_with_none_and_send_on_closed_panics() {
+    let (outcome, log) = run_logged(0, |log| async move {
+        let ch: Chan<u32> = Chan::new("done", 0);
+        let rx = ch.clone();
+        let l = log.clone();
+        let h = spawn("receiver", async move {
+            let v = rx.recv().await;
+            l.borrow_mut().push(format!("{v:?}"));
+        });
+        ch.close().await;
+        h.join().await;
+        ch.send(1).await;
+    });
+    assert_eq!(log, vec!["None"]);
+    match outcome {
+        Outcome::Panic { task, message, .. } => {
+            assert_eq!(task, "main");
+            assert!(message.contains("send on closed channel"), "{message}");
+        }
+        other => panic!("expected a panic outcome, got {other:?}"),
+    }
+}
+
+#[test]
+fn select_picks_uniformly_among_ready_cases_and_default_when_none() {
+    let mut picked = [0u32; 2];
+    for seed in 0..400 {
+        let run = Sim::new(seed).run(move || async move {
+            let a: Chan<u32> = Chan::new("a", 1);
+            let b: Chan<u32> = Chan::new("b", 1);
+            let mut ca = a.recv_case();
+            let mut cb = b.recv_case();
+            assert_eq!(select(&mut [&mut ca, &mut cb], true).await, None, "nothing ready: default");
+            a.send(1).await;
+            b.send(2).await;
+            let i = select(&mut [&mut ca, &mut cb], false).await.unwrap();
+            let v = if i == 0 { ca.take() } else { cb.take() };
+            assert_eq!(v, Some(i as u32 + 1));
+            sim::check(i < 2, "case index");
+            // Record the pick in the outcome through a deliberate invariant.
+            sim::check(i != 1, "picked b");
+        });
+        match run.outcome {
+            Outcome::Completed => picked[0] += 1,
+            Outcome::Invariant { ref message, .. } if message == "picked b" => picked[1] += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(picked[0] > 150 && picked[1] > 150, "{picked:?}");
+}
+
+#[test]
+fn a_blocked_select_completes_through_any_case_and_gives_back_unsent_values() {
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let calls: Chan<u32> = Chan::new("calls", 0);
+            let out: Chan<u32> = Chan::new("out", 0);
+            let c = calls.clone();
+            spawn("caller", async move {
+                sleep(1_000).await;
+                c.send(7).await;
+            });
+            let mut recv = calls.recv_case();
+            let mut send = out.send_case(99);
+            let i = select(&mut [&mut recv, &mut send], false).await;
+            assert_eq!(i, Some(0));
+            log.borrow_mut().push(format!("{:?} {:?}", recv.take(), send.into_value()));
+        });
+        assert_eq!(outcome, Outcome::Completed);
+        assert_eq!(log, vec!["Some(7) Some(99)"]);
+    }
+}
+
+#[test]
+fn net_pipe_write_completes_only_when_readers_took_every_byte_in_read_sized_pieces() {
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let p: Pipe<&'static str> = Pipe::new("net.Pipe", 0);
+            let w = p.clone();
+            let l = log.clone();
+            spawn("writer", async move {
+                w.write(10, Some("frame")).await.unwrap();
+                l.borrow_mut().push("write returned".into());
+            });
+            let mut msgs = Vec::new();
+            for _ in 0..3 {
+                let n = p.read(4, &mut msgs).await.unwrap();
+                log.borrow_mut().push(format!("read {n} {msgs:?}"));
+            }
+            sleep(1_000).await;
+        });
+        assert_eq!(outcome, Outcome::Completed);
+        let reads: Vec<&String> = log.iter().filter(|x| x.starts_with("read")).collect();
+        assert_eq!(reads, vec!["read 4 []", "read 4 []", "read 2 [\"frame\"]"], "seed {seed}");
+        let ret = log.iter().position(|x| x == "write returned").unwrap();
+        assert!(ret > log.iter().position(|x| x.starts_with("read 2")).unwrap(), "{log:?}");
+    }
+}
+
+#[test]
+fn buffered_pipe_moves_what_fits_and_reads_cross_message_boundaries() {
+    let (outcome, log) = run_logged(0, |log| async move {
+        let p: Pipe<u32> = Pipe::new("socket", 8);
+        let w = p.clone();
+        let l = log.clone();
+        spawn("writer", async move {
+            w.write(6, Some(1)).await.unwrap();
+            w.write(6, Some(2)).await.unwrap(); // 2 bytes fit, 4 wait for room
+            l.borrow_mut().push(format!("both written, buffered {}", w.buffered()));
+            w.close_write().await;
+        });
+        sleep(10_000).await;
+        log.borrow_mut().push(format!("buffered {}", p.buffered()));
+        let mut msgs = Vec::new();
+        let n = p.read(7, &mut msgs).await.unwrap(); // frees room: the rest moves in
+        log.borrow_mut().push(format!("read {n} {msgs:?}"));
+        let mut total = n;
+        loop {
+            let n = p.read(100, &mut msgs).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        log.borrow_mut().push(format!("total {total} {msgs:?}"));
+    });
+    assert_eq!(outcome, Outcome::Completed);
+    assert_eq!(log[0], "buffered 8");
+    assert_eq!(log[1], "read 7 [1]");
+    assert!(log.contains(&"total 12 [1, 2]".to_string()), "{log:?}");
+}
+
+#[test]
+fn panics_in_tasks_are_outcomes_with_the_task_and_message() {
+    let run = Sim::new(0).run(|| async {
+        spawn("worker", async {
+            let _f = sim::frame_at("Worker.run", "worker.go:12");
+            sim::yield_now().await;
+            panic!("index out of range [3] with length 3");
+        });
+    });
+    match run.outcome {
+        Outcome::Panic { task, message, frames } => {
+            assert_eq!(task, "worker");
+            assert!(message.starts_with("index out of range [3] with length 3"), "{message}");
+            assert_eq!(frames[0].name, "Worker.run");
+            assert_eq!(frames[0].site, "worker.go:12");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn violated_invariant_and_step_limit_are_outcomes() {
+    let run = Sim::new(0).run(|| async {
+        spawn("counter", async {
+            let _f = sim::frame("Counter.add");
+            sim::yield_now().await;
+            sim::check(false, format_args!("count is {} but should be {}", 3, 2));
+        });
+    });
+    match run.outcome {
+        Outcome::Invariant { task, message, frames } => {
+            assert_eq!((task.as_str(), message.as_str()), ("counter", "count is 3 but should be 2"));
+            assert_eq!(frames[0].name, "Counter.add");
+        }
+        other => panic!("{other:?}"),
+    }
+    let run = Sim::new(0).max_steps(500).run(|| async {
+        loop {
+            sim::yield_now().await;
+        }
+    });
+    assert_eq!(run.outcome, Outcome::StepLimit { steps: 500 });
+}
+
+#[test]
+fn awaiting_a_foreign_future_is_reported_not_hung() {
+    let run = Sim::new(0).run(|| async {
+        std::future::pending::<()>().await;
+    });
+    assert_eq!(run.outcome.verdict(), "panic");
+    assert!(run.outcome.summary().contains("not a deadsim primitive"));
+}
+
+#[test]
+fn sleep_jumps_the_clock_only_when_nothing_else_can_run() {
+    let (outcome, log) = run_logged(0, |log| async move {
+        let l = log.clone();
+        spawn("sleeper", async move {
+            sleep(1_000_000).await;
+            l.borrow_mut().push(format!("woke at >= 1ms: {}", sim::time::now() >= 1_000_000));
+        });
+        let l = log.clone();
+        spawn("busy", async move {
+            for _ in 0..10 {
+                sim::yield_now().await;
+            }
+            l.borrow_mut().push(format!("busy done before 1ms: {}", sim::time::now() < 1_000_000));
+        });
+    });
+    assert_eq!(outcome, Outcome::Completed);
+    assert_eq!(log, vec!["busy done before 1ms: true", "woke at >= 1ms: true"]);
+}

@@ -1,0 +1,105 @@
+//! The `deadsim` binary as a user runs it: exit codes, JSON, errors, files.
+
+use std::process::Command;
+
+fn deadsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_deadsim")).args(args).output().expect("deadsim runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out, err) = deadsim(args);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {out} {err}"));
+    (code, v)
+}
+
+#[test]
+fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
+    let (code, v) = json(&["run", "abba", "--seed", "0", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "deadlock");
+    assert_eq!(v["seed"], 0);
+    assert_eq!(v["schedules"], 1);
+    assert_eq!(v["cycle"], serde_json::json!([{"task": "T1", "waits_for": "B"}, {"task": "T2", "waits_for": "A"}]));
+    let (code, v) = json(&["run", "abba", "--fixed", "--seed", "0", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["verdict"], "no-deadlock");
+    assert_eq!(v["seed"], serde_json::Value::Null);
+    assert_eq!(v["cycle"], serde_json::json!([]));
+}
+
+#[test]
+fn hunt_reports_the_same_lowest_failing_seed_for_any_job_count() {
+    let mut seeds = Vec::new();
+    for jobs in ["1", "2", "4"] {
+        let (code, v) =
+            json(&["hunt", "philosophers", "--philosophers", "3", "--seeds", "0..500", "--jobs", jobs, "--json"]);
+        assert_eq!(code, 1);
+        assert_eq!(v["verdict"], "deadlock");
+        seeds.push((v["seed"].clone(), v["schedules"].clone()));
+    }
+    assert!(seeds.windows(2).all(|w| w[0] == w[1]), "{seeds:?}");
+    let (code, v) = json(&["hunt", "abba", "--fixed", "--seeds", "0..=999", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["schedules"], 1000);
+}
+
+#[test]
+fn hunt_without_a_model_prints_the_verdict_table() {
+    let (code, out, _) = deadsim(&["hunt", "--seeds", "0..2000"]);
+    assert_eq!(code, 1, "deadlocks were found");
+    let row = |model: &str, variant: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == [model, variant])
+            .unwrap_or_else(|| panic!("no row {model} {variant} in\n{out}"))
+            .to_string()
+    };
+    assert!(row("abba", "(default)").contains("deadlock"));
+    assert!(row("abba", "--fixed").contains("no-deadlock"));
+    assert!(row("philosophers", "--ordered").contains("no-deadlock"));
+    assert!(out.lines().filter(|l| l.contains(" yes ")).count() >= 4, "every variant as expected:\n{out}");
+}
+
+#[test]
+fn traces_are_identical_across_processes() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    for p in [&a, &b] {
+        let (code, _, _) = deadsim(&["run", "philosophers", "--seed", "3", "--trace", p.to_str().unwrap()]);
+        assert!(code == 0 || code == 1);
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let (code, out, _) = deadsim(&["replay", "philosophers", "--seed", "3"]);
+    assert!(code == 0 || code == 1);
+    assert!(out.contains("step "), "replay prints the events");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_usage_exits_2_with_one_line_naming_the_problem() {
+    for (args, needle) in [
+        (vec!["run", "nope"], "unknown model `nope`"),
+        (vec!["run", "philosophers", "--philosophers", "0"], "--philosophers: 0 is out of range"),
+        (vec!["run", "philosophers", "--philosophers", "-3"], "--philosophers: `-3` is not a whole number"),
+        (vec!["run", "abba", "--ordered"], "--ordered does not apply to model abba"),
+        (vec!["hunt", "abba", "--seeds", "9..2"], "--seeds `9..2` is empty"),
+        (vec!["hunt", "abba", "--seeds", "x"], "--seeds `x`"),
+        (vec!["hunt", "abba", "--jobs", "0"], "--jobs must be at least 1"),
+        (vec!["hunt", "--fixed"], "model parameters need a model"),
+        (vec!["run", "abba", "--seed", "-1"], "--seed"),
+        (vec!["frobnicate"], "frobnicate"),
+    ] {
+        let (code, _, err) = deadsim(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let (code, _, err) = deadsim(&["run", "abba", "--trace", "/nonexistent-dir/x.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write trace /nonexistent-dir/x.json"), "{err}");
+}
