@@ -72,6 +72,9 @@ enum Command {
         /// Stop a run after N steps (outcome step-limit)
         #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
         max_steps: u64,
+        /// Hunt every cell of the model's version grid (ttrpc: servers x clients)
+        #[arg(long)]
+        matrix: bool,
         #[command(flatten)]
         params: ModelArgs,
     },
@@ -108,7 +111,25 @@ impl From<String> for UsageError {
     }
 }
 
+/// Restores the default SIGPIPE action, so `deadsim ... | head` ends quietly
+/// instead of panicking on a closed stdout (Rust ignores SIGPIPE by default).
+fn reset_sigpipe() {
+    #[cfg(unix)]
+    {
+        extern "C" {
+            fn signal(signum: i32, handler: usize) -> usize;
+        }
+        const SIGPIPE: i32 = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: installs the default disposition for one signal; no handler code runs.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    reset_sigpipe();
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(found) => ExitCode::from(if found { 1 } else { 0 }),
@@ -161,14 +182,23 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             Ok(run.outcome.is_failure())
         }
-        Command::Hunt { model, seeds, jobs, trace, json, max_steps, params } => {
+        Command::Hunt { model, seeds, jobs, trace, json, max_steps, matrix, params } => {
             let range: SeedRange = seeds.parse().map_err(|e| format!("--seeds {e}"))?;
             let jobs = jobs.unwrap_or_else(default_jobs);
             if jobs == 0 {
                 return Err(UsageError("--jobs must be at least 1".into()));
             }
             match model {
+                Some(name) if matrix => {
+                    if trace.is_some() {
+                        return Err(UsageError(
+                            "--trace and --matrix do not go together (hunt one cell to get its trace)".into(),
+                        ));
+                    }
+                    hunt_matrix(&name, &params, range, jobs, json, max_steps)
+                }
                 Some(name) => hunt_one(&name, &params, range, jobs, trace, json, max_steps),
+                None if matrix => Err(UsageError("--matrix needs a model: deadsim hunt ttrpc --matrix".into())),
                 None => {
                     if !params.pairs().is_empty() {
                         return Err(UsageError("model parameters need a model: deadsim hunt <model> ...".into()));
@@ -301,6 +331,87 @@ fn hunt_one(
     Ok(r.failure.is_some())
 }
 
+fn hunt_matrix(
+    name: &str,
+    params: &ModelArgs,
+    range: SeedRange,
+    jobs: usize,
+    json: bool,
+    max_steps: u64,
+) -> Result<bool, UsageError> {
+    let m = models::find(name)?;
+    let grid = m.matrix().ok_or_else(|| UsageError(format!("model {name} has no --matrix (only ttrpc has one)")))?;
+    let base = params.pairs();
+    if let Some((p, _)) = base.iter().find(|(p, _)| p == grid.row_param || p == grid.col_param) {
+        return Err(UsageError(format!("--{p} is set by --matrix; leave it out")));
+    }
+    let started = Instant::now();
+    let mut cells = Vec::new();
+    let mut any = false;
+    for (ri, row) in grid.rows.iter().enumerate() {
+        for (ci, col) in grid.cols.iter().enumerate() {
+            let mut p = base.clone();
+            p.push((grid.row_param.to_string(), row.to_string()));
+            p.push((grid.col_param.to_string(), col.to_string()));
+            let cfg = m.configure(&p)?;
+            let r = hunt(range, jobs, |seed| cfg.run_with(sim::Sim::new(seed).max_steps(max_steps)).outcome);
+            any |= r.failure.is_some();
+            cells.push((ri, ci, grid.expect[ri][ci], r));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if json {
+        let out: Vec<serde_json::Value> = cells
+            .iter()
+            .map(|(ri, ci, e, r)| {
+                json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
+                       "verdict": r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()),
+                       "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
+                       "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1))})
+            })
+            .collect();
+        let verdict = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
+        let seed = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.0));
+        let schedules: u64 = cells.iter().map(|c| c.3.schedules).sum();
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
+                   "seeds": range.to_string(), "cells": out})
+        );
+        return Ok(any);
+    }
+    let extra = models::find(name)?.configure(&base)?;
+    let flags = extra.flags(m.params());
+    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, {jobs} job(s)");
+    println!(
+        "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
+        grid.row_param, grid.col_param
+    );
+    print!("{:<10}", format!("S \\ C"));
+    for c in &grid.cols {
+        print!("{:<22}", c);
+    }
+    println!();
+    for (ri, row) in grid.rows.iter().enumerate() {
+        print!("{:<10}", row);
+        for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
+            let cell = match &r.failure {
+                Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
+                None => "no-deadlock".to_string(),
+            };
+            let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+            let mark = if verdict == e.as_str() { "" } else { " (!)" };
+            print!("{:<22}", format!("{cell}{mark}"));
+        }
+        println!();
+    }
+    println!("\n(!) marks a cell whose verdict differs from the expected one (../shared/design/ttrpc.md A.5 for valid calls).");
+    println!("Replay a cell: deadsim replay {name} --{} S --{} C --seed N", grid.row_param, grid.col_param);
+    eprintln!("({elapsed:.2}s)");
+    Ok(any)
+}
+
 fn hunt_all(range: SeedRange, jobs: usize, json: bool, max_steps: u64) -> Result<bool, UsageError> {
     let started = Instant::now();
     let mut rows = Vec::new();
@@ -372,7 +483,9 @@ fn print_models() {
             let kind = match p.kind {
                 models::ParamKind::Flag => String::new(),
                 models::ParamKind::Int { min, max } => format!(" <{min}..={max}>"),
+                models::ParamKind::Choice(c) if c.len() > 6 => format!(" <{}|...|{}>", c[0], c[c.len() - 1]),
                 models::ParamKind::Choice(c) => format!(" <{}>", c.join("|")),
+                models::ParamKind::Float { min, max } => format!(" <{min}..={max}>"),
             };
             println!("  --{}{kind}  {} (default {})", p.name, p.help, p.default);
         }
@@ -380,14 +493,27 @@ fn print_models() {
     }
 }
 
+fn bench_label(params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return "(default)".to_string();
+    }
+    params
+        .iter()
+        .map(|(k, v)| if v == "true" { format!("--{k}") } else { format!("--{k} {v}") })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn bench(seconds: f64) {
     println!("deadsim bench: random strategy, recording off, one core, {seconds}s per row\n");
-    println!("{:<14} {:<22} {:>14} {:>14} {:>10}", "model", "variant", "schedules/s", "steps/s", "steps/run");
+    println!("{:<14} {:<32} {:>14} {:>14} {:>10}", "model", "variant", "schedules/s", "steps/s", "steps/run");
     let rows: Vec<(&str, Vec<(String, String)>)> = vec![
         ("abba", vec![("fixed".into(), "true".into())]),
         ("abba", vec![]),
         ("philosophers", vec![("ordered".into(), "true".into())]),
         ("philosophers", vec![]),
+        ("ttrpc", vec![("server".into(), "v1.0.2".into()), ("client".into(), "v1.2.3".into())]),
+        ("ttrpc", vec![("server".into(), "v1.2.3".into()), ("client".into(), "v1.2.4".into())]),
     ];
     for (name, params) in rows {
         let m = models::find(name).unwrap();
@@ -407,10 +533,9 @@ fn bench(seconds: f64) {
             }
         }
         let t = started.elapsed().as_secs_f64();
-        let label = cfg.flags(m.params());
-        let label = if label.is_empty() { "(default)".to_string() } else { label };
+        let label = bench_label(&params);
         println!(
-            "{:<14} {:<22} {:>14.0} {:>14.0} {:>10.1}",
+            "{:<14} {:<32} {:>14.0} {:>14.0} {:>10.1}",
             name,
             label,
             runs as f64 / t,

@@ -19,6 +19,33 @@ pub struct ModelArgs {
     /// philosophers: take the lower-numbered fork first (the fix)
     #[arg(long)]
     pub ordered: bool,
+    /// ttrpc: server tag (v1.0.0 to v1.2.8)
+    #[arg(long, value_name = "TAG", allow_hyphen_values = true)]
+    pub server: Option<String>,
+    /// ttrpc: client tag (v1.0.0 to v1.2.8)
+    #[arg(long, value_name = "TAG", allow_hyphen_values = true)]
+    pub client: Option<String>,
+    /// ttrpc: calling goroutines
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub callers: Option<String>,
+    /// ttrpc: calls per caller
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub calls: Option<String>,
+    /// ttrpc: request payload bytes
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    pub request_bytes: Option<String>,
+    /// ttrpc: response payload bytes
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    pub response_bytes: Option<String>,
+    /// ttrpc: sets both request and response payload bytes
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    pub payload: Option<String>,
+    /// ttrpc: bytes each pipe direction buffers (0: net.Pipe)
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    pub pipe_buffer: Option<String>,
+    /// ttrpc: share of calls to a method the server does not register (0 to 1)
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    pub unregistered_fraction: Option<String>,
 }
 
 impl ModelArgs {
@@ -39,6 +66,15 @@ impl ModelArgs {
         };
         value("rounds", &self.rounds);
         value("philosophers", &self.philosophers);
+        value("server", &self.server);
+        value("client", &self.client);
+        value("callers", &self.callers);
+        value("calls", &self.calls);
+        value("request-bytes", &self.request_bytes);
+        value("response-bytes", &self.response_bytes);
+        value("payload", &self.payload);
+        value("pipe-buffer", &self.pipe_buffer);
+        value("unregistered-fraction", &self.unregistered_fraction);
         out
     }
 }

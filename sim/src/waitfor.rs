@@ -31,6 +31,13 @@ pub(crate) struct Scratch {
 /// Appends the tasks that could release blocked task `t` to `out`.
 /// Returns false when they are not known (the wait can never be proved dead).
 pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
+    edges_of(s, t, out, false)
+}
+
+/// Like [`edges`]; with `primary_only`, leaves out the edges a report should
+/// not build its illustrated cycle from: joins, notifies, and waits on
+/// signal channels (`ctx.Done()`), which are rarely the cause.
+fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> bool {
     let start = out.len();
     let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
     match wait {
@@ -52,17 +59,22 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
         Wait::Notify(_) => out
             .extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished)),
         Wait::Send(r) | Wait::Write(r) => {
-            if !end_holders(s, t, r, Dir::Recv, out) {
+            let skip = primary_only && is_signal(s, r);
+            if !(skip || end_holders(s, t, r, Dir::Recv, out)) {
                 return false;
             }
         }
         Wait::Recv(r) | Wait::Read(r) => {
-            if !end_holders(s, t, r, Dir::Send, out) {
+            let skip = primary_only && is_signal(s, r);
+            if !(skip || end_holders(s, t, r, Dir::Send, out)) {
                 return false;
             }
         }
         Wait::Select => {
             for &(r, dir) in &s.tasks[t as usize].cases {
+                if primary_only && is_signal(s, r) {
+                    continue;
+                }
                 let other = if dir == Dir::Send { Dir::Recv } else { Dir::Send };
                 if !end_holders(s, t, r, other, out) {
                     return false;
@@ -81,6 +93,10 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
         Wait::Join(u) => out.push(u),
     }
     out.len() > start
+}
+
+fn is_signal(s: &State, r: u32) -> bool {
+    matches!(s.resources[r as usize].st, ResState::Chan { signal: true, .. })
 }
 
 /// The live holders of the `want` end of channel or pipe `r`.
@@ -180,29 +196,12 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
 
 /// Builds the report for the closed set reachable from `t`.
 fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
-    // Walk first edges from `t` until a task repeats: the repeated part is a cycle.
-    let mut path: Vec<TaskId> = vec![t];
-    let mut buf = Vec::new();
-    let cycle_start = loop {
-        let u = *path.last().unwrap();
-        buf.clear();
-        edges(s, u, &mut buf);
-        let v = buf[0];
-        if let Some(i) = path.iter().position(|&x| x == v) {
-            break i;
-        }
-        path.push(v);
-    };
-    let mut cycle: Vec<TaskId> = path[cycle_start..].to_vec();
-    let first = cycle.iter().enumerate().min_by_key(|(_, &x)| x).map(|(i, _)| i).unwrap();
-    cycle.rotate_left(first);
-
     // Everything that can never run: the blocked tasks not (transitively)
     // releasable by a task that can run or by a wait with unknown releasers.
     let n = s.tasks.len();
     let mut releasable: Vec<bool> =
         s.tasks.iter().map(|t| !matches!(t.status, Status::Blocked(_) | Status::Finished)).collect();
-    let mut known = vec![true; n];
+    let mut buf = Vec::new();
     let mut changed = true;
     while changed {
         changed = false;
@@ -211,20 +210,17 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
                 continue;
             }
             buf.clear();
-            let k = edges(s, u, &mut buf);
-            known[u as usize] = k;
-            if (!k && !global) || buf.iter().any(|&v| releasable[v as usize]) {
+            let known = edges(s, u, &mut buf);
+            if (!known && !global) || buf.iter().any(|&v| releasable[v as usize]) {
                 releasable[u as usize] = true;
                 changed = true;
             }
         }
     }
-    let behind = (0..n as TaskId)
-        .filter(|&u| {
-            matches!(s.tasks[u as usize].status, Status::Blocked(_)) && !releasable[u as usize] && !cycle.contains(&u)
-        })
-        .map(|u| blocked_task(s, u))
-        .collect();
+    let dead: Vec<bool> = (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
+    let cycle = pick_cycle(s, &dead, t);
+    let behind =
+        (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
     let running = (0..n)
         .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
         .map(|u| s.tasks[u].name.to_string())
@@ -237,6 +233,73 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         behind,
         running,
     }
+}
+
+/// The cycle that illustrates a deadlock: the shortest one through `t` (the
+/// task whose wait closed it), else the shortest anywhere among the dead
+/// tasks; built from primary edges when possible (see [`edges_of`]).
+/// Rotated to start at the task spawned first.
+fn pick_cycle(s: &State, dead: &[bool], t: TaskId) -> Vec<TaskId> {
+    let mut found = None;
+    'search: for primary_only in [true, false] {
+        if let Some(c) = shortest_cycle_through(s, dead, t, primary_only) {
+            found = Some(c);
+            break;
+        }
+        let mut best: Option<Vec<TaskId>> = None;
+        for u in (0..dead.len() as TaskId).filter(|&u| dead[u as usize]) {
+            if let Some(c) = shortest_cycle_through(s, dead, u, primary_only) {
+                if best.as_ref().is_none_or(|b| c.len() < b.len()) {
+                    best = Some(c);
+                }
+            }
+        }
+        if best.is_some() {
+            found = best;
+            break 'search;
+        }
+    }
+    let mut cycle = found.unwrap_or_default();
+    if let Some(first) = cycle.iter().enumerate().min_by_key(|(_, &x)| x).map(|(i, _)| i) {
+        cycle.rotate_left(first);
+    }
+    cycle
+}
+
+/// Breadth-first search for the shortest path from `t` back to `t` within the dead set.
+fn shortest_cycle_through(s: &State, dead: &[bool], t: TaskId, primary_only: bool) -> Option<Vec<TaskId>> {
+    if !dead[t as usize] {
+        return None;
+    }
+    let n = dead.len();
+    let mut parent: Vec<Option<TaskId>> = vec![None; n];
+    let mut queue = std::collections::VecDeque::new();
+    let mut buf = Vec::new();
+    queue.push_back(t);
+    let mut seen = vec![false; n];
+    seen[t as usize] = true;
+    while let Some(u) = queue.pop_front() {
+        buf.clear();
+        edges_of(s, u, &mut buf, primary_only);
+        for &v in &buf {
+            if v == t {
+                let mut path = vec![u];
+                let mut x = u;
+                while let Some(p) = parent[x as usize] {
+                    path.push(p);
+                    x = p;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            if dead[v as usize] && !seen[v as usize] {
+                seen[v as usize] = true;
+                parent[v as usize] = Some(u);
+                queue.push_back(v);
+            }
+        }
+    }
+    None
 }
 
 fn blocked_task(s: &State, t: TaskId) -> BlockedTask {

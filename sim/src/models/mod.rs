@@ -7,9 +7,11 @@
 
 mod abba;
 mod philosophers;
+pub mod ttrpc;
 
 pub use abba::Abba;
 pub use philosophers::Philosophers;
+pub use ttrpc::Ttrpc;
 
 use std::sync::Arc;
 
@@ -25,6 +27,8 @@ pub enum ParamKind {
     Int { min: u64, max: u64 },
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// A decimal number in `min..=max`.
+    Float { min: f64, max: f64 },
 }
 
 /// A parameter a model accepts (the CLI flag is `--name`).
@@ -71,6 +75,21 @@ pub trait Model: Send + Sync {
     fn variants(&self) -> Vec<Variant>;
     /// Checks `params` (name, value) and returns the runnable model.
     fn configure(&self, params: &[(String, String)]) -> Result<Configured, String>;
+    /// A two-parameter grid that `deadsim hunt <model> --matrix` runs cell by cell.
+    fn matrix(&self) -> Option<Matrix> {
+        None
+    }
+}
+
+/// A grid of variants: rows set one parameter, columns another.
+#[derive(Clone, Debug)]
+pub struct Matrix {
+    pub row_param: &'static str,
+    pub rows: Vec<&'static str>,
+    pub col_param: &'static str,
+    pub cols: Vec<&'static str>,
+    /// The expected verdict of cell (row, column).
+    pub expect: Vec<Vec<Expect>>,
 }
 
 type Runner = dyn Fn(Sim) -> Run + Send + Sync;
@@ -140,6 +159,11 @@ impl<'a> Params<'a> {
         Ok(Params { specs, given, model })
     }
 
+    /// The parameter's text as given, or its default.
+    pub fn text(&self, name: &str) -> &str {
+        self.raw(name)
+    }
+
     fn raw(&self, name: &str) -> &str {
         let spec = self.specs.iter().find(|s| s.name == name).expect("parameter is in the spec");
         self.given.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).unwrap_or(spec.default)
@@ -178,6 +202,23 @@ impl<'a> Params<'a> {
             .ok_or_else(|| format!("--{name}: `{v}` is not one of {}", words.join(", ")))
     }
 
+    /// A decimal number within the spec's range.
+    pub fn float(&self, name: &str) -> Result<f64, String> {
+        let spec = self.specs.iter().find(|s| s.name == name).unwrap();
+        let ParamKind::Float { min, max } = spec.kind else { panic!("--{name} is not a decimal parameter") };
+        let v = self.raw(name);
+        let x: f64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a number ({min} to {max})"))?;
+        if !(min..=max).contains(&x) {
+            return Err(format!("--{name}: {v} is out of range ({min} to {max}) for model {}", self.model));
+        }
+        Ok(x)
+    }
+
+    /// True if the user gave this parameter.
+    pub fn given(&self, name: &str) -> bool {
+        self.given.iter().any(|(n, _)| n == name)
+    }
+
     /// Every parameter with its value, in spec order, for traces.
     pub fn normalized(&self) -> Vec<Param> {
         self.specs.iter().map(|s| Param { name: s.name.to_string(), value: self.raw(s.name).to_string() }).collect()
@@ -186,7 +227,7 @@ impl<'a> Params<'a> {
 
 /// Every built-in model, in the order `deadsim models` lists them.
 pub fn all() -> Vec<&'static dyn Model> {
-    vec![&Abba, &Philosophers]
+    vec![&Abba, &Philosophers, &Ttrpc]
 }
 
 /// The built-in model called `name`.

@@ -136,6 +136,8 @@ pub(crate) enum ResState {
     Chan {
         senders: TaskSet,
         receivers: TaskSet,
+        /// Only ever closed, as a Go `ctx.Done()` or `done` channel.
+        signal: bool,
     },
     Pipe {
         writers: TaskSet,
@@ -361,9 +363,14 @@ impl State {
     /// Marks the current task as holding one end of a channel or pipe.
     #[inline]
     pub fn hold_end(&mut self, r: ResId, dir: Dir) {
-        let t = self.current;
+        self.hold_end_for(r, dir, self.current)
+    }
+
+    /// Marks task `t` as holding one end of a channel or pipe.
+    #[inline]
+    pub fn hold_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
         match &mut self.resources[r as usize].st {
-            ResState::Chan { senders, receivers } => {
+            ResState::Chan { senders, receivers, .. } => {
                 match dir {
                     Dir::Send => senders.insert(t),
                     Dir::Recv => receivers.insert(t),

@@ -74,17 +74,31 @@ impl<T> ChanState<T> {
     }
 }
 
+impl Chan<()> {
+    /// A channel that is only ever closed to broadcast an event, as Go's
+    /// `ctx.Done()` or a `done` channel. Its closer is the task that declared
+    /// the send end ([`Chan::declare_sender`]). Waits on it are deadlock edges
+    /// like any other, but a report illustrates a deadlock with a cycle that
+    /// avoids them where one exists, since they are rarely the cause.
+    pub fn signal(name: impl Into<Cow<'static, str>>) -> Chan<()> {
+        Chan::make(name.into(), 0, true)
+    }
+}
+
 impl<T: 'static> Chan<T> {
     /// `make(chan T, cap)`.
     pub fn new(name: impl Into<Cow<'static, str>>, cap: usize) -> Chan<T> {
-        let name = name.into();
+        Chan::make(name.into(), cap, false)
+    }
+
+    fn make(name: Cow<'static, str>, cap: usize, signal: bool) -> Chan<T> {
         let id = rt::with(|s| {
             s.new_resource(
                 name,
                 ResKind::Chan,
                 Some(cap as u64),
                 None,
-                ResState::Chan { senders: TaskSet::new(), receivers: TaskSet::new() },
+                ResState::Chan { senders: TaskSet::new(), receivers: TaskSet::new(), signal },
             )
         });
         Chan {
@@ -107,7 +121,7 @@ impl<T: 'static> Chan<T> {
         self.inner.id
     }
 
-    /// Declares that the current task will send on this channel.
+    /// Declares that the current task will send on (or close) this channel.
     pub fn declare_sender(&self) {
         rt::with(|s| s.hold_end(self.inner.id, Dir::Send));
     }
@@ -115,6 +129,18 @@ impl<T: 'static> Chan<T> {
     /// Declares that the current task will receive from this channel.
     pub fn declare_receiver(&self) {
         rt::with(|s| s.hold_end(self.inner.id, Dir::Recv));
+    }
+
+    /// Declares that task `task` sends on (or closes) this channel: for a
+    /// channel the current task hands to another one, as a Go goroutine
+    /// hands a channel inside a struct.
+    pub fn declare_sender_for(&self, task: TaskId) {
+        rt::with(|s| s.hold_end_for(self.inner.id, Dir::Send, task));
+    }
+
+    /// Declares that task `task` receives from this channel.
+    pub fn declare_receiver_for(&self, task: TaskId) {
+        rt::with(|s| s.hold_end_for(self.inner.id, Dir::Recv, task));
     }
 
     /// Messages buffered now (`len(ch)`).
@@ -285,6 +311,7 @@ impl<T: 'static> Chan<T> {
                     panic!("close of closed channel");
                 }
                 st.closed = true;
+                s.hold_end(id, Dir::Send);
                 s.record(me, EventKind::Close, Some(id), None, None, None, None);
                 while let Some(w) = st.recvq.pop_front() {
                     if s.is_waiting(w.task, w.gen) {

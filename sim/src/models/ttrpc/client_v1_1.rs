@@ -1,0 +1,185 @@
+//! `client.go` at v1.1.0 (same design in v1.1.1 and v1.1.2), after #94.
+//!
+//! Sending and receiving run in separate goroutines that share only the
+//! `callMap` mutex, held briefly and never across I/O, so the receiver keeps
+//! draining responses while the sender is blocked in a write.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::channel::{Channel, Conn, LINES_V1_0};
+use super::client_v1_0::CallRequest;
+use super::wire::{Answer, Code, Frame, MessageType, SharedLedger};
+use crate::sync::{select, Chan, Mutex};
+use crate::{at, frame_at};
+
+/// `callMap` (client.go:197-251): calls by stream id, behind `m`.
+struct CallMap {
+    m: Mutex,
+    calls: RefCell<BTreeMap<u32, CallRequest>>,
+}
+
+impl CallMap {
+    /// `callMap.set` (client.go:212).
+    async fn set(&self, id: u32, call: CallRequest) {
+        let _f = frame_at("callMap.set", "client.go:213");
+        let g = self.m.lock().await;
+        self.calls.borrow_mut().insert(id, call);
+        g.unlock().await;
+    }
+
+    /// `callMap.get` (client.go:224): removes and returns the call.
+    async fn get(&self, id: u32) -> Option<CallRequest> {
+        let _f = frame_at("callMap.get", "client.go:225");
+        let g = self.m.lock().await;
+        let call = self.calls.borrow_mut().remove(&id);
+        g.unlock().await;
+        call
+    }
+
+    /// `callMap.abort` (client.go:239): answers every waiting call with `err`.
+    async fn abort(&self) {
+        let _f = frame_at("callMap.abort", "client.go:240");
+        let g = self.m.lock().await;
+        let calls = std::mem::take(&mut *self.calls.borrow_mut());
+        for (_, call) in calls {
+            at("client.go:246");
+            call.errs.send(Answer::Closed).await;
+        }
+        g.unlock().await;
+    }
+}
+
+/// `Client` (v1.1.x).
+pub struct Client {
+    channel: Channel,
+    calls: Chan<CallRequest>,
+    done: Chan<()>,
+    closed: Cell<bool>,
+    waiters: CallMap,
+    ledger: SharedLedger,
+}
+
+impl Client {
+    /// `NewClient`: starts `run` (client.go:94).
+    pub fn new(conn: Conn, ledger: SharedLedger) -> Rc<Client> {
+        let c = Rc::new(Client {
+            channel: Channel::new(conn, LINES_V1_0),
+            calls: Chan::new("c.calls", 0),
+            done: Chan::signal("c.ctx.Done()"),
+            closed: Cell::new(false),
+            waiters: CallMap { m: Mutex::new("callMap.m"), calls: RefCell::new(BTreeMap::new()) },
+            ledger,
+        });
+        c.done.declare_sender();
+        crate::spawn_background("Client.run", c.clone().run());
+        c
+    }
+
+    /// `dispatch` (client.go:146-171): unchanged from v1.0.2.
+    pub async fn call(self: &Rc<Self>, call: u32, registered: bool, payload: u64) -> Answer {
+        let _f = frame_at("Client.dispatch", "client.go:146");
+        let errs: Chan<Answer> = Chan::new(format!("errs#{call}"), 1);
+        errs.declare_receiver();
+        self.calls.declare_sender();
+        self.done.declare_receiver();
+        at("client.go:155");
+        let mut hand = self.calls.send_case(CallRequest { call, registered, payload, errs: errs.clone() });
+        let mut closed = self.done.recv_case();
+        if select(&mut [&mut hand, &mut closed], false).await != Some(0) {
+            return Answer::Closed;
+        }
+        at("client.go:163");
+        let mut answer = errs.recv_case();
+        let mut closed = self.done.recv_case();
+        match select(&mut [&mut answer, &mut closed], false).await {
+            Some(0) => answer.take().unwrap_or(Answer::Closed),
+            _ => Answer::Closed,
+        }
+    }
+
+    /// `Client.Close` (client.go:173): cancels `c.ctx`.
+    pub async fn close(&self) {
+        if !self.closed.replace(true) {
+            self.done.close().await;
+        }
+    }
+
+    /// `Client.run` (client.go:253-342).
+    async fn run(self: Rc<Self>) {
+        let _f = frame_at("Client.run", "client.go:253");
+        let receiver_done = Chan::signal("receiverDone");
+        self.done.declare_sender();
+        self.done.declare_receiver();
+        at("client.go:262");
+        crate::spawn_background("Client.run.func1", sender(self.clone()));
+        at("client.go:286");
+        crate::spawn_background("Client.run.func2", receiver(self.clone(), receiver_done.clone()));
+        at("client.go:330");
+        let mut rdone = receiver_done.recv_case();
+        let mut closed = self.done.recv_case();
+        if select(&mut [&mut rdone, &mut closed], false).await == Some(0) {
+            at("client.go:334");
+            self.close().await;
+        } else {
+            at("client.go:338");
+            self.waiters.abort().await;
+        }
+        at("client.go:324");
+        self.channel.conn.close().await;
+    }
+}
+
+/// The sender goroutine (client.go:262-281): takes calls, writes them.
+async fn sender(c: Rc<Client>) {
+    let _f = frame_at("Client.run.func1", "client.go:262");
+    c.calls.declare_receiver();
+    c.done.declare_receiver();
+    let mut stream_id = 1u32;
+    loop {
+        at("client.go:265");
+        let mut closed = c.done.recv_case();
+        let mut call = c.calls.recv_case();
+        if select(&mut [&mut closed, &mut call], false).await != Some(1) {
+            return;
+        }
+        let Some(call) = call.take() else { return };
+        call.errs.declare_sender();
+        let (id, errs, payload, call_id, registered) =
+            (stream_id, call.errs.clone(), call.payload, call.call, call.registered);
+        stream_id += 2;
+        at("client.go:271");
+        c.waiters.set(id, call).await;
+        at("client.go:275");
+        let frame =
+            Frame { stream_id: id, typ: MessageType::Request, payload, call: call_id, registered, code: Code::Ok };
+        let sent = {
+            let _g = frame_at("Client.send", "client.go:365");
+            c.channel.send(frame).await
+        };
+        if sent.is_err() {
+            at("client.go:276");
+            errs.send(Answer::Closed).await;
+            at("client.go:277");
+            c.waiters.get(id).await;
+        }
+    }
+}
+
+/// The receiver goroutine (client.go:286-321): reads frames, answers calls.
+async fn receiver(c: Rc<Client>, receiver_done: Chan<()>) {
+    let _f = frame_at("Client.run.func2", "client.go:286");
+    receiver_done.declare_sender();
+    loop {
+        at("client.go:294");
+        let Ok(msg) = c.channel.recv().await else { break };
+        at("client.go:309");
+        let Some(call) = c.waiters.get(msg.stream_id).await else { continue };
+        call.errs.declare_sender();
+        *c.ledger.borrow_mut().delivered.entry(call.call).or_default() += 1;
+        at("client.go:318");
+        call.errs.send(super::answer_of(&msg)).await;
+    }
+    receiver_done.close().await;
+}
