@@ -448,26 +448,54 @@ fn hunt_all(range: SeedRange, jobs: usize, json: bool, max_steps: u64) -> Result
         return Ok(any);
     }
     println!("deadsim hunt: every built-in model variant, seeds {range}, {jobs} job(s)\n");
-    println!(
-        "{:<14} {:<12} {:<12} {:>8} {:>10}  {:<9} cycle",
-        "model", "variant", "verdict", "seed", "schedules", "expected"
-    );
+    let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
     for (m, v, r) in &rows {
         let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
-        let seed = r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string());
-        let ok = if verdict == v.expect.as_str() { "yes" } else { "NO" };
         let cycle = r
             .failure
             .as_ref()
             .and_then(|f| f.1.deadlock())
-            .map(|d| d.cycle.iter().map(|b| format!("{}->{}", b.name, b.waits_for)).collect::<Vec<_>>().join(" "))
+            .map(|d| d.cycle.iter().map(|b| format!("{} -> {}", b.name, b.target())).collect::<Vec<_>>().join(", "))
+            .or_else(|| r.failure.as_ref().map(|f| f.1.summary()))
             .unwrap_or_default();
-        let label = if v.label.is_empty() { "(default)" } else { &v.label };
-        println!("{:<14} {:<12} {:<12} {:>8} {:>10}  {:<9} {}", m.name(), label, verdict, seed, r.schedules, ok, cycle);
+        table.push([
+            m.name().to_string(),
+            if v.label.is_empty() { "(default)".to_string() } else { v.label.clone() },
+            verdict.to_string(),
+            r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string()),
+            r.schedules.to_string(),
+            if verdict == v.expect.as_str() { "yes".to_string() } else { format!("NO ({})", v.expect.as_str()) },
+            cycle,
+        ]);
     }
+    print_table(&table, &[false, false, false, true, true, false, false]);
     println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]");
     eprintln!("({elapsed:.2}s)");
     Ok(any)
+}
+
+/// Prints rows in aligned columns (`right[i]`: right-align column i); the
+/// last column is not padded.
+fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
+    let mut width = [0usize; N];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            width[i] = width[i].max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else if right[i] {
+                line.push_str(&format!("{cell:>w$}  ", w = width[i]));
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = width[i]));
+            }
+        }
+        println!("{}", line.trim_end());
+    }
 }
 
 fn print_models() {
@@ -506,7 +534,6 @@ fn bench_label(params: &[(String, String)]) -> String {
 
 fn bench(seconds: f64) {
     println!("deadsim bench: random strategy, recording off, one core, {seconds}s per row\n");
-    println!("{:<14} {:<32} {:>14} {:>14} {:>10}", "model", "variant", "schedules/s", "steps/s", "steps/run");
     let rows: Vec<(&str, Vec<(String, String)>)> = vec![
         ("abba", vec![("fixed".into(), "true".into())]),
         ("abba", vec![]),
@@ -514,7 +541,10 @@ fn bench(seconds: f64) {
         ("philosophers", vec![]),
         ("ttrpc", vec![("server".into(), "v1.0.2".into()), ("client".into(), "v1.2.3".into())]),
         ("ttrpc", vec![("server".into(), "v1.2.3".into()), ("client".into(), "v1.2.4".into())]),
+        ("flink", vec![("flink-version".into(), "1.13.1".into()), ("scenario".into(), "pipeline".into())]),
+        ("flink", vec![("flink-version".into(), "1.13.2".into()), ("scenario".into(), "pipeline".into())]),
     ];
+    let mut table = vec![["model", "variant", "schedules/s", "steps/s", "steps/run"].map(String::from)];
     for (name, params) in rows {
         let m = models::find(name).unwrap();
         let cfg = m.configure(&params).unwrap();
@@ -533,14 +563,13 @@ fn bench(seconds: f64) {
             }
         }
         let t = started.elapsed().as_secs_f64();
-        let label = bench_label(&params);
-        println!(
-            "{:<14} {:<32} {:>14.0} {:>14.0} {:>10.1}",
-            name,
-            label,
-            runs as f64 / t,
-            steps as f64 / t,
-            steps as f64 / runs as f64
-        );
+        table.push([
+            name.to_string(),
+            bench_label(&params),
+            format!("{:.0}", runs as f64 / t),
+            format!("{:.0}", steps as f64 / t),
+            format!("{:.1}", steps as f64 / runs as f64),
+        ]);
     }
+    print_table(&table, &[false, false, true, true, true]);
 }

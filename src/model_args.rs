@@ -46,6 +46,33 @@ pub struct ModelArgs {
     /// ttrpc: share of calls to a method the server does not register (0 to 1)
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub unregistered_fraction: Option<String>,
+    /// flink: release (1.12.5, 1.13.0 to 1.13.5, 1.14.0)
+    #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
+    pub flink_version: Option<String>,
+    /// flink: a proposed fix on top of 1.13.1 (self-assign)
+    #[arg(long, value_name = "FIX", allow_hyphen_values = true)]
+    pub fix: Option<String>,
+    /// flink: minimal, pipeline or reentry
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    pub scenario: Option<String>,
+    /// flink: input channels (pipeline)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub channels: Option<String>,
+    /// flink: exclusive buffers per channel
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub exclusive: Option<String>,
+    /// flink: floating buffers in the pool (pipeline)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub floating: Option<String>,
+    /// flink: buffers each channel receives (pipeline)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub buffers_per_channel: Option<String>,
+    /// flink: buffers consumed between checkpoints (pipeline)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub checkpoint_interval: Option<String>,
+    /// flink: the largest sender backlog (pipeline)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_backlog: Option<String>,
 }
 
 impl ModelArgs {
@@ -75,6 +102,15 @@ impl ModelArgs {
         value("payload", &self.payload);
         value("pipe-buffer", &self.pipe_buffer);
         value("unregistered-fraction", &self.unregistered_fraction);
+        value("flink-version", &self.flink_version);
+        value("fix", &self.fix);
+        value("scenario", &self.scenario);
+        value("channels", &self.channels);
+        value("exclusive", &self.exclusive);
+        value("floating", &self.floating);
+        value("buffers-per-channel", &self.buffers_per_channel);
+        value("checkpoint-interval", &self.checkpoint_interval);
+        value("max-backlog", &self.max_backlog);
         out
     }
 }

@@ -52,8 +52,8 @@ pub use frame::{at, frame, frame_at, Frame, FrameGuard};
 pub use fsutil::write_atomic;
 pub use outcome::{Deadlock, Outcome};
 pub use rt::taskset::{TaskId, TaskSet};
-pub use rt::ResKind;
-pub use task::{spawn, spawn_background, yield_now, JoinHandle};
+pub use rt::{ResId, ResKind};
+pub use task::{choose, spawn, spawn_background, yield_now, JoinHandle};
 
 use std::future::Future;
 
@@ -82,6 +82,24 @@ pub fn check(cond: bool, msg: impl std::fmt::Display) {
         s.record(t, EventKind::Check, None, None, None, None, None);
         let frames = rt::execution::stack_of(s, t);
         s.fail(Outcome::Invariant { task: s.tasks[t as usize].name.to_string(), message: msg.to_string(), frames });
+    })
+}
+
+/// Records that a model's state value changed (for example a
+/// `BufferManager`'s `numRequiredBuffers`), as a `value` event on the current
+/// task, attached to `resource` (a lock's or channel's id) when given. It
+/// changes nothing in the run; traces and charts show it.
+///
+/// ```
+/// sim::Sim::new(0).record(true).run(|| async {
+///     let bq = sim::sync::Monitor::new("bufferQueue");
+///     sim::note(Some(bq.id()), "numRequiredBuffers", 5);
+/// });
+/// ```
+pub fn note(resource: Option<ResId>, name: &'static str, value: u64) {
+    rt::with(|s| {
+        let t = s.current;
+        s.record(t, EventKind::Value, resource, Some(value), None, None, Some(name));
     })
 }
 

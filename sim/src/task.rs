@@ -119,3 +119,18 @@ impl Future for YieldNow {
 pub fn current() -> TaskId {
     rt::with(|s| s.current)
 }
+
+/// A data choice among `n` alternatives (`n >= 1`), drawn by the run's
+/// strategy like every scheduling choice: a seed replays it, and a search
+/// strategy explores it. Not a scheduling point.
+///
+/// ```
+/// sim::Sim::new(5).run(|| async {
+///     let backlog = sim::task::choose(4); // 0, 1, 2 or 3
+///     assert!(backlog < 4);
+/// });
+/// ```
+pub fn choose(n: usize) -> usize {
+    assert!(n >= 1, "choose needs at least one alternative");
+    rt::with(|s| s.strategy.pick_index(n))
+}

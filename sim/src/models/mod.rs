@@ -6,10 +6,12 @@
 //! that runs any seed.
 
 mod abba;
+pub mod flink;
 mod philosophers;
 pub mod ttrpc;
 
 pub use abba::Abba;
+pub use flink::Flink;
 pub use philosophers::Philosophers;
 pub use ttrpc::Ttrpc;
 
@@ -227,7 +229,7 @@ impl<'a> Params<'a> {
 
 /// Every built-in model, in the order `deadsim models` lists them.
 pub fn all() -> Vec<&'static dyn Model> {
-    vec![&Abba, &Philosophers, &Ttrpc]
+    vec![&Abba, &Philosophers, &Ttrpc, &Flink]
 }
 
 /// The built-in model called `name`.

@@ -171,6 +171,9 @@ pub enum EventKind {
     Panic,
     /// The deadlock was detected in this step.
     Deadlock,
+    /// A model's state value changed: `op` names it, `amount` is the new
+    /// value, `resource` the object it belongs to (see [`crate::note`]).
+    Value,
 }
 
 /// One visible operation.
@@ -196,7 +199,8 @@ pub struct Event {
     /// The other task involved (spawner, waker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<u32>,
-    /// The operation a `block` event waits in (`lock`, `send`, `write`, ...).
+    /// The operation a `block` event waits in (`lock`, `send`, `write`, ...),
+    /// or the name of the value of a `value` event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<Cow<'static, str>>,
 }

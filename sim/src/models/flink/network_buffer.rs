@@ -1,0 +1,66 @@
+//! `NetworkBuffer`: a memory segment with a reference count and a recycler.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use super::Gate;
+use crate::frame_at;
+
+/// Who gets the segment back when the last reference is released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recycler {
+    /// A floating buffer: the gate's `LocalBufferPool`.
+    Pool,
+    /// An exclusive buffer: the `BufferManager` of channel `i`.
+    Manager(usize),
+}
+
+/// One reference to a `NetworkBuffer`. Clones share the reference count, as
+/// the Java object is shared by the task thread and the channel state writer.
+#[derive(Clone, Debug)]
+pub struct NetworkBuffer {
+    pub segment: u32,
+    pub recycler: Recycler,
+    ref_cnt: Rc<Cell<u32>>,
+}
+
+impl NetworkBuffer {
+    /// `new NetworkBuffer(segment, recycler)`: one reference.
+    pub fn new(segment: u32, recycler: Recycler) -> NetworkBuffer {
+        NetworkBuffer { segment, recycler, ref_cnt: Rc::new(Cell::new(1)) }
+    }
+
+    /// `retainBuffer()` (NetworkBuffer.java:166): one more owner.
+    pub fn retain_buffer(&self) -> NetworkBuffer {
+        self.ref_cnt.set(self.ref_cnt.get() + 1);
+        self.clone()
+    }
+
+    /// `recycleBuffer()` (NetworkBuffer.java:156): releases this reference; the
+    /// release that drops the count to zero runs the recycler (`deallocate`,
+    /// NetworkBuffer.java:182). The decrement is atomic in Java, and a
+    /// scheduling point here, so which thread releases last is explored.
+    pub fn recycle_buffer(self, g: Rc<Gate>) -> Pin<Box<dyn Future<Output = ()>>> {
+        Box::pin(async move {
+            let _f = frame_at("NetworkBuffer.recycleBuffer", "NetworkBuffer.java:156");
+            let _r = frame_at("AbstractReferenceCountedByteBuf.release", "AbstractReferenceCountedByteBuf.java:100");
+            crate::yield_now().await; // the atomic decrement
+            let left = self.ref_cnt.get().checked_sub(1);
+            crate::check(left.is_some(), format_args!("segment {} released more often than retained", self.segment));
+            let left = left.unwrap_or(0);
+            self.ref_cnt.set(left);
+            if left > 0 {
+                return;
+            }
+            let _h =
+                frame_at("AbstractReferenceCountedByteBuf.handleRelease", "AbstractReferenceCountedByteBuf.java:110");
+            let _d = frame_at("NetworkBuffer.deallocate", "NetworkBuffer.java:182");
+            match self.recycler {
+                Recycler::Pool => g.pool.recycle(g.clone(), self.segment).await,
+                Recycler::Manager(i) => g.channels[i].bm.recycle(g.clone(), self.segment).await,
+            }
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! The task thread: `StreamTask` reading its input gate, the deserializer
+//! recycling each consumed buffer, and unaligned checkpoints starting.
+
+use std::rc::Rc;
+
+use super::network_buffer::NetworkBuffer;
+use super::Gate;
+use crate::frame_at;
+
+/// The name of the task thread in the original report's thread dump.
+pub const THREAD: &str = "Join(xxxxxx) (34/256)#1";
+
+/// `SpillingAdaptiveSpanningRecordDeserializer.getNextRecord`: the record
+/// is read, the buffer is consumed, and the deserializer recycles it.
+pub async fn consume(g: &Rc<Gate>, buffer: NetworkBuffer) {
+    let _e = frame_at("AbstractStreamTaskNetworkInput.emitNext", "AbstractStreamTaskNetworkInput.java:95");
+    let _d = frame_at(
+        "SpillingAdaptiveSpanningRecordDeserializer.getNextRecord",
+        "SpillingAdaptiveSpanningRecordDeserializer.java:95",
+    );
+    buffer.recycle_buffer(g.clone()).await;
+}
+
+/// The pipeline's task thread: consume every buffer the Netty thread
+/// delivers; every `checkpoint_interval` buffers, an unaligned checkpoint
+/// starts on every channel.
+pub async fn run(g: Rc<Gate>, checkpoint_interval: u32, persist_next: u32) {
+    let _t = frame_at("StreamTask.invoke", "StreamTask.java:620");
+    let _m = frame_at("MailboxProcessor.runMailboxLoop", "MailboxProcessor.java:204");
+    let mut consumed = 0u32;
+    let mut next = 0usize;
+    loop {
+        // Wait for input (SingleInputGate: inputChannelsWithData).
+        let lock = g.input_lock.enter().await;
+        let channel = loop {
+            let n = g.channels.len();
+            if let Some(c) = (0..n).map(|k| (next + k) % n).find(|&c| !g.channels[c].received.borrow().is_empty()) {
+                break Some(c);
+            }
+            if g.netty_done.get() {
+                break None;
+            }
+            lock.wait().await;
+        };
+        lock.exit().await;
+        let Some(c) = channel else { break };
+        next = c + 1;
+        let Some(buffer) = g.channels[c].get_next_buffer().await else { continue };
+        consumed += 1;
+        if consumed % checkpoint_interval == 0 {
+            // The barrier: checkpointStarted on every channel.
+            for ch in &g.channels {
+                ch.checkpoint_started(&g, persist_next).await;
+            }
+        }
+        consume(&g, buffer).await;
+    }
+    g.writer_finish().await;
+}

@@ -1,0 +1,170 @@
+//! The Flink model: FLINK-22946 in 1.13.1 (both scenarios), the merged fix,
+//! the re-entry case, and the report's first proposal.
+
+use sim::models::{self, Configured};
+use sim::trace::EventKind;
+
+fn flink(params: &[(&str, &str)]) -> Configured {
+    let p: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    models::find("flink").unwrap().configure(&p).unwrap()
+}
+
+fn first_failure(m: &Configured, seeds: std::ops::Range<u64>) -> Option<sim::Run> {
+    seeds.map(|s| m.run(s, false)).find(|r| r.outcome.is_failure())
+}
+
+const TASK: &str = "Join(xxxxxx) (34/256)#1";
+const WRITER: &str = "Channel state writer Join(xxxxxx) (34/256)#1";
+
+/// The chain of the original report's stacks, outermost first.
+const CHAIN: [&str; 4] = [
+    "BufferManager.recycle",
+    "LocalBufferPool.recycle",
+    "LocalBufferPool.fireBufferAvailableNotification",
+    "BufferManager.notifyBufferAvailable",
+];
+
+/// Checks the FLINK-22946 cycle: the task thread and the writer, each
+/// holding one bufferQueue monitor and waiting for the other's, each stack
+/// holding the report's chain in order.
+fn assert_flink_22946(run: &sim::Run) {
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("expected a deadlock, got {}", run.outcome));
+    let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, vec![TASK, WRITER]);
+    for (i, b) in d.cycle.iter().enumerate() {
+        let other = &d.cycle[1 - i];
+        assert_eq!(b.op, "lock");
+        assert_eq!(b.kind, "monitor");
+        assert!(b.waits_for.ends_with(".bufferQueue"), "{}", b.waits_for);
+        assert_eq!(b.holds.len(), 1, "{b:?}");
+        assert!(b.holds[0].resource.ends_with(".bufferQueue"));
+        assert_eq!(b.holds[0].resource, other.waits_for, "each holds what the other waits for");
+        assert_ne!(b.waits_for, b.holds[0].resource, "two distinct BufferManagers");
+        assert_eq!(b.released_by, vec![other.name.clone()]);
+        // The stack is innermost first; the chain must appear outermost first going up.
+        let outer_first: Vec<&str> = b.stack.iter().rev().map(|f| f.name.as_str()).collect();
+        let mut pos = 0;
+        for want in CHAIN {
+            pos += outer_first[pos..]
+                .iter()
+                .position(|f| *f == want)
+                .unwrap_or_else(|| panic!("{want} missing after position {pos} in {outer_first:?}"));
+        }
+        assert_eq!(b.stack[0].name, "BufferManager.notifyBufferAvailable");
+        assert_eq!(b.stack[0].site, "BufferManager.java:296", "1.13.1's synchronized (bufferQueue)");
+    }
+    let task_outer: Vec<&str> = d.cycle[0].stack.iter().map(|f| f.name.as_str()).collect();
+    assert!(task_outer.contains(&"SpillingAdaptiveSpanningRecordDeserializer.getNextRecord"));
+    let writer_outer: Vec<&str> = d.cycle[1].stack.iter().map(|f| f.name.as_str()).collect();
+    assert!(writer_outer.contains(&"ChannelStateCheckpointWriter.write"));
+}
+
+#[test]
+fn flink_1_13_1_minimal_deadlocks_as_in_the_report() {
+    for version in ["1.13.0", "1.13.1"] {
+        let m = flink(&[("flink-version", version), ("scenario", "minimal")]);
+        let run = first_failure(&m, 0..100).expect("deadlock within 100 seeds");
+        assert_flink_22946(&run);
+        assert!(run.steps < 60, "a handful of steps: {}", run.steps);
+    }
+}
+
+#[test]
+fn flink_1_13_1_pipeline_deadlock_comes_out_of_the_dynamics() {
+    let m = flink(&[("flink-version", "1.13.1")]);
+    let found = first_failure(&m, 0..30_000).expect("deadlock within 30000 seeds");
+    assert_flink_22946(&found);
+    // The trace shows how the state arose: both managers registered as
+    // listeners, and a registered one's numRequiredBuffers dropped later.
+    let run = m.run(found.seed, true);
+    let t = run.trace.unwrap();
+    let name = |r: Option<u32>| t.resources[r.unwrap() as usize].name.clone();
+    let mut waiting = std::collections::BTreeMap::new();
+    let mut dropped_while_waiting = false;
+    let mut required = std::collections::BTreeMap::new();
+    for e in &t.events {
+        if e.kind != EventKind::Value {
+            continue;
+        }
+        let (res, v) = (name(e.resource), e.amount.unwrap());
+        match e.op.as_deref() {
+            Some("isWaitingForFloatingBuffers") => {
+                waiting.insert(res, v);
+            }
+            Some("numRequiredBuffers") => {
+                let before = required.insert(res.clone(), v);
+                if waiting.get(&res) == Some(&1) && before.is_some_and(|b| v < b) {
+                    dropped_while_waiting = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(waiting.values().all(|&w| w == 1), "both managers registered at the deadlock: {waiting:?}");
+    assert!(dropped_while_waiting, "a registered manager's numRequiredBuffers dropped");
+}
+
+#[test]
+fn the_merged_fix_never_deadlocks_and_keeps_its_invariants() {
+    for version in ["1.12.5", "1.13.2", "1.13.3", "1.13.5", "1.14.0"] {
+        let m = flink(&[("flink-version", version), ("scenario", "minimal")]);
+        if let Some(r) = first_failure(&m, 0..3_000) {
+            panic!("{version} minimal seed {}: {}", r.seed, r.outcome);
+        }
+    }
+    let m = flink(&[("flink-version", "1.13.2")]);
+    if let Some(r) = first_failure(&m, 0..30_000) {
+        panic!("1.13.2 pipeline seed {}: {}", r.seed, r.outcome);
+    }
+    for version in ["1.12.5", "1.14.0"] {
+        let m = flink(&[("flink-version", version)]);
+        if let Some(r) = first_failure(&m, 0..3_000) {
+            panic!("{version} pipeline seed {}: {}", r.seed, r.outcome);
+        }
+    }
+}
+
+#[test]
+fn recycling_into_its_own_manager_reenters_the_monitor() {
+    let m = flink(&[("scenario", "reentry")]);
+    for seed in 0..500 {
+        let run = m.run(seed, seed == 0);
+        assert!(!run.outcome.is_failure(), "seed {seed}: {}", run.outcome);
+        if let Some(t) = run.trace {
+            // The task thread entered channel-0's monitor a second time.
+            let bq = t.resources.iter().position(|r| r.name == "channel-0.bufferQueue").unwrap() as u32;
+            assert!(t
+                .events
+                .iter()
+                .any(|e| e.kind == EventKind::Enter && e.resource == Some(bq) && e.amount == Some(2)));
+        }
+    }
+}
+
+#[test]
+fn self_assign_proposal_leaves_a_listener_that_is_not_waiting() {
+    let m = flink(&[("fix", "self-assign")]);
+    let run = first_failure(&m, 0..100).expect("the proposal fails");
+    assert_eq!(run.outcome.verdict(), "invariant", "{}", run.outcome);
+    let mut seen_illegal_state = false;
+    for seed in 0..300 {
+        if let sim::Outcome::Invariant { message, .. } = m.run(seed, false).outcome {
+            seen_illegal_state |= message.contains("checkState(isWaitingForFloatingBuffers) failed");
+        }
+    }
+    assert!(seen_illegal_state, "the pool's notification hits the failed checkState");
+}
+
+#[test]
+fn versions_and_parameters_are_checked() {
+    let err = |p: &[(&str, &str)]| {
+        let p: Vec<(String, String)> = p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        models::find("flink").unwrap().configure(&p).err().expect("rejected")
+    };
+    assert!(err(&[("flink-version", "1.15.0")]).contains("accepted: 1.12.5, 1.13.0, 1.13.1"));
+    assert!(err(&[("flink-version", "1.13.2"), ("fix", "self-assign")]).contains("already has the merged fix"));
+    assert!(
+        err(&[("scenario", "minimal"), ("floating", "4")]).contains("--floating applies to --scenario pipeline only")
+    );
+    assert!(err(&[("channels", "1")]).contains("--channels: 1 is out of range"));
+}
