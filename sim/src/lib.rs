@@ -103,6 +103,22 @@ pub fn note(resource: Option<ResId>, name: &'static str, value: u64) {
     })
 }
 
+/// Declares that the current step reads (or, with `write`, changes) state
+/// that `resource` guards, outside any operation on it: a racy read in the
+/// model, such as a credit check without the lock. It changes nothing in the
+/// run; an exhaustive search needs it to know the step conflicts with the
+/// resource's operations.
+pub fn access(resource: ResId, write: bool) {
+    rt::with(|s| {
+        if let Some(fp) = s.footprint.as_mut() {
+            let set = if write { &mut fp.resources } else { &mut fp.reads };
+            if !set.contains(&resource) {
+                set.push(resource);
+            }
+        }
+    })
+}
+
 /// One execution's settings: seed, strategy, recording, limits, labels.
 pub struct Sim {
     cfg: RunConfig,
@@ -191,6 +207,12 @@ impl Sim {
                     steps: raw.steps,
                     time_ns: raw.time,
                     deadsim: env!("CARGO_PKG_VERSION").to_string(),
+                    replay: scheduler::Schedule {
+                        model: self.model.clone(),
+                        fingerprint: scheduler::fingerprint(&self.model, &self.params),
+                        choices: rec.choices,
+                    }
+                    .encode(),
                 },
                 tasks: raw.tasks,
                 resources: raw.resources,

@@ -18,6 +18,9 @@ pub enum Outcome {
     Invariant { task: String, message: String, frames: Vec<FrameInfo> },
     /// A task panicked.
     Panic { task: String, message: String, frames: Vec<FrameInfo> },
+    /// The strategy stopped the run: a replayed schedule diverged from the
+    /// model, or an exhaustive search pruned a redundant run.
+    Stopped { step: u64, halt: crate::scheduler::Halt },
 }
 
 impl Outcome {
@@ -29,12 +32,14 @@ impl Outcome {
             Outcome::StepLimit { .. } => "step-limit",
             Outcome::Invariant { .. } => "invariant",
             Outcome::Panic { .. } => "panic",
+            Outcome::Stopped { halt: crate::scheduler::Halt::Diverged(_), .. } => "diverged",
+            Outcome::Stopped { .. } => "pruned",
         }
     }
 
-    /// True for every outcome but `Completed`.
+    /// True for a deadlock, a step limit, a broken invariant or a panic.
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Outcome::Completed)
+        !matches!(self, Outcome::Completed | Outcome::Stopped { .. })
     }
 
     /// The deadlock report, if this is a deadlock.
@@ -53,6 +58,10 @@ impl Outcome {
             Outcome::StepLimit { steps } => format!("step limit: still running after {steps} steps"),
             Outcome::Invariant { task, message, .. } => format!("invariant violated in \"{task}\": {message}"),
             Outcome::Panic { task, message, .. } => format!("panic in \"{task}\": {message}"),
+            Outcome::Stopped { step, halt: crate::scheduler::Halt::Diverged(m) } => {
+                format!("the schedule diverges from the model at step {step}: {m}")
+            }
+            Outcome::Stopped { step, .. } => format!("pruned at step {step} (a redundant schedule)"),
         }
     }
 }

@@ -86,6 +86,7 @@ impl Future for Join {
         }
         let task = self.task;
         rt::with(|s| {
+            s.touch(crate::scheduler::Footprint::task_resource(task));
             if s.tasks[task as usize].status == Status::Finished {
                 Poll::Ready(())
             } else {
@@ -132,5 +133,5 @@ pub fn current() -> TaskId {
 /// ```
 pub fn choose(n: usize) -> usize {
     assert!(n >= 1, "choose needs at least one alternative");
-    rt::with(|s| s.strategy.pick_index(n))
+    rt::with(|s| s.pick_index(n))
 }

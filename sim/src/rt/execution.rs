@@ -91,6 +91,7 @@ impl Drop for CurrentGuard {
 impl Execution {
     pub fn new(cfg: &RunConfig, strategy: Box<dyn Strategy>) -> Execution {
         install_panic_hook();
+        let footprint = if strategy.wants_footprints() { Some(Default::default()) } else { None };
         let state = Box::new(State {
             tasks: Vec::new(),
             enabled: TaskSet::new(),
@@ -109,6 +110,7 @@ impl Execution {
             spawned: Vec::new(),
             suspended: false,
             scratch: Default::default(),
+            footprint,
         });
         Execution { state, futures: Vec::new() }
     }
@@ -158,6 +160,15 @@ impl Execution {
             }
             let last_enabled = last.filter(|&l| s.enabled.contains(l));
             let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
+            if let Some(halt) = s.strategy.halt() {
+                break Outcome::Stopped { step: s.step + 1, halt };
+            }
+            debug_assert!(s.enabled.contains(t), "the strategy picked a task that is not enabled");
+            if s.enabled.len() > 1 {
+                if let Some(rec) = s.rec.as_mut() {
+                    rec.choices.push(t);
+                }
+            }
             s.step += 1;
             s.clock += s.op_cost;
             if let Some(rec) = s.rec.as_mut() {
@@ -207,6 +218,14 @@ impl Execution {
                 }
             }
             self.adopt_spawned(sp);
+            let s = unsafe { &mut *sp };
+            if let Some(mut fp) = s.footprint.take() {
+                s.strategy.step_done(t, &fp);
+                fp.resources.clear();
+                fp.reads.clear();
+                fp.data_choice = false;
+                s.footprint = Some(fp);
+            }
         };
         let s = unsafe { &mut *sp };
         if let Outcome::Deadlock(_) = &outcome {
@@ -297,6 +316,7 @@ fn finish_task(s: &mut State, t: TaskId) {
         s.foreground_live -= 1;
     }
     s.record(t, EventKind::Finish, None, None, None, None, None);
+    s.touch(crate::scheduler::Footprint::task_resource(t));
     for u in 0..s.tasks.len() as TaskId {
         if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
             s.wake(u);

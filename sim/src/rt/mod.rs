@@ -145,6 +145,8 @@ pub(crate) enum ResState {
         /// The writer whose write is in progress; other writers queue behind it.
         active_writer: Option<TaskId>,
     },
+    /// An atomic counter: never waited on.
+    Atomic,
 }
 
 /// The kind of a resource, as traces and reports name it.
@@ -155,6 +157,7 @@ pub enum ResKind {
     Monitor,
     Chan,
     Pipe,
+    Atomic,
 }
 
 impl ResKind {
@@ -165,6 +168,7 @@ impl ResKind {
             ResKind::Monitor => "monitor",
             ResKind::Chan => "chan",
             ResKind::Pipe => "pipe",
+            ResKind::Atomic => "atomic",
         }
     }
 }
@@ -199,6 +203,8 @@ pub(crate) struct State {
     /// Set when the polled task yielded or blocked through a primitive.
     pub suspended: bool,
     pub scratch: crate::waitfor::Scratch,
+    /// What the current step touched, when the strategy asks for it.
+    pub footprint: Option<crate::scheduler::Footprint>,
 }
 
 thread_local! {
@@ -354,6 +360,12 @@ impl State {
         peer: Option<TaskId>,
         op: Option<&'static str>,
     ) {
+        if let (Some(r), Some(fp), false) = (resource, self.footprint.as_mut(), kind == EventKind::Value) {
+            let set = if kind == EventKind::Block { &mut fp.reads } else { &mut fp.resources };
+            if !set.contains(&r) {
+                set.push(r);
+            }
+        }
         if let Some(rec) = self.rec.as_mut() {
             let frame = self.tasks[task as usize].frames.last().copied();
             rec.event(self.step, self.clock, task, kind, resource, amount, buffered, frame, peer, op);
@@ -383,6 +395,35 @@ impl State {
                 };
             }
             _ => unreachable!("hold_end on a lock"),
+        }
+    }
+
+    /// A data choice among `n` alternatives, through the strategy. A forced
+    /// choice (`n == 1`) asks nothing and records nothing, so schedules stay
+    /// short and a forced step added to a model shifts no later choice.
+    #[inline]
+    pub fn pick_index(&mut self, n: usize) -> usize {
+        if n <= 1 {
+            return 0;
+        }
+        let k = self.strategy.pick_index(n);
+        if let Some(rec) = self.rec.as_mut() {
+            rec.choices.push(k as u32);
+        }
+        if let Some(fp) = self.footprint.as_mut() {
+            fp.data_choice = true;
+        }
+        k
+    }
+
+    /// Notes that the current step touched resource `r` (for the footprint a
+    /// partial-order-reducing strategy asks for).
+    #[inline]
+    pub fn touch(&mut self, r: u32) {
+        if let Some(fp) = self.footprint.as_mut() {
+            if !fp.resources.contains(&r) {
+                fp.resources.push(r);
+            }
         }
     }
 

@@ -9,11 +9,22 @@
 pub type TaskId = u32;
 
 /// A set of task ids.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct TaskSet {
     words: Vec<u64>,
     len: u32,
 }
+
+impl PartialEq for TaskSet {
+    /// Same members (however many words each has grown to).
+    fn eq(&self, other: &TaskSet) -> bool {
+        let n = self.words.len().max(other.words.len());
+        self.len == other.len
+            && (0..n).all(|i| self.words.get(i).copied().unwrap_or(0) == other.words.get(i).copied().unwrap_or(0))
+    }
+}
+
+impl Eq for TaskSet {}
 
 impl TaskSet {
     /// An empty set.

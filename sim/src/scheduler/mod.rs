@@ -16,9 +16,115 @@
 //! assert!(t == 0 || t == 2);
 //! ```
 
+mod dfs;
+mod pct;
 mod random;
+mod replay;
 
+pub use dfs::{explore, ExploreConfig, ExploreResult};
+pub use pct::PctStrategy;
 pub use random::RandomStrategy;
+pub use replay::{fingerprint, ReplayStrategy, Schedule};
+
+use crate::models::Configured;
+use crate::{Run, Sim};
+
+/// The per-seed strategies a hunt can use (`--strategy random|pct[:d]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    Random,
+    /// PCT of depth `d`.
+    Pct(u32),
+}
+
+impl std::str::FromStr for StrategyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<StrategyKind, String> {
+        match s {
+            "random" => Ok(StrategyKind::Random),
+            "pct" => Ok(StrategyKind::Pct(3)),
+            _ => match s.strip_prefix("pct:").map(|d| d.parse::<u32>()) {
+                Some(Ok(d)) if (1..=10).contains(&d) => Ok(StrategyKind::Pct(d)),
+                Some(_) => Err(format!("`{s}`: the PCT depth is a whole number from 1 to 10 (pct:3)")),
+                None => Err(format!("`{s}` is not a strategy (random, pct, pct:D; dfs is `deadsim explore`)")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StrategyKind::Random => f.write_str("random"),
+            StrategyKind::Pct(d) => write!(f, "pct:{d}"),
+        }
+    }
+}
+
+impl StrategyKind {
+    /// Runs `seed` of `model` under this strategy. PCT first runs the seed
+    /// with depth 1 (its priorities, no change point) to learn the step
+    /// bound `k`, then with the full depth; a failure of the first run is
+    /// the result.
+    pub fn run(&self, model: &Configured, seed: u64, record: bool, max_steps: u64) -> Run {
+        match *self {
+            StrategyKind::Random => model.run_with(Sim::new(seed).record(record).max_steps(max_steps)),
+            StrategyKind::Pct(d) => {
+                let probe = model.run_with(
+                    Sim::new(seed).record(record && d == 1).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, 1, 0))),
+                );
+                if d == 1 || probe.outcome.is_failure() {
+                    if record && probe.trace.is_none() {
+                        return model.run_with(
+                            Sim::new(seed).record(true).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, 1, 0))),
+                        );
+                    }
+                    return probe;
+                }
+                let k = probe.steps;
+                model.run_with(
+                    Sim::new(seed).record(record).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, d, k))),
+                )
+            }
+        }
+    }
+}
+
+/// What one step touched: the resources its operations used (locks,
+/// channels, pipes, and a pseudo-resource per task for spawn/finish/join),
+/// and whether it made a data choice. Two steps of different tasks are
+/// independent when their resource sets are disjoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Resources the step changed (took, released, sent on, ...).
+    pub resources: Vec<u32>,
+    /// Resources the step only looked at: an attempt that found the
+    /// resource busy and blocked. Two such looks do not conflict.
+    pub reads: Vec<u32>,
+    pub data_choice: bool,
+}
+
+impl Footprint {
+    /// The pseudo-resource of task `t`: its finish and a join of it touch it.
+    pub fn task_resource(t: TaskId) -> u32 {
+        u32::MAX - t
+    }
+
+    /// True if the two steps touch a common resource and one changes it.
+    pub fn conflicts(&self, other: &Footprint) -> bool {
+        self.resources.iter().any(|r| other.resources.contains(r) || other.reads.contains(r))
+            || self.reads.iter().any(|r| other.resources.contains(r))
+    }
+}
+
+/// Why a strategy stops a run early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Halt {
+    /// A replayed schedule no longer fits the model.
+    Diverged(String),
+    /// An exhaustive search found this run redundant (sleep-set blocked).
+    Pruned,
+}
 
 use crate::rt::{TaskId, TaskSet};
 
@@ -37,4 +143,18 @@ pub trait Strategy {
 
     /// A short name for traces and reports (`random`).
     fn name(&self) -> String;
+
+    /// True if the engine should report each step's [`Footprint`] through
+    /// [`Strategy::step_done`] (partial-order reduction needs it).
+    fn wants_footprints(&self) -> bool {
+        false
+    }
+
+    /// Called after every step with the task that ran and what it touched.
+    fn step_done(&mut self, _task: TaskId, _footprint: &Footprint) {}
+
+    /// Asked after every pick: `Some` stops the run (outcome `Stopped`).
+    fn halt(&mut self) -> Option<Halt> {
+        None
+    }
 }

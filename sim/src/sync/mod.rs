@@ -1,6 +1,7 @@
 //! Synchronization primitives known to the scheduler, mirroring the real ones:
 //! Go's `sync.Mutex` and `sync.RWMutex`, Java's monitors (`synchronized`,
-//! `wait`/`notify`), Go channels with `select`, and a bounded byte [`Pipe`].
+//! `wait`/`notify`), Go channels with `select`, a bounded byte [`Pipe`], and
+//! atomic counters.
 //!
 //! Every operation that another task could observe is a scheduling point: the
 //! task yields to the scheduler first, and the operation takes effect when the
@@ -10,6 +11,7 @@
 //! unwinding, but it explores fewer interleavings). A task that panics keeps
 //! what it holds: the run ends with the panic, as a Go program would.
 
+mod atomic;
 mod chan;
 mod monitor;
 mod mutex;
@@ -17,6 +19,7 @@ mod pipe;
 mod rwlock;
 mod select;
 
+pub use atomic::AtomicU64;
 pub use chan::{Chan, RecvCase, SendCase};
 pub use monitor::{Monitor, MonitorGuard};
 pub use mutex::{Mutex, MutexGuard};

@@ -198,7 +198,7 @@ impl MonitorGuard {
             let n = st(s, self.id).2.len();
             s.record(me, EventKind::Notify, Some(self.id), Some(n.min(1) as u64), None, None, None);
             if n > 0 {
-                let k = s.strategy.pick_index(n);
+                let k = s.pick_index(n);
                 let t = st(s, self.id).2.remove(k);
                 s.wake(t);
             }

@@ -78,7 +78,7 @@ impl Future for Select<'_, '_> {
                     let n = this.cases.len();
                     let ready = this.cases.iter().filter(|c| c.ready(s)).count();
                     if ready > 0 {
-                        let k = s.strategy.pick_index(ready);
+                        let k = s.pick_index(ready);
                         let i = (0..n).filter(|&i| this.cases[i].ready(s)).nth(k).unwrap();
                         s.record(me, EventKind::Select, None, Some(i as u64), None, None, None);
                         this.cases[i].complete(s);

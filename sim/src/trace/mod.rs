@@ -69,6 +69,8 @@ pub struct Meta {
     pub time_ns: u64,
     /// Version of deadsim that wrote the trace.
     pub deadsim: String,
+    /// The schedule string that replays this run (`deadsim replay --schedule`).
+    pub replay: String,
 }
 
 /// One model parameter.
@@ -171,6 +173,8 @@ pub enum EventKind {
     Panic,
     /// The deadlock was detected in this step.
     Deadlock,
+    /// An atomic operation; `amount` is the value after it.
+    Atomic,
     /// A model's state value changed: `op` names it, `amount` is the new
     /// value, `resource` the object it belongs to (see [`crate::note`]).
     Value,

@@ -11,6 +11,8 @@ pub(crate) struct Recorder {
     pub events: Vec<Event>,
     pub frames: Vec<FrameInfo>,
     pub schedule: Vec<u32>,
+    /// Every choice that had alternatives, in order: the replay schedule.
+    pub choices: Vec<u32>,
     /// Keyed by the frame's text, not its address: identical string literals
     /// may or may not be merged by the compiler, and ids must not depend on it.
     frame_ids: HashMap<(&'static str, &'static str), u32>,

@@ -67,8 +67,10 @@ pub struct Gate {
     pub writer_lock: Monitor,
     pub writer_queue: RefCell<VecDeque<NetworkBuffer>>,
     pub writer_done: Cell<bool>,
-    /// The gate's input availability (`inputChannelsWithData`).
+    /// `SingleInputGate.inputChannelsWithData` and its lock: the channels
+    /// with queued buffers, as the task thread polls them.
     pub input_lock: Monitor,
+    pub channels_with_data: RefCell<VecDeque<usize>>,
     pub netty_done: Cell<bool>,
 }
 
@@ -109,9 +111,14 @@ impl Gate {
         lock.exit().await;
     }
 
-    /// Data arrived on some channel.
-    pub async fn notify_input(&self) {
+    /// `SingleInputGate.notifyChannelNonEmpty`: channel `c` has data.
+    pub async fn notify_channel_non_empty(&self, c: usize) {
         let lock = self.input_lock.enter().await;
+        let mut q = self.channels_with_data.borrow_mut();
+        if !q.contains(&c) {
+            q.push_back(c);
+        }
+        drop(q);
         lock.notify_all();
         lock.exit().await;
     }
@@ -221,6 +228,7 @@ fn gate(st: &Settings, channels: u32, pool: VecDeque<u32>, listeners: VecDeque<u
         writer_queue: RefCell::new(VecDeque::new()),
         writer_done: Cell::new(false),
         input_lock: Monitor::new("SingleInputGate.inputChannelsWithData"),
+        channels_with_data: RefCell::new(VecDeque::new()),
         netty_done: Cell::new(false),
     })
 }
@@ -294,7 +302,7 @@ async fn small(st: Settings) {
     let by = NetworkBuffer::new(seg(1, 0), Recycler::Manager(1));
     g.locations.borrow_mut()[seg(0, 0) as usize] = Location::InFlight;
     g.locations.borrow_mut()[seg(1, 0) as usize] = Location::InFlight;
-    let (wx, wy) = (bx.retain_buffer(), by.retain_buffer());
+    let (wx, wy) = (bx.retain_buffer().await, by.retain_buffer().await);
     let task = {
         let g = g.clone();
         crate::spawn(stream_task::THREAD, async move {

@@ -20,6 +20,10 @@ pub async fn run(g: Rc<Gate>, per_channel: u32, max_backlog: u32) {
     );
     let mut remaining = vec![per_channel; g.channels.len()];
     while remaining.iter().any(|&r| r > 0) {
+        // The sender's view of each channel's credit (read without the lock).
+        for ch in &g.channels {
+            crate::access(ch.bm.buffer_queue.id(), false);
+        }
         let ready: Vec<usize> =
             (0..g.channels.len()).filter(|&c| remaining[c] > 0 && g.channels[c].bm.available() > 0).collect();
         if ready.is_empty() {
@@ -34,6 +38,7 @@ pub async fn run(g: Rc<Gate>, per_channel: u32, max_backlog: u32) {
         g.channels[c].on_buffer(&g, buffer, backlog).await;
     }
     let lock = g.input_lock.enter().await;
+    crate::access(g.input_lock.id(), true);
     g.netty_done.set(true);
     lock.notify_all();
     lock.exit().await;

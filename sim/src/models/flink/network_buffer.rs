@@ -1,12 +1,12 @@
 //! `NetworkBuffer`: a memory segment with a reference count and a recycler.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
 use super::Gate;
 use crate::frame_at;
+use crate::sync::AtomicU64;
 
 /// Who gets the segment back when the last reference is released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,18 +23,20 @@ pub enum Recycler {
 pub struct NetworkBuffer {
     pub segment: u32,
     pub recycler: Recycler,
-    ref_cnt: Rc<Cell<u32>>,
+    /// netty's `refCnt`, an atomic field.
+    ref_cnt: AtomicU64,
 }
 
 impl NetworkBuffer {
     /// `new NetworkBuffer(segment, recycler)`: one reference.
     pub fn new(segment: u32, recycler: Recycler) -> NetworkBuffer {
-        NetworkBuffer { segment, recycler, ref_cnt: Rc::new(Cell::new(1)) }
+        NetworkBuffer { segment, recycler, ref_cnt: AtomicU64::new(format!("segment-{segment}.refCnt"), 1) }
     }
 
     /// `retainBuffer()` (NetworkBuffer.java:166): one more owner.
-    pub fn retain_buffer(&self) -> NetworkBuffer {
-        self.ref_cnt.set(self.ref_cnt.get() + 1);
+    pub async fn retain_buffer(&self) -> NetworkBuffer {
+        let _f = frame_at("NetworkBuffer.retainBuffer", "NetworkBuffer.java:166");
+        self.ref_cnt.fetch_add(1).await;
         self.clone()
     }
 
@@ -46,12 +48,9 @@ impl NetworkBuffer {
         Box::pin(async move {
             let _f = frame_at("NetworkBuffer.recycleBuffer", "NetworkBuffer.java:156");
             let _r = frame_at("AbstractReferenceCountedByteBuf.release", "AbstractReferenceCountedByteBuf.java:100");
-            crate::yield_now().await; // the atomic decrement
-            let left = self.ref_cnt.get().checked_sub(1);
-            crate::check(left.is_some(), format_args!("segment {} released more often than retained", self.segment));
-            let left = left.unwrap_or(0);
-            self.ref_cnt.set(left);
-            if left > 0 {
+            let before = self.ref_cnt.fetch_sub(1).await;
+            crate::check(before > 0, format_args!("segment {} released more often than retained", self.segment));
+            if before != 1 {
                 return;
             }
             let _h =

@@ -48,11 +48,11 @@ impl RemoteInputChannel {
         if self.persisting.get() > 0 {
             self.persisting.set(self.persisting.get() - 1);
             at(g.lines.ric_maybe_persist);
-            g.hand_to_writer(buffer.retain_buffer()).await;
+            g.hand_to_writer(buffer.retain_buffer().await).await;
         }
         self.received.borrow_mut().push_back(buffer);
         lock.exit().await;
-        g.notify_input().await;
+        g.notify_channel_non_empty(self.index).await;
         at(g.lines.ric_on_backlog);
         self.on_sender_backlog(g, backlog).await;
     }
@@ -72,21 +72,23 @@ impl RemoteInputChannel {
         let lock = self.received_lock.enter().await;
         {
             let _u = frame_at("RemoteInputChannel.getInflightBuffersUnsafe", g.lines.ric_inflight_retain);
-            let inflight: Vec<NetworkBuffer> = self.received.borrow().iter().map(|b| b.retain_buffer()).collect();
-            for b in inflight {
-                g.hand_to_writer(b).await;
+            let queued: Vec<NetworkBuffer> = self.received.borrow().iter().cloned().collect();
+            for b in queued {
+                let retained = b.retain_buffer().await;
+                g.hand_to_writer(retained).await;
             }
         }
         self.persisting.set(persist_next);
         lock.exit().await;
     }
 
-    /// `getNextBuffer()` on the task thread.
-    pub async fn get_next_buffer(&self) -> Option<NetworkBuffer> {
+    /// `getNextBuffer()` on the task thread: the buffer, and whether more are queued.
+    pub async fn get_next_buffer(&self) -> (Option<NetworkBuffer>, bool) {
         let _f = frame_at("RemoteInputChannel.getNextBuffer", "RemoteInputChannel.java:205");
         let lock = self.received_lock.enter().await;
         let b = self.received.borrow_mut().pop_front();
+        let more = !self.received.borrow().is_empty();
         lock.exit().await;
-        b
+        (b, more)
     }
 }

@@ -28,13 +28,11 @@ pub async fn run(g: Rc<Gate>, checkpoint_interval: u32, persist_next: u32) {
     let _t = frame_at("StreamTask.invoke", "StreamTask.java:620");
     let _m = frame_at("MailboxProcessor.runMailboxLoop", "MailboxProcessor.java:204");
     let mut consumed = 0u32;
-    let mut next = 0usize;
     loop {
-        // Wait for input (SingleInputGate: inputChannelsWithData).
+        // SingleInputGate.getChannel: wait for a channel with data.
         let lock = g.input_lock.enter().await;
         let channel = loop {
-            let n = g.channels.len();
-            if let Some(c) = (0..n).map(|k| (next + k) % n).find(|&c| !g.channels[c].received.borrow().is_empty()) {
+            if let Some(c) = g.channels_with_data.borrow_mut().pop_front() {
                 break Some(c);
             }
             if g.netty_done.get() {
@@ -44,8 +42,11 @@ pub async fn run(g: Rc<Gate>, checkpoint_interval: u32, persist_next: u32) {
         };
         lock.exit().await;
         let Some(c) = channel else { break };
-        next = c + 1;
-        let Some(buffer) = g.channels[c].get_next_buffer().await else { continue };
+        let (buffer, more) = g.channels[c].get_next_buffer().await;
+        if more {
+            g.notify_channel_non_empty(c).await;
+        }
+        let Some(buffer) = buffer else { continue };
         consumed += 1;
         if consumed % checkpoint_interval == 0 {
             // The barrier: checkpointStarted on every channel.

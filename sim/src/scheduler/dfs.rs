@@ -1,0 +1,383 @@
+//! Exhaustive exploration: depth-first search over every schedule, with
+//! dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005, with
+//! sleep sets), or plain DFS within a preemption bound (CHESS's iterative
+//! context bounding, Musuvathi and Qadeer, PLDI 2007).
+//!
+//! Each execution replays the prefix of the previous one up to its deepest
+//! open branch, then takes a new choice there. With reduction, two steps of
+//! different tasks are dependent when they touch a common resource; after
+//! each execution every race (the last dependent step of another task that
+//! does not happen before a step) adds the racing task as a branch where
+//! the earlier step was taken, and sleep sets keep the search from
+//! re-running an interleaving of independent steps.
+//!
+//! ```
+//! use sim::scheduler::{explore, ExploreConfig};
+//! let model = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
+//! let r = explore(&model, &ExploreConfig::default());
+//! assert!(r.failure.is_none() && r.exhausted);
+//! ```
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{Footprint, Halt, ReplayStrategy, Strategy};
+use crate::models::Configured;
+use crate::rt::{TaskId, TaskSet};
+use crate::{Run, Sim};
+
+/// How to explore.
+#[derive(Clone, Debug)]
+pub struct ExploreConfig {
+    /// Only schedules with at most this many preemptions (plain DFS, no reduction).
+    pub preemption_bound: Option<u32>,
+    /// Dynamic partial-order reduction (ignored with a preemption bound).
+    pub reduction: bool,
+    /// Stop after this many executions (the result then says it is not exhausted).
+    pub max_executions: u64,
+    pub max_steps: u64,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig { preemption_bound: None, reduction: true, max_executions: 1_000_000, max_steps: 100_000 }
+    }
+}
+
+/// What an exploration found.
+#[derive(Debug)]
+pub struct ExploreResult {
+    /// Executions run, pruned ones included.
+    pub executions: u64,
+    /// Executions stopped early as redundant (sleep-set blocked).
+    pub pruned: u64,
+    /// True if every schedule (within the bound) was covered.
+    pub exhausted: bool,
+    /// The first failing run, recorded, and its schedule's choices.
+    pub failure: Option<(Run, Vec<u32>)>,
+    /// A model that does not replay the same way from the same choices.
+    pub nondeterminism: Option<String>,
+}
+
+enum Node {
+    Task {
+        enabled: TaskSet,
+        last: Option<TaskId>,
+        chosen: TaskId,
+        /// Tasks still to explore here.
+        backtrack: TaskSet,
+        /// Tasks explored (or being explored) here.
+        done: TaskSet,
+        /// Tasks asleep here, with the step each would take.
+        sleep: Vec<(TaskId, Footprint)>,
+        /// The steps tasks took here, learnt from the executions so far.
+        taken: Vec<(TaskId, Footprint)>,
+        preemptions: u32,
+    },
+    Data {
+        n: usize,
+        chosen: usize,
+    },
+}
+
+struct Search {
+    cfg: ExploreConfig,
+    nodes: Vec<Node>,
+    /// Position of the next node in the current execution.
+    pos: usize,
+    /// The steps of the current execution: (task, node index, footprint).
+    steps: Vec<(TaskId, usize, Footprint)>,
+    halt: Option<Halt>,
+    error: Option<String>,
+}
+
+impl Search {
+    fn preemptions_at(&self, i: usize) -> u32 {
+        match self.nodes[..i].iter().rev().find_map(|n| match n {
+            Node::Task { preemptions, last, chosen, enabled, .. } => {
+                Some(preemptions + u32::from(last.is_some_and(|l| l != *chosen && enabled.contains(l))))
+            }
+            Node::Data { .. } => None,
+        }) {
+            Some(p) => p,
+            None => 0,
+        }
+    }
+
+    fn within_bound(&self, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
+        match self.cfg.preemption_bound {
+            None => true,
+            Some(k) => preemptions + u32::from(last.is_some_and(|l| l != t && enabled.contains(l))) <= k,
+        }
+    }
+
+    fn reduction(&self) -> bool {
+        self.cfg.reduction && self.cfg.preemption_bound.is_none()
+    }
+
+    /// The sleep set a node starts with: its parent's sleepers and the
+    /// tasks the parent already explored, less those the parent's step wakes.
+    fn inherited_sleep(&self) -> Vec<(TaskId, Footprint)> {
+        if !self.reduction() {
+            return Vec::new();
+        }
+        let Some((task, node, fp)) = self.steps.last() else { return Vec::new() };
+        let Node::Task { sleep, taken, done, .. } = &self.nodes[*node] else { return Vec::new() };
+        let mut out: Vec<(TaskId, Footprint)> = Vec::new();
+        for (p, f) in sleep.iter().chain(taken.iter().filter(|(p, _)| done.contains(*p))) {
+            if p != task && !f.conflicts(fp) && !out.iter().any(|(q, _)| q == p) {
+                out.push((*p, f.clone()));
+            }
+        }
+        out
+    }
+}
+
+struct DfsStrategy(Rc<RefCell<Search>>);
+
+impl Strategy for DfsStrategy {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, _step: u64) -> TaskId {
+        let mut s = self.0.borrow_mut();
+        let i = s.pos;
+        s.pos += 1;
+        if i < s.nodes.len() {
+            // Replaying the prefix.
+            let chosen = match &s.nodes[i] {
+                Node::Task { chosen, enabled: e, .. } if e == enabled => *chosen,
+                _ => {
+                    s.error = Some(format!("the model did not replay the same way at step {}", s.steps.len() + 1));
+                    s.halt = Some(Halt::Pruned);
+                    return enabled.nth(0);
+                }
+            };
+            return chosen;
+        }
+        let preemptions = s.preemptions_at(i);
+        let sleep = s.inherited_sleep();
+        let asleep = |t: TaskId| sleep.iter().any(|(p, _)| *p == t);
+        // Prefer the task that ran last (no preemption), then the lowest id.
+        let candidates = last.into_iter().filter(|&l| enabled.contains(l)).chain(enabled.iter());
+        let mut pick = None;
+        for t in candidates {
+            if !asleep(t) && s.within_bound(preemptions, enabled, last, t) {
+                pick = Some(t);
+                break;
+            }
+        }
+        let Some(t) = pick else {
+            s.halt = Some(Halt::Pruned);
+            return enabled.nth(0);
+        };
+        let mut backtrack = TaskSet::new();
+        if !s.reduction() {
+            for u in enabled.iter() {
+                if !asleep(u) && s.within_bound(preemptions, enabled, last, u) {
+                    backtrack.insert(u);
+                }
+            }
+        }
+        backtrack.insert(t);
+        let mut done = TaskSet::new();
+        done.insert(t);
+        s.nodes.push(Node::Task {
+            enabled: enabled.clone(),
+            last,
+            chosen: t,
+            backtrack,
+            done,
+            sleep,
+            taken: Vec::new(),
+            preemptions,
+        });
+        t
+    }
+
+    fn pick_index(&mut self, n: usize) -> usize {
+        let mut s = self.0.borrow_mut();
+        let i = s.pos;
+        s.pos += 1;
+        if i < s.nodes.len() {
+            return match s.nodes[i] {
+                Node::Data { n: m, chosen } if m == n => chosen,
+                _ => {
+                    s.error = Some("the model did not replay the same way (a data choice changed)".into());
+                    s.halt = Some(Halt::Pruned);
+                    0
+                }
+            };
+        }
+        s.nodes.push(Node::Data { n, chosen: 0 });
+        0
+    }
+
+    fn name(&self) -> String {
+        "dfs".to_string()
+    }
+
+    fn wants_footprints(&self) -> bool {
+        true
+    }
+
+    fn step_done(&mut self, task: TaskId, footprint: &Footprint) {
+        let mut s = self.0.borrow_mut();
+        // The node of this step: the last task node at or before pos.
+        let node = (0..s.pos).rev().find(|&j| matches!(s.nodes[j], Node::Task { .. })).expect("a step has a node");
+        if let Node::Task { taken, .. } = &mut s.nodes[node] {
+            if !taken.iter().any(|(p, _)| *p == task) {
+                taken.push((task, footprint.clone()));
+            }
+        }
+        s.steps.push((task, node, footprint.clone()));
+    }
+
+    fn halt(&mut self) -> Option<Halt> {
+        self.0.borrow_mut().halt.take()
+    }
+}
+
+/// Adds a backtrack point for every race of the execution just run.
+fn add_races(s: &mut Search) {
+    let steps = &s.steps;
+    let n = steps.len();
+    // Vector clocks: clock[j][task] = number of steps of `task` that happen before or at j.
+    let tasks = steps.iter().map(|(t, _, _)| *t as usize + 1).max().unwrap_or(0);
+    let mut clock: Vec<Vec<u32>> = Vec::with_capacity(n);
+    let mut local: Vec<u32> = Vec::with_capacity(n);
+    let mut count = vec![0u32; tasks];
+    let mut last_of: Vec<Option<usize>> = vec![None; tasks];
+    for j in 0..n {
+        let (tj, _, fj) = &steps[j];
+        let tj = *tj as usize;
+        count[tj] += 1;
+        local.push(count[tj]);
+        let mut c = match last_of[tj] {
+            Some(p) => clock[p].clone(),
+            None => vec![0; tasks],
+        };
+        // The program-order predecessor's clock is what "happens before" the
+        // task when step j starts: a race is a dependent step not in it.
+        let before = c.clone();
+        let mut race: Option<usize> = None;
+        for i in (0..j).rev() {
+            let (ti, _, fi) = &steps[i];
+            if *ti as usize == tj || !fi.conflicts(fj) {
+                continue;
+            }
+            if race.is_none() && before[*ti as usize] < local[i] {
+                race = Some(i);
+            }
+            for (k, v) in clock[i].iter().enumerate() {
+                c[k] = c[k].max(*v);
+            }
+        }
+        c[tj] = local[j];
+        clock.push(c);
+        last_of[tj] = Some(j);
+        if let Some(i) = race {
+            let node = steps[i].1;
+            let bound_ok = |s: &Search, en: &TaskSet, last: Option<TaskId>, p: u32, t: TaskId| s.within_bound(p, en, last, t);
+            let (en, last, p) = match &s.nodes[node] {
+                Node::Task { enabled, last, preemptions, .. } => (enabled.clone(), *last, *preemptions),
+                Node::Data { .. } => continue,
+            };
+            let add: Vec<TaskId> = if en.contains(tj as TaskId) { vec![tj as TaskId] } else { en.iter().collect() };
+            let add: Vec<TaskId> = add.into_iter().filter(|&t| bound_ok(s, &en, last, p, t)).collect();
+            if let Node::Task { backtrack, .. } = &mut s.nodes[node] {
+                for t in add {
+                    backtrack.insert(t);
+                }
+            }
+        }
+    }
+}
+
+/// Moves to the next branch: the deepest node with an unexplored choice.
+/// Returns false when the search is exhausted.
+fn next_branch(s: &mut Search) -> bool {
+    while let Some(node) = s.nodes.last_mut() {
+        match node {
+            Node::Data { n, chosen } => {
+                if *chosen + 1 < *n {
+                    *chosen += 1;
+                    return true;
+                }
+            }
+            Node::Task { backtrack, done, sleep, chosen, .. } => {
+                let next = backtrack.iter().find(|&t| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t));
+                if let Some(t) = next {
+                    *chosen = t;
+                    done.insert(t);
+                    return true;
+                }
+            }
+        }
+        s.nodes.pop();
+    }
+    false
+}
+
+/// Explores `model` exhaustively (within the bound); stops at the first failure.
+pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
+    let search = Rc::new(RefCell::new(Search {
+        cfg: cfg.clone(),
+        nodes: Vec::new(),
+        pos: 0,
+        steps: Vec::new(),
+        halt: None,
+        error: None,
+    }));
+    let mut result = ExploreResult { executions: 0, pruned: 0, exhausted: false, failure: None, nondeterminism: None };
+    loop {
+        {
+            let mut s = search.borrow_mut();
+            s.pos = 0;
+            s.steps.clear();
+            s.halt = None;
+        }
+        let run = model.run_with(
+            Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))),
+        );
+        result.executions += 1;
+        let mut s = search.borrow_mut();
+        if let Some(e) = s.error.take() {
+            result.nondeterminism = Some(e);
+            return result;
+        }
+        if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
+            result.pruned += 1;
+        } else if run.outcome.is_failure() {
+            let choices = choices_of(&s);
+            drop(s);
+            let recorded = model.run_with(
+                Sim::new(0).record(true).max_steps(cfg.max_steps).strategy(Box::new(ReplayStrategy::new(choices.clone()))),
+            );
+            result.failure = Some((recorded, choices));
+            return result;
+        }
+        // Nodes past the end of this run (a shorter run after a branch) are stale.
+        let used = s.pos;
+        s.nodes.truncate(used);
+        if s.reduction() {
+            add_races(&mut s);
+        }
+        if !next_branch(&mut s) {
+            result.exhausted = true;
+            return result;
+        }
+        if result.executions >= cfg.max_executions {
+            return result;
+        }
+    }
+}
+
+/// The choices of the current execution, as a schedule (forced ones left out).
+fn choices_of(s: &Search) -> Vec<u32> {
+    s.nodes[..s.pos]
+        .iter()
+        .filter_map(|n| match n {
+            Node::Task { enabled, chosen, .. } if enabled.len() > 1 => Some(*chosen),
+            Node::Data { chosen, .. } => Some(*chosen as u32),
+            _ => None,
+        })
+        .collect()
+}

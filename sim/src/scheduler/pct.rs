@@ -1,0 +1,77 @@
+//! PCT: probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi,
+//! Nagarakatte, ASPLOS 2010).
+//!
+//! Every task gets a random priority when it first appears; the enabled
+//! task with the highest priority runs. At `depth - 1` change points, chosen
+//! uniformly among the run's `k` steps, the task that runs is demoted below
+//! every initial priority. A bug of depth `d` is found with probability at
+//! least `1 / (n k^(d-1))` per run. `k` comes from the same seed's first
+//! run (see [`crate::scheduler::StrategyKind`]), so results depend on nothing
+//! but the seed.
+
+use super::Strategy;
+use crate::rng::SimRng;
+use crate::rt::{TaskId, TaskSet};
+
+/// PCT with a fixed depth and step bound.
+pub struct PctStrategy {
+    rng: SimRng,
+    depth: u32,
+    /// Change points (steps, ascending) and the priority each demotes to.
+    change_points: Vec<u64>,
+    priorities: Vec<u64>,
+}
+
+impl PctStrategy {
+    /// PCT for `seed` with `depth` (d >= 1) and step bound `k`.
+    pub fn new(seed: u64, depth: u32, k: u64) -> PctStrategy {
+        // A stream of its own, so PCT and random with one seed differ.
+        let mut rng = SimRng::new(seed ^ 0x5043_5400_0000_0000);
+        let mut change_points = Vec::new();
+        if k > 0 {
+            while change_points.len() + 1 < depth as usize && (change_points.len() as u64) < k {
+                let c = 1 + rng.next_u64() % k;
+                if !change_points.contains(&c) {
+                    change_points.push(c);
+                }
+            }
+        }
+        // The i-th change point in draw order demotes to priority depth-1-i:
+        // below every initial priority (>= depth), distinct.
+        PctStrategy { rng, depth, change_points, priorities: Vec::new() }
+    }
+
+    fn priority(&mut self, t: TaskId) -> u64 {
+        while self.priorities.len() <= t as usize {
+            let p = self.depth as u64 + (self.rng.next_u64() >> 2);
+            self.priorities.push(p);
+        }
+        self.priorities[t as usize]
+    }
+}
+
+impl Strategy for PctStrategy {
+    fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, step: u64) -> TaskId {
+        let mut best = enabled.nth(0);
+        let mut best_p = self.priority(best);
+        for t in enabled.iter().skip(1) {
+            let p = self.priority(t);
+            if p > best_p {
+                best = t;
+                best_p = p;
+            }
+        }
+        if let Some(i) = self.change_points.iter().position(|&c| c == step) {
+            self.priorities[best as usize] = self.depth as u64 - 1 - i as u64;
+        }
+        best
+    }
+
+    fn pick_index(&mut self, n: usize) -> usize {
+        self.rng.below(n as u32) as usize
+    }
+
+    fn name(&self) -> String {
+        format!("pct:{}", self.depth)
+    }
+}

@@ -1,0 +1,215 @@
+//! Schedule strings, and replaying one exactly.
+//!
+//! A schedule is every choice of a run that had alternatives (the task picked
+//! when more than one was enabled, the case of a `select` with several ready
+//! cases, ...), in order. Its string form carries the model and a
+//! fingerprint of its parameters, so a schedule is never replayed against
+//! the wrong model silently:
+//!
+//! ```text
+//! ds1:abba:5b2c7e10:1.2x3.1.2
+//! ```
+//!
+//! `2x3` is the choice 2 three times. Replay stops with a clear message at
+//! the first step where the schedule no longer fits the model.
+//!
+//! ```
+//! use sim::scheduler::Schedule;
+//! let s = Schedule { model: "abba".into(), fingerprint: "5b2c7e10".into(), choices: vec![1, 2, 2, 2, 1] };
+//! let text = s.encode();
+//! assert_eq!(text, "ds1:abba:5b2c7e10:1.2x3.1");
+//! assert_eq!(Schedule::parse(&text).unwrap(), s);
+//! ```
+
+use super::{Halt, Strategy};
+use crate::rt::{TaskId, TaskSet};
+use crate::trace::Param;
+
+/// A decoded schedule string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub model: String,
+    pub fingerprint: String,
+    pub choices: Vec<u32>,
+}
+
+const PREFIX: &str = "ds1";
+
+/// The fingerprint of a model and its parameters: FNV-1a (32 bits) over
+/// `model` and every `name=value`, as 8 hex digits.
+pub fn fingerprint(model: &str, params: &[Param]) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut eat = |s: &str| {
+        for b in s.bytes().chain(std::iter::once(0)) {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    };
+    eat(model);
+    for p in params {
+        eat(&p.name);
+        eat(&p.value);
+    }
+    format!("{h:08x}")
+}
+
+impl Schedule {
+    /// The printable form.
+    pub fn encode(&self) -> String {
+        let mut out = format!("{PREFIX}:{}:{}:", self.model, self.fingerprint);
+        let mut i = 0;
+        let mut first = true;
+        while i < self.choices.len() {
+            let v = self.choices[i];
+            let mut n = 1;
+            while i + n < self.choices.len() && self.choices[i + n] == v {
+                n += 1;
+            }
+            if !first {
+                out.push('.');
+            }
+            first = false;
+            if n == 1 {
+                out.push_str(&v.to_string());
+            } else {
+                out.push_str(&format!("{v}x{n}"));
+            }
+            i += n;
+        }
+        out
+    }
+
+    /// Parses a schedule string; the error names what is wrong with it.
+    pub fn parse(text: &str) -> Result<Schedule, String> {
+        let text = text.trim();
+        let mut parts = text.splitn(4, ':');
+        let (Some(prefix), Some(model), Some(fp), Some(body)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("schedule `{}`: expected {PREFIX}:MODEL:FINGERPRINT:CHOICES", abbreviate(text)));
+        };
+        if prefix != PREFIX {
+            return Err(format!("schedule: unknown format `{prefix}` (this deadsim reads {PREFIX})"));
+        }
+        if model.is_empty() || !model.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(format!("schedule: `{model}` is not a model name"));
+        }
+        if fp.len() != 8 || !fp.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!("schedule: fingerprint `{fp}` is not 8 hex digits"));
+        }
+        let mut choices = Vec::new();
+        if !body.is_empty() {
+            for (i, tok) in body.split('.').enumerate() {
+                let (v, n) = match tok.split_once('x') {
+                    Some((v, n)) => (v, n),
+                    None => (tok, "1"),
+                };
+                let v: u32 = v.parse().map_err(|_| format!("schedule: choice {} `{tok}` is not a number", i + 1))?;
+                let n: usize = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1 && n <= 10_000_000)
+                    .ok_or_else(|| format!("schedule: choice {} `{tok}` has a bad repeat count", i + 1))?;
+                if choices.len() + n > 100_000_000 {
+                    return Err("schedule: more than 100,000,000 choices".to_string());
+                }
+                choices.extend(std::iter::repeat_n(v, n));
+            }
+        }
+        Ok(Schedule { model: model.to_string(), fingerprint: fp.to_ascii_lowercase(), choices })
+    }
+
+    /// Checks that this schedule was recorded on `model` with these parameters.
+    pub fn check_for(&self, model: &str, params: &[Param]) -> Result<(), String> {
+        if self.model != model {
+            return Err(format!("this schedule was recorded on model {}, not {model}", self.model));
+        }
+        let fp = fingerprint(model, params);
+        if self.fingerprint != fp {
+            return Err(format!(
+                "this schedule was recorded with other parameters of {model} (fingerprint {}; these \
+                 parameters give {fp}): pass the parameters it was recorded with",
+                self.fingerprint
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn abbreviate(s: &str) -> String {
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// Follows a schedule's choices exactly; stops the run where they no longer fit.
+pub struct ReplayStrategy {
+    choices: Vec<u32>,
+    pos: usize,
+    halt: Option<String>,
+}
+
+impl ReplayStrategy {
+    pub fn new(choices: Vec<u32>) -> ReplayStrategy {
+        ReplayStrategy { choices, pos: 0, halt: None }
+    }
+
+    /// Choices not used when the run ended.
+    pub fn remaining(&self) -> usize {
+        self.choices.len() - self.pos
+    }
+
+    fn next(&mut self, what: impl FnOnce() -> String) -> Option<u32> {
+        match self.choices.get(self.pos) {
+            Some(&c) => {
+                self.pos += 1;
+                Some(c)
+            }
+            None => {
+                if self.halt.is_none() {
+                    self.halt = Some(format!("the schedule ends, but the run goes on ({})", what()));
+                }
+                None
+            }
+        }
+    }
+}
+
+impl Strategy for ReplayStrategy {
+    fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, _step: u64) -> TaskId {
+        let first = enabled.nth(0);
+        if enabled.len() == 1 || self.halt.is_some() {
+            return first;
+        }
+        let Some(t) = self.next(|| format!("{} tasks could run", enabled.len())) else { return first };
+        if enabled.contains(t) {
+            t
+        } else {
+            let list: Vec<String> = enabled.iter().map(|x| x.to_string()).collect();
+            self.halt = Some(format!("task {t} is not enabled (enabled: {})", list.join(", ")));
+            first
+        }
+    }
+
+    fn pick_index(&mut self, n: usize) -> usize {
+        if self.halt.is_some() {
+            return 0;
+        }
+        let Some(k) = self.next(|| format!("a choice among {n}")) else { return 0 };
+        if (k as usize) < n {
+            k as usize
+        } else {
+            self.halt = Some(format!("choice {k} is out of range (there are {n} alternatives)"));
+            0
+        }
+    }
+
+    fn name(&self) -> String {
+        "replay".to_string()
+    }
+
+    fn halt(&mut self) -> Option<Halt> {
+        self.halt.take().map(Halt::Diverged)
+    }
+}

@@ -1,0 +1,80 @@
+//! Atomic counters (Java's `AtomicInteger`, netty's reference count).
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::task::Poll;
+
+use super::Op;
+use crate::rt::{self, ResId, ResKind, ResState};
+use crate::trace::EventKind;
+
+/// An atomic integer: each operation is one indivisible step and a
+/// scheduling point, so which task's update comes first is explored.
+///
+/// ```
+/// sim::Sim::new(0).run(|| async {
+///     let refs = sim::sync::AtomicU64::new("refCnt", 2);
+///     assert_eq!(refs.fetch_sub(1).await, 2);
+///     assert_eq!(refs.load().await, 1);
+/// });
+/// ```
+#[derive(Clone, Debug)]
+pub struct AtomicU64 {
+    id: ResId,
+    value: Rc<Cell<u64>>,
+}
+
+impl AtomicU64 {
+    /// A new atomic holding `v`.
+    pub fn new(name: impl Into<Cow<'static, str>>, v: u64) -> AtomicU64 {
+        let name = name.into();
+        let id = rt::with(|s| s.new_resource(name, ResKind::Atomic, None, None, ResState::Atomic));
+        AtomicU64 { id, value: Rc::new(Cell::new(v)) }
+    }
+
+    /// The resource id.
+    pub fn id(&self) -> ResId {
+        self.id
+    }
+
+    /// The value, read outside any step (for invariants and reports).
+    pub fn peek(&self) -> u64 {
+        self.value.get()
+    }
+
+    async fn update(&self, f: impl Fn(u64) -> u64) -> u64 {
+        let (id, value) = (self.id, self.value.clone());
+        Op::new(move || {
+            let old = value.get();
+            let new = f(old);
+            value.set(new);
+            rt::with(|s| {
+                let t = s.current;
+                s.record(t, EventKind::Atomic, Some(id), Some(new), None, None, None);
+            });
+            Poll::Ready(old)
+        })
+        .await
+    }
+
+    /// `get()`: a scheduling point.
+    pub async fn load(&self) -> u64 {
+        self.update(|v| v).await
+    }
+
+    /// `getAndAdd(n)`: returns the value before.
+    pub async fn fetch_add(&self, n: u64) -> u64 {
+        self.update(move |v| v.wrapping_add(n)).await
+    }
+
+    /// `getAndAdd(-n)`: returns the value before.
+    pub async fn fetch_sub(&self, n: u64) -> u64 {
+        self.update(move |v| v.wrapping_sub(n)).await
+    }
+
+    /// `set(v)`.
+    pub async fn store(&self, v: u64) {
+        self.update(move |_| v).await;
+    }
+}
