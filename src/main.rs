@@ -271,7 +271,7 @@ fn cycle_json(o: &Outcome) -> serde_json::Value {
 
 fn params_json(cfg: &Configured) -> serde_json::Value {
     let mut map = serde_json::Map::new();
-    for p in &cfg.params {
+    for p in cfg.params.iter() {
         map.insert(p.name.clone(), json!(p.value));
     }
     serde_json::Value::Object(map)

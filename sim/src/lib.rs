@@ -123,8 +123,9 @@ pub fn access(resource: ResId, write: bool) {
 pub struct Sim {
     cfg: RunConfig,
     strategy: Option<Box<dyn Strategy>>,
-    model: String,
-    params: Vec<Param>,
+    model: std::borrow::Cow<'static, str>,
+    /// Shared, so labelling a run with its parameters costs no allocation.
+    params: std::sync::Arc<[Param]>,
 }
 
 /// The result of one execution.
@@ -145,8 +146,8 @@ impl Sim {
         Sim {
             cfg: RunConfig { seed, record: false, max_steps: DEFAULT_MAX_STEPS, step_ns: DEFAULT_STEP_NS },
             strategy: None,
-            model: "custom".to_string(),
-            params: Vec::new(),
+            model: std::borrow::Cow::Borrowed("custom"),
+            params: std::sync::Arc::from(Vec::new()),
         }
     }
 
@@ -175,9 +176,13 @@ impl Sim {
     }
 
     /// Names the model and its parameters in the trace.
-    pub fn label(mut self, model: &str, params: Vec<Param>) -> Sim {
-        self.model = model.to_string();
-        self.params = params;
+    pub fn label(
+        mut self,
+        model: impl Into<std::borrow::Cow<'static, str>>,
+        params: impl Into<std::sync::Arc<[Param]>>,
+    ) -> Sim {
+        self.model = model.into();
+        self.params = params.into();
         self
     }
 
@@ -198,8 +203,8 @@ impl Sim {
                 format: trace::FORMAT.to_string(),
                 version: trace::VERSION,
                 meta: Meta {
-                    model: self.model.clone(),
-                    params: self.params.clone(),
+                    model: self.model.to_string(),
+                    params: self.params.to_vec(),
                     seed: self.cfg.seed,
                     strategy: strategy_name,
                     verdict: raw.outcome.verdict().to_string(),
@@ -208,7 +213,7 @@ impl Sim {
                     time_ns: raw.time,
                     deadsim: env!("CARGO_PKG_VERSION").to_string(),
                     replay: scheduler::Schedule {
-                        model: self.model.clone(),
+                        model: self.model.to_string(),
                         fingerprint: scheduler::fingerprint(&self.model, &self.params),
                         choices: rec.choices,
                     }

@@ -101,13 +101,13 @@ type Runner = dyn Fn(Sim) -> Run + Send + Sync;
 pub struct Configured {
     pub model: &'static str,
     /// Every parameter with its value (defaults filled in), in spec order.
-    pub params: Vec<Param>,
+    pub params: Arc<[Param]>,
     runner: Arc<Runner>,
 }
 
 impl Configured {
     pub fn new(model: &'static str, params: Vec<Param>, runner: impl Fn(Sim) -> Run + Send + Sync + 'static) -> Self {
-        Configured { model, params, runner: Arc::new(runner) }
+        Configured { model, params: params.into(), runner: Arc::new(runner) }
     }
 
     /// Runs `sim` (seed, strategy, recording already set) on this model.
@@ -123,7 +123,7 @@ impl Configured {
     /// The command-line flags that select these parameters (non-defaults only).
     pub fn flags(&self, specs: &[ParamSpec]) -> String {
         let mut out = Vec::new();
-        for p in &self.params {
+        for p in self.params.iter() {
             let spec = specs.iter().find(|s| s.name == p.name);
             if spec.is_some_and(|s| s.default == p.value) {
                 continue;

@@ -47,6 +47,9 @@ thread_local! {
     /// keeps the message and location for the outcome.
     static IN_POLL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The state and futures of the last run on this thread, emptied but
+    /// with their allocations, for the next run to reuse.
+    static POOL: RefCell<Option<(Box<State>, Vec<Option<BoxFuture>>)>> = const { RefCell::new(None) };
 }
 
 fn install_panic_hook() {
@@ -74,6 +77,21 @@ fn install_panic_hook() {
     });
 }
 
+/// The strategy a pooled state holds between runs (a zero-sized box: no allocation).
+struct Idle;
+
+impl Strategy for Idle {
+    fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, _step: u64) -> TaskId {
+        enabled.nth(0)
+    }
+    fn pick_index(&mut self, _n: usize) -> usize {
+        0
+    }
+    fn name(&self) -> String {
+        "idle".to_string()
+    }
+}
+
 /// Owns the state and the task futures of one execution.
 pub(crate) struct Execution {
     state: Box<State>,
@@ -92,26 +110,52 @@ impl Execution {
     pub fn new(cfg: &RunConfig, strategy: Box<dyn Strategy>) -> Execution {
         install_panic_hook();
         let footprint = if strategy.wants_footprints() { Some(Default::default()) } else { None };
-        let state = Box::new(State {
-            tasks: Vec::new(),
-            enabled: TaskSet::new(),
-            unstarted: 0,
-            foreground_live: 0,
-            current: 0,
-            resources: Vec::new(),
-            timers: BinaryHeap::new(),
-            timer_seq: 0,
-            clock: 0,
-            step: 0,
-            op_cost: cfg.step_ns,
-            strategy,
-            rec: if cfg.record { Some(Recorder::default()) } else { None },
-            failure: None,
-            spawned: Vec::new(),
-            suspended: false,
-            scratch: Default::default(),
-            footprint,
-        });
+        let state = match POOL.with(|p| p.borrow_mut().take()) {
+            Some((mut st, futures)) => {
+                st.tasks.clear();
+                st.enabled.clear();
+                st.unstarted = 0;
+                st.foreground_live = 0;
+                st.current = 0;
+                st.resources.clear();
+                st.timers.clear();
+                st.timer_seq = 0;
+                st.clock = 0;
+                st.step = 0;
+                st.op_cost = cfg.step_ns;
+                st.strategy = strategy;
+                st.rec = if cfg.record { Some(Recorder::default()) } else { None };
+                st.failure = None;
+                st.spawned.clear();
+                st.suspended = false;
+                st.footprint = footprint;
+                st.pending_ops.clear();
+                return Execution { state: st, futures };
+            }
+            None => Box::new(State {
+                tasks: Vec::new(),
+                enabled: TaskSet::new(),
+                unstarted: 0,
+                foreground_live: 0,
+                current: 0,
+                resources: Vec::new(),
+                timers: BinaryHeap::new(),
+                timer_seq: 0,
+                clock: 0,
+                step: 0,
+                op_cost: cfg.step_ns,
+                strategy,
+                rec: if cfg.record { Some(Recorder::default()) } else { None },
+                failure: None,
+                spawned: Vec::new(),
+                suspended: false,
+                scratch: Default::default(),
+                footprint,
+                pending_ops: Vec::new(),
+                frame_pool: Vec::new(),
+                vec_pool: Vec::new(),
+            }),
+        };
         Execution { state, futures: Vec::new() }
     }
 
@@ -159,6 +203,12 @@ impl Execution {
                 break Outcome::Deadlock(Box::new(d));
             }
             let last_enabled = last.filter(|&l| s.enabled.contains(l));
+            if s.footprint.is_some() {
+                let mut ops = std::mem::take(&mut s.pending_ops);
+                s.pending_accesses(&mut ops);
+                s.strategy.pending(&ops);
+                s.pending_ops = ops;
+            }
             let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
             if let Some(halt) = s.strategy.halt() {
                 break Outcome::Stopped { step: s.step + 1, halt };
@@ -265,11 +315,32 @@ impl Execution {
         } else {
             (Vec::new(), Vec::new())
         };
-        RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources }
+        let raw = RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources };
+        // Hand the allocations to the next run on this thread.
+        let Execution { mut state, futures } = self;
+        state.strategy = Box::new(Idle);
+        for task in state.tasks.drain(..) {
+            let mut frames = task.frames;
+            frames.clear();
+            state.frame_pool.push(frames);
+        }
+        for res in state.resources.drain(..) {
+            let (mut w, mut p) = (res.waiters, res.pending);
+            w.clear();
+            p.clear();
+            state.vec_pool.push(w);
+            state.vec_pool.push(p);
+        }
+        POOL.with(|p| *p.borrow_mut() = Some((state, futures)));
+        raw
     }
 
+    #[inline]
     fn adopt_spawned(&mut self, sp: *mut State) {
         let s = unsafe { &mut *sp };
+        if s.spawned.is_empty() {
+            return;
+        }
         for (t, f) in s.spawned.drain(..) {
             debug_assert_eq!(t as usize, self.futures.len());
             self.futures.push(Some(f));
@@ -291,11 +362,12 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
         parent,
         status: Status::Ready,
         started: false,
-        frames: Vec::new(),
+        frames: s.frame_pool.pop().unwrap_or_default(),
         granted: None,
         wait_gen: 0,
         cases: Vec::new(),
         saved_count: 0,
+        pending_lock: None,
     });
     s.enabled.insert(id);
     s.unstarted += 1;

@@ -107,6 +107,8 @@ pub(crate) struct Task {
     pub cases: Vec<(ResId, Dir)>,
     /// Monitor entry count to restore after `wait`.
     pub saved_count: u32,
+    /// The lock this task's next operation takes, while it is enabled.
+    pub pending_lock: Option<ResId>,
 }
 
 /// Who holds a resource and the frame where it was taken.
@@ -180,6 +182,10 @@ pub(crate) struct Resource {
     pub capacity: Option<u64>,
     /// Tasks blocked on this resource that retry when it is released.
     pub waiters: Vec<TaskId>,
+    /// Enabled tasks whose next operation takes this lock. Whoever takes it
+    /// first disables the others at once (as loom does), so no step is ever
+    /// spent on an attempt that can only block.
+    pub pending: Vec<TaskId>,
     pub st: ResState,
 }
 
@@ -205,6 +211,11 @@ pub(crate) struct State {
     pub scratch: crate::waitfor::Scratch,
     /// What the current step touched, when the strategy asks for it.
     pub footprint: Option<crate::scheduler::Footprint>,
+    /// Buffer for `pending_accesses`.
+    pub pending_ops: Vec<(TaskId, ResId)>,
+    /// Emptied frame stacks and task lists of earlier runs, to reuse.
+    pub frame_pool: Vec<Vec<Frame>>,
+    pub vec_pool: Vec<Vec<TaskId>>,
 }
 
 thread_local! {
@@ -268,7 +279,9 @@ impl State {
         st: ResState,
     ) -> ResId {
         let id = self.resources.len() as ResId;
-        self.resources.push(Resource { name, kind, class, capacity, waiters: Vec::new(), st });
+        let waiters = self.vec_pool.pop().unwrap_or_default();
+        let pending = self.vec_pool.pop().unwrap_or_default();
+        self.resources.push(Resource { name, kind, class, capacity, waiters, pending, st });
         id
     }
 
@@ -281,21 +294,37 @@ impl State {
     /// The current task cannot proceed: it leaves the enabled set until woken.
     /// Detects a deadlock formed by this wait.
     pub fn block(&mut self, wait: Wait) {
-        let t = self.current;
+        self.suspended = true;
+        self.block_task(self.current, wait);
+    }
+
+    /// Task `t` (the current one or another) cannot proceed.
+    pub fn block_task(&mut self, t: TaskId, wait: Wait) {
         self.tasks[t as usize].status = Status::Blocked(wait);
         self.enabled.remove(t);
-        self.suspended = true;
         // Lock waiters retry when the lock is released; every other wait is
         // completed by a grant from the primitive's own queues.
         if let Wait::Lock(r) | Wait::RLock(r) = wait {
             self.resources[r as usize].waiters.push(t);
         }
         self.record(t, EventKind::Block, wait.resource(), None, None, None, Some(wait.op()));
-        if self.failure.is_none() {
+        if self.failure.is_none() && !self.holder_can_run(wait) {
             if let Some(d) = crate::waitfor::detect_from(self, t) {
                 self.failure = Some(Outcome::Deadlock(Box::new(d)));
             }
         }
+    }
+
+    /// A quick "no deadlock" for the common case: a lock whose holder can run.
+    #[inline]
+    fn holder_can_run(&self, wait: Wait) -> bool {
+        let Wait::Lock(r) = wait else { return false };
+        let holder = match &self.resources[r as usize].st {
+            ResState::Mutex { holder } => *holder,
+            ResState::Monitor { owner, .. } => *owner,
+            _ => None,
+        };
+        holder.is_some_and(|h| matches!(self.tasks[h.task as usize].status, Status::Ready | Status::Sleeping))
     }
 
     /// Makes a blocked task ready again (it retries its operation when scheduled).
@@ -325,15 +354,83 @@ impl State {
         matches!(task.status, Status::Blocked(_)) && task.wait_gen == gen
     }
 
+    /// The current task reached a lock operation on `r` (a mutex or a
+    /// monitor entry): it stays enabled if it could take the lock now, and
+    /// blocks at once otherwise.
+    pub fn yield_lock(&mut self, r: ResId) {
+        let t = self.current;
+        self.suspended = true;
+        if self.lock_free_for(r, t) {
+            self.resources[r as usize].pending.push(t);
+            self.tasks[t as usize].pending_lock = Some(r);
+        } else {
+            self.block_task(t, Wait::Lock(r));
+        }
+    }
+
+    /// Every task's known next access: the resource a blocked task waits on,
+    /// or the lock an enabled task is about to take (for partial-order reduction).
+    pub fn pending_accesses(&self, out: &mut Vec<(TaskId, ResId)>) {
+        out.clear();
+        for (i, task) in self.tasks.iter().enumerate() {
+            match task.status {
+                Status::Blocked(Wait::Select) => {
+                    out.extend(task.cases.iter().map(|&(r, _)| (i as TaskId, r)));
+                }
+                Status::Blocked(w) => {
+                    if let Some(r) = w.resource() {
+                        out.push((i as TaskId, r));
+                    }
+                }
+                Status::Ready => {
+                    if let Some(r) = task.pending_lock {
+                        out.push((i as TaskId, r));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn lock_free_for(&self, r: ResId, t: TaskId) -> bool {
+        match &self.resources[r as usize].st {
+            ResState::Mutex { holder } => holder.is_none(),
+            ResState::Monitor { owner, .. } => owner.is_none_or(|h| h.task == t),
+            _ => true,
+        }
+    }
+
+    /// Task `t` took lock `r`: every other task about to take it is disabled.
+    pub fn took_lock(&mut self, r: ResId, t: TaskId) {
+        self.tasks[t as usize].pending_lock = None;
+        if self.resources[r as usize].pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.resources[r as usize].pending);
+        for &p in &pending {
+            if p != t && self.tasks[p as usize].status == Status::Ready && !self.lock_free_for(r, p) {
+                self.block_task(p, Wait::Lock(r));
+            }
+        }
+        pending.clear();
+        self.resources[r as usize].pending = pending;
+    }
+
     /// Wakes every task queued on resource `r`.
     pub fn wake_all(&mut self, r: ResId) {
         if self.resources[r as usize].waiters.is_empty() {
             return;
         }
         let mut ws = std::mem::take(&mut self.resources[r as usize].waiters);
+        let eager = matches!(self.resources[r as usize].st, ResState::Mutex { .. } | ResState::Monitor { .. });
         for &t in &ws {
             if matches!(self.tasks[t as usize].status, Status::Blocked(w) if w.resource() == Some(r)) {
                 self.wake(t);
+                if eager && self.tasks[t as usize].status == Status::Ready {
+                    // Still about to take the lock: the next taker disables it again.
+                    self.resources[r as usize].pending.push(t);
+                    self.tasks[t as usize].pending_lock = Some(r);
+                }
             }
         }
         ws.clear();

@@ -9,7 +9,10 @@
 //! each execution every race (the last dependent step of another task that
 //! does not happen before a step) adds the racing task as a branch where
 //! the earlier step was taken, and sleep sets keep the search from
-//! re-running an interleaving of independent steps.
+//! re-running an interleaving of independent steps. As in loom, races are
+//! also checked before every step for each task's known next access (the
+//! resource a blocked task waits on, the lock an enabled task is about to
+//! take), so a task disabled by a lock still gets its turn at taking it first.
 //!
 //! ```
 //! use sim::scheduler::{explore, ExploreConfig};
@@ -80,13 +83,28 @@ enum Node {
     },
 }
 
+/// One step of the current execution, with its vector clock.
+struct StepRec {
+    task: TaskId,
+    node: usize,
+    fp: Footprint,
+    /// Steps of each task that happen before or at this one.
+    clock: Vec<u32>,
+    /// This step's number within its task (1-based).
+    local: u32,
+}
+
 struct Search {
     cfg: ExploreConfig,
     nodes: Vec<Node>,
     /// Position of the next node in the current execution.
     pos: usize,
-    /// The steps of the current execution: (task, node index, footprint).
-    steps: Vec<(TaskId, usize, Footprint)>,
+    /// The steps of the current execution.
+    steps: Vec<StepRec>,
+    /// Each task's clock after its last step.
+    task_clock: Vec<Vec<u32>>,
+    /// The steps that touched each resource, in order.
+    by_resource: std::collections::BTreeMap<u32, Vec<usize>>,
     halt: Option<Halt>,
     error: Option<String>,
 }
@@ -115,17 +133,53 @@ impl Search {
         self.cfg.reduction && self.cfg.preemption_bound.is_none()
     }
 
+    fn clock_of(&self, t: TaskId) -> &[u32] {
+        self.task_clock.get(t as usize).map(|c| c.as_slice()).unwrap_or(&[])
+    }
+
+    /// Step `i` happens before the point `clock` describes.
+    fn happens_before(&self, i: usize, clock: &[u32]) -> bool {
+        let s = &self.steps[i];
+        clock.get(s.task as usize).copied().unwrap_or(0) >= s.local
+    }
+
+    /// The most recent step of another task that touched `r` in a way that
+    /// conflicts with an access of `t` (`write`: the access changes `r`).
+    fn last_conflict(&self, r: u32, t: TaskId, write: bool) -> Option<usize> {
+        self.by_resource.get(&r)?.iter().rev().copied().find(|&k| {
+            let st = &self.steps[k];
+            st.task != t && (write || st.fp.resources.contains(&r))
+        })
+    }
+
+    /// A race: task `t` should also be tried where step `k` was taken.
+    fn add_backtrack(&mut self, k: usize, t: TaskId) {
+        let node = self.steps[k].node;
+        let (en, last, p) = match &self.nodes[node] {
+            Node::Task { enabled, last, preemptions, .. } => (enabled.clone(), *last, *preemptions),
+            Node::Data { .. } => return,
+        };
+        let add: Vec<TaskId> = if en.contains(t) { vec![t] } else { en.iter().collect() };
+        let add: Vec<TaskId> = add.into_iter().filter(|&u| self.within_bound(p, &en, last, u)).collect();
+        if let Node::Task { backtrack, .. } = &mut self.nodes[node] {
+            for u in add {
+                backtrack.insert(u);
+            }
+        }
+    }
+
     /// The sleep set a node starts with: its parent's sleepers and the
     /// tasks the parent already explored, less those the parent's step wakes.
     fn inherited_sleep(&self) -> Vec<(TaskId, Footprint)> {
         if !self.reduction() {
             return Vec::new();
         }
-        let Some((task, node, fp)) = self.steps.last() else { return Vec::new() };
-        let Node::Task { sleep, taken, done, .. } = &self.nodes[*node] else { return Vec::new() };
+        let Some(last) = self.steps.last() else { return Vec::new() };
+        let (task, fp) = (last.task, &last.fp);
+        let Node::Task { sleep, taken, done, .. } = &self.nodes[last.node] else { return Vec::new() };
         let mut out: Vec<(TaskId, Footprint)> = Vec::new();
         for (p, f) in sleep.iter().chain(taken.iter().filter(|(p, _)| done.contains(*p))) {
-            if p != task && !f.conflicts(fp) && !out.iter().any(|(q, _)| q == p) {
+            if *p != task && !f.conflicts(fp) && !out.iter().any(|(q, _)| q == p) {
                 out.push((*p, f.clone()));
             }
         }
@@ -220,74 +274,67 @@ impl Strategy for DfsStrategy {
 
     fn step_done(&mut self, task: TaskId, footprint: &Footprint) {
         let mut s = self.0.borrow_mut();
-        // The node of this step: the last task node at or before pos.
+        // The node of this step: the last task node before pos.
         let node = (0..s.pos).rev().find(|&j| matches!(s.nodes[j], Node::Task { .. })).expect("a step has a node");
         if let Node::Task { taken, .. } = &mut s.nodes[node] {
             if !taken.iter().any(|(p, _)| *p == task) {
                 taken.push((task, footprint.clone()));
             }
         }
-        s.steps.push((task, node, footprint.clone()));
+        let t = task as usize;
+        if s.task_clock.len() <= t {
+            s.task_clock.resize(t + 1, Vec::new());
+        }
+        let before = s.task_clock[t].clone();
+        let local = before.get(t).copied().unwrap_or(0) + 1;
+        let mut clock = before.clone();
+        let mut race: Option<usize> = None;
+        let touched = footprint.resources.iter().map(|&r| (r, true)).chain(footprint.reads.iter().map(|&r| (r, false)));
+        for (r, write) in touched.collect::<Vec<_>>() {
+            if let Some(k) = s.last_conflict(r, task, write) {
+                if !s.happens_before(k, &before) {
+                    race = race.max(Some(k));
+                }
+                let kc = s.steps[k].clock.clone();
+                if clock.len() < kc.len() {
+                    clock.resize(kc.len(), 0);
+                }
+                for (i, v) in kc.into_iter().enumerate() {
+                    clock[i] = clock[i].max(v);
+                }
+            }
+        }
+        if clock.len() <= t {
+            clock.resize(t + 1, 0);
+        }
+        clock[t] = local;
+        let idx = s.steps.len();
+        for &r in footprint.resources.iter().chain(footprint.reads.iter()) {
+            s.by_resource.entry(r).or_default().push(idx);
+        }
+        s.task_clock[t] = clock.clone();
+        s.steps.push(StepRec { task, node, fp: footprint.clone(), clock, local });
+        if let (Some(k), true) = (race, s.reduction()) {
+            s.add_backtrack(k, task);
+        }
+    }
+
+    fn pending(&mut self, accesses: &[(TaskId, u32)]) {
+        let mut s = self.0.borrow_mut();
+        if !s.reduction() {
+            return;
+        }
+        for &(t, r) in accesses {
+            if let Some(k) = s.last_conflict(r, t, true) {
+                if !s.happens_before(k, s.clock_of(t)) {
+                    s.add_backtrack(k, t);
+                }
+            }
+        }
     }
 
     fn halt(&mut self) -> Option<Halt> {
         self.0.borrow_mut().halt.take()
-    }
-}
-
-/// Adds a backtrack point for every race of the execution just run.
-fn add_races(s: &mut Search) {
-    let steps = &s.steps;
-    let n = steps.len();
-    // Vector clocks: clock[j][task] = number of steps of `task` that happen before or at j.
-    let tasks = steps.iter().map(|(t, _, _)| *t as usize + 1).max().unwrap_or(0);
-    let mut clock: Vec<Vec<u32>> = Vec::with_capacity(n);
-    let mut local: Vec<u32> = Vec::with_capacity(n);
-    let mut count = vec![0u32; tasks];
-    let mut last_of: Vec<Option<usize>> = vec![None; tasks];
-    for j in 0..n {
-        let (tj, _, fj) = &steps[j];
-        let tj = *tj as usize;
-        count[tj] += 1;
-        local.push(count[tj]);
-        let mut c = match last_of[tj] {
-            Some(p) => clock[p].clone(),
-            None => vec![0; tasks],
-        };
-        // The program-order predecessor's clock is what "happens before" the
-        // task when step j starts: a race is a dependent step not in it.
-        let before = c.clone();
-        let mut race: Option<usize> = None;
-        for i in (0..j).rev() {
-            let (ti, _, fi) = &steps[i];
-            if *ti as usize == tj || !fi.conflicts(fj) {
-                continue;
-            }
-            if race.is_none() && before[*ti as usize] < local[i] {
-                race = Some(i);
-            }
-            for (k, v) in clock[i].iter().enumerate() {
-                c[k] = c[k].max(*v);
-            }
-        }
-        c[tj] = local[j];
-        clock.push(c);
-        last_of[tj] = Some(j);
-        if let Some(i) = race {
-            let node = steps[i].1;
-            let bound_ok = |s: &Search, en: &TaskSet, last: Option<TaskId>, p: u32, t: TaskId| s.within_bound(p, en, last, t);
-            let (en, last, p) = match &s.nodes[node] {
-                Node::Task { enabled, last, preemptions, .. } => (enabled.clone(), *last, *preemptions),
-                Node::Data { .. } => continue,
-            };
-            let add: Vec<TaskId> = if en.contains(tj as TaskId) { vec![tj as TaskId] } else { en.iter().collect() };
-            let add: Vec<TaskId> = add.into_iter().filter(|&t| bound_ok(s, &en, last, p, t)).collect();
-            if let Node::Task { backtrack, .. } = &mut s.nodes[node] {
-                for t in add {
-                    backtrack.insert(t);
-                }
-            }
-        }
     }
 }
 
@@ -323,6 +370,8 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         nodes: Vec::new(),
         pos: 0,
         steps: Vec::new(),
+        task_clock: Vec::new(),
+        by_resource: std::collections::BTreeMap::new(),
         halt: None,
         error: None,
     }));
@@ -332,11 +381,11 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
             let mut s = search.borrow_mut();
             s.pos = 0;
             s.steps.clear();
+            s.task_clock.clear();
+            s.by_resource.clear();
             s.halt = None;
         }
-        let run = model.run_with(
-            Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))),
-        );
+        let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));
         result.executions += 1;
         let mut s = search.borrow_mut();
         if let Some(e) = s.error.take() {
@@ -349,7 +398,10 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
             let choices = choices_of(&s);
             drop(s);
             let recorded = model.run_with(
-                Sim::new(0).record(true).max_steps(cfg.max_steps).strategy(Box::new(ReplayStrategy::new(choices.clone()))),
+                Sim::new(0)
+                    .record(true)
+                    .max_steps(cfg.max_steps)
+                    .strategy(Box::new(ReplayStrategy::new(choices.clone()))),
             );
             result.failure = Some((recorded, choices));
             return result;
@@ -357,9 +409,6 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         // Nodes past the end of this run (a shorter run after a branch) are stale.
         let used = s.pos;
         s.nodes.truncate(used);
-        if s.reduction() {
-            add_races(&mut s);
-        }
         if !next_branch(&mut s) {
             result.exhausted = true;
             return result;

@@ -71,12 +71,18 @@ impl StrategyKind {
             StrategyKind::Random => model.run_with(Sim::new(seed).record(record).max_steps(max_steps)),
             StrategyKind::Pct(d) => {
                 let probe = model.run_with(
-                    Sim::new(seed).record(record && d == 1).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, 1, 0))),
+                    Sim::new(seed)
+                        .record(record && d == 1)
+                        .max_steps(max_steps)
+                        .strategy(Box::new(PctStrategy::new(seed, 1, 0))),
                 );
                 if d == 1 || probe.outcome.is_failure() {
                     if record && probe.trace.is_none() {
                         return model.run_with(
-                            Sim::new(seed).record(true).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, 1, 0))),
+                            Sim::new(seed)
+                                .record(true)
+                                .max_steps(max_steps)
+                                .strategy(Box::new(PctStrategy::new(seed, 1, 0))),
                         );
                     }
                     return probe;
@@ -152,6 +158,10 @@ pub trait Strategy {
 
     /// Called after every step with the task that ran and what it touched.
     fn step_done(&mut self, _task: TaskId, _footprint: &Footprint) {}
+
+    /// Called before every pick (when footprints are wanted) with every
+    /// task's known next access: (task, resource).
+    fn pending(&mut self, _accesses: &[(TaskId, u32)]) {}
 
     /// Asked after every pick: `Some` stops the run (outcome `Stopped`).
     fn halt(&mut self) -> Option<Halt> {

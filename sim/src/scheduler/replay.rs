@@ -83,7 +83,8 @@ impl Schedule {
     pub fn parse(text: &str) -> Result<Schedule, String> {
         let text = text.trim();
         let mut parts = text.splitn(4, ':');
-        let (Some(prefix), Some(model), Some(fp), Some(body)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(prefix), Some(model), Some(fp), Some(body)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(format!("schedule `{}`: expected {PREFIX}:MODEL:FINGERPRINT:CHOICES", abbreviate(text)));
         };

@@ -35,6 +35,8 @@ use std::task::{Context, Poll};
 /// the operation at every later poll until it completes.
 pub(crate) struct Op<F> {
     yielded: bool,
+    /// A mutex or monitor this operation takes (see `State::yield_lock`).
+    lock: Option<crate::rt::ResId>,
     attempt: F,
 }
 
@@ -47,7 +49,13 @@ where
     F: FnMut() -> Poll<T>,
 {
     pub(crate) fn new(attempt: F) -> Op<F> {
-        Op { yielded: false, attempt }
+        Op { yielded: false, lock: None, attempt }
+    }
+
+    /// An operation that takes lock `r`: it blocks at its scheduling point
+    /// already if the lock is taken.
+    pub(crate) fn locking(r: crate::rt::ResId, attempt: F) -> Op<F> {
+        Op { yielded: false, lock: Some(r), attempt }
     }
 }
 
@@ -61,7 +69,11 @@ where
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
         if !self.yielded {
             self.yielded = true;
-            crate::rt::with(|s| s.yield_now());
+            let lock = self.lock;
+            crate::rt::with(|s| match lock {
+                Some(r) => s.yield_lock(r),
+                None => s.yield_now(),
+            });
             return Poll::Pending;
         }
         (self.attempt)()

@@ -89,11 +89,12 @@ impl Monitor {
     /// Entering `synchronized (obj)`: a scheduling point; reentrant.
     pub async fn enter(&self) -> MonitorGuard {
         let id = self.id;
-        Op::new(move || {
+        Op::locking(id, move || {
             rt::with(|s| {
                 if try_acquire(s, id, 1) {
                     let (t, c) = (s.current, *st(s, id).1);
                     s.record(t, EventKind::Enter, Some(id), Some(c as u64), None, None, None);
+                    s.took_lock(id, t);
                     Poll::Ready(MonitorGuard { id, held: true })
                 } else {
                     s.block(Wait::Lock(id));
@@ -177,6 +178,7 @@ impl MonitorGuard {
                 let saved = s.tasks[me as usize].saved_count;
                 if try_acquire(s, id, saved) {
                     s.record(me, EventKind::Enter, Some(id), Some(saved as u64), None, None, None);
+                    s.took_lock(id, me);
                     Poll::Ready(())
                 } else {
                     s.block(Wait::Lock(id));

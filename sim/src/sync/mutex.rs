@@ -53,13 +53,14 @@ impl Mutex {
     /// `mu.Lock()`: a scheduling point; blocks while another task holds it.
     pub async fn lock(&self) -> MutexGuard {
         let id = self.id;
-        Op::new(move || {
+        Op::locking(id, move || {
             rt::with(|s| {
                 let here = s.hold_here();
                 let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
                 if holder.is_none() {
                     *holder = Some(here);
                     s.record(here.task, EventKind::Lock, Some(id), None, None, None, None);
+                    s.took_lock(id, here.task);
                     Poll::Ready(MutexGuard { id, held: true })
                 } else {
                     s.block(Wait::Lock(id));
