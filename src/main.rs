@@ -1,19 +1,25 @@
 //! `deadsim`: the command line over the `sim` and `visualizer` crates.
 //! Argument parsing, progress and files only; no simulation logic here.
 
+mod bench_cmd;
+mod hunt_cmd;
 mod model_args;
+mod output;
+mod search_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use model_args::ModelArgs;
-use sim::hunt::{hunt, SeedRange};
+use output::{cycle_json, params_json, write_trace};
+use search_cmd::Which;
+use sim::hunt::SeedRange;
 use sim::models::{self, Configured, Model};
-use sim::Outcome;
+use sim::scheduler::StrategyKind;
 
 #[derive(Parser)]
 #[command(
@@ -22,7 +28,7 @@ use sim::Outcome;
     about = "Reproduce real concurrency deadlocks deterministically, seed by seed",
     long_about = "deadsim runs models of concurrent systems under a seeded scheduler, finds wait-for \
                   cycles (deadlocks) through locks, monitors, channels and pipes, and replays any seed \
-                  byte for byte.\n\nExit codes: 0 nothing found, 1 a failure found, 2 bad usage or input."
+                  or schedule byte for byte.\n\nExit codes: 0 nothing found, 1 a failure found, 2 bad usage or input."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -40,6 +46,9 @@ enum Command {
         /// The seed
         #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         seed: u64,
+        /// random, pct or pct:D (PCT of depth D)
+        #[arg(long, default_value = "random", value_name = "STRATEGY")]
+        strategy: String,
         /// Write the run's trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
@@ -60,9 +69,12 @@ enum Command {
         /// Seeds to run: A..B (B excluded) or A..=B
         #[arg(long, default_value = "0..10000", value_name = "RANGE", allow_hyphen_values = true)]
         seeds: String,
-        /// Worker threads (each runs its own simulations)
+        /// Worker threads (each runs its own simulations; default: the machine's cores)
         #[arg(long, value_name = "N")]
         jobs: Option<usize>,
+        /// random, pct, pct:D, or dfs (exhaustive: the same as `deadsim explore`)
+        #[arg(long, default_value = "random", value_name = "STRATEGY")]
+        strategy: String,
         /// Write the trace of the lowest failing seed to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
@@ -75,16 +87,31 @@ enum Command {
         /// Hunt every cell of the model's version grid (ttrpc: servers x clients)
         #[arg(long)]
         matrix: bool,
+        /// Run every seed; report the share of failing schedules (95% CI) and each distinct failure
+        #[arg(long)]
+        keep_going: bool,
+        /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Stop taking seeds after this many seconds and say how far the hunt got
+        #[arg(long, value_name = "SECONDS")]
+        time_budget: Option<f64>,
         #[command(flatten)]
         params: ModelArgs,
     },
-    /// Re-run one seed with recording on: print every event, then the report
+    /// Re-run one seed or schedule string with recording on: every event, then the report
     Replay {
         /// Model name
         model: String,
         /// The seed to replay
         #[arg(long, allow_hyphen_values = true)]
-        seed: u64,
+        seed: Option<u64>,
+        /// The strategy the seed was run with
+        #[arg(long, default_value = "random", value_name = "STRATEGY")]
+        strategy: String,
+        /// A schedule string (printed under every failure) instead of a seed
+        #[arg(long, value_name = "STRING")]
+        schedule: Option<String>,
         /// Write the trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
@@ -93,6 +120,63 @@ enum Command {
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
+    },
+    /// Explore every schedule (depth-first, with partial-order reduction) or
+    /// every schedule within a preemption bound; prove or find a failure
+    Explore {
+        /// Model name
+        model: String,
+        /// Only schedules with at most K preemptions (plain DFS)
+        #[arg(long, value_name = "K")]
+        preemptions: Option<u32>,
+        /// Explore without partial-order reduction (every interleaving)
+        #[arg(long)]
+        no_reduction: bool,
+        /// Stop after N executions
+        #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+        max_executions: u64,
+        /// Stop a run after N steps
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        max_steps: u64,
+        /// Write the trace of a failing schedule to FILE
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Print one JSON object on stdout instead of the report
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        params: ModelArgs,
+    },
+    /// From a failing seed or schedule, find the run with the fewest
+    /// preemptions (then steps) that fails the same way
+    Shrink {
+        /// Model name
+        model: String,
+        /// The failing seed
+        #[arg(long, allow_hyphen_values = true)]
+        seed: Option<u64>,
+        /// The strategy the seed was run with
+        #[arg(long, default_value = "random", value_name = "STRATEGY")]
+        strategy: String,
+        /// A failing schedule string instead of a seed
+        #[arg(long, value_name = "STRING")]
+        schedule: Option<String>,
+        /// Write the shrunk run's trace to FILE
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Candidate runs to try at most
+        #[arg(long, value_name = "N", default_value_t = 20_000)]
+        max_tries: u64,
+        /// Stop a run after N steps
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
+        max_steps: u64,
+        #[command(flatten)]
+        params: ModelArgs,
+    },
+    /// Merge the JSON results of the shards of one hunt (`hunt --shard I/N --json`)
+    Merge {
+        /// The shards' JSON files
+        files: Vec<PathBuf>,
     },
     /// Measure schedules/s and steps/s (recording off, one core)
     Bench {
@@ -103,7 +187,7 @@ enum Command {
 }
 
 /// A failure that ends the command with exit code 2 (bad usage or input).
-struct UsageError(String);
+pub struct UsageError(pub String);
 
 impl From<String> for UsageError {
     fn from(s: String) -> Self {
@@ -140,6 +224,10 @@ fn main() -> ExitCode {
     }
 }
 
+fn strategy_kind(s: &str) -> Result<StrategyKind, UsageError> {
+    s.parse().map_err(|e| UsageError(format!("--strategy {e}")))
+}
+
 /// Runs a command; `Ok(true)` when it found a failure.
 fn dispatch(cmd: Command) -> Result<bool, UsageError> {
     match cmd {
@@ -147,104 +235,179 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             print_models();
             Ok(false)
         }
-        Command::Run { model, seed, trace, json, max_steps, params } => {
+        Command::Run { model, seed, strategy, trace, json, max_steps, params } => {
+            let kind = strategy_kind(&strategy)?;
             let (m, cfg) = configure(&model, &params)?;
-            let run = cfg.run_with(sim::Sim::new(seed).record(trace.is_some()).max_steps(max_steps));
+            let run = kind.run(&cfg, seed, trace.is_some() || json, max_steps);
+            let failed = run.outcome.is_failure();
+            // A failure is re-run recorded, for its schedule string.
+            let run = if failed && run.trace.is_none() { kind.run(&cfg, seed, true, max_steps) } else { run };
             if let (Some(path), Some(t)) = (&trace, &run.trace) {
                 write_trace(path, t)?;
             }
             if json {
-                let cycle = cycle_json(&run.outcome);
                 let out = json!({
                     "verdict": run.outcome.verdict(),
-                    "seed": if run.outcome.is_failure() { Some(seed) } else { None },
+                    "seed": if failed { Some(seed) } else { None },
                     "schedules": 1,
-                    "cycle": cycle,
+                    "cycle": cycle_json(&run.outcome),
                     "model": m.name(),
                     "params": params_json(&cfg),
+                    "strategy": kind.to_string(),
                     "steps": run.steps,
                     "time_ns": run.time_ns,
                     "message": run.outcome.summary(),
+                    "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
                 });
                 println!("{out}");
             } else {
                 println!(
-                    "{} {} seed {seed}: {} after {} steps",
-                    m.name(),
-                    cfg.flags(m.params()),
+                    "{} seed {seed}: {} after {} steps",
+                    output::model_label(m, &cfg),
                     run.outcome.verdict(),
                     run.steps
                 );
-                if run.outcome.is_failure() {
+                if failed {
                     println!();
                     print!("{}", run.outcome);
+                    println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
                 }
             }
-            Ok(run.outcome.is_failure())
+            Ok(failed)
         }
-        Command::Hunt { model, seeds, jobs, trace, json, max_steps, matrix, params } => {
+        Command::Hunt {
+            model,
+            seeds,
+            jobs,
+            strategy,
+            trace,
+            json,
+            max_steps,
+            matrix,
+            keep_going,
+            shard,
+            time_budget,
+            params,
+        } => {
             let range: SeedRange = seeds.parse().map_err(|e| format!("--seeds {e}"))?;
             let jobs = jobs.unwrap_or_else(default_jobs);
             if jobs == 0 {
                 return Err(UsageError("--jobs must be at least 1".into()));
             }
+            let shard = match shard {
+                None => None,
+                Some(s) => Some(parse_shard(&s)?),
+            };
+            let time_budget = match time_budget {
+                None => None,
+                Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
+                Some(t) => return Err(UsageError(format!("--time-budget {t}: expected a number of seconds above 0"))),
+            };
+            if strategy == "dfs" {
+                let name =
+                    model.ok_or_else(|| UsageError("--strategy dfs needs a model: deadsim explore <model>".into()))?;
+                let (m, cfg) = configure(&name, &params)?;
+                let a = search_cmd::ExploreArgs {
+                    preemptions: None,
+                    no_reduction: false,
+                    max_executions: 1_000_000,
+                    max_steps,
+                    trace,
+                    json,
+                };
+                return search_cmd::explore_cmd(m, &cfg, a);
+            }
+            let kind = strategy_kind(&strategy)?;
+            hunt_cmd::install_interrupt_handler();
             match model {
                 Some(name) if matrix => {
-                    if trace.is_some() {
+                    if trace.is_some() || keep_going || shard.is_some() {
                         return Err(UsageError(
-                            "--trace and --matrix do not go together (hunt one cell to get its trace)".into(),
+                            "--matrix goes without --trace, --keep-going and --shard (hunt one cell for those)".into(),
                         ));
                     }
-                    hunt_matrix(&name, &params, range, jobs, json, max_steps)
+                    hunt_cmd::hunt_matrix(&name, &params, range, jobs, json, max_steps, kind)
                 }
-                Some(name) => hunt_one(&name, &params, range, jobs, trace, json, max_steps),
+                Some(name) => {
+                    let (m, cfg) = configure(&name, &params)?;
+                    let a = hunt_cmd::HuntArgs {
+                        range,
+                        jobs,
+                        kind,
+                        trace,
+                        json,
+                        max_steps,
+                        keep_going,
+                        shard,
+                        time_budget,
+                    };
+                    hunt_cmd::hunt_one(m, &cfg, a)
+                }
                 None if matrix => Err(UsageError("--matrix needs a model: deadsim hunt ttrpc --matrix".into())),
                 None => {
                     if !params.pairs().is_empty() {
                         return Err(UsageError("model parameters need a model: deadsim hunt <model> ...".into()));
                     }
-                    if trace.is_some() {
-                        return Err(UsageError("--trace needs a model: deadsim hunt <model> --trace FILE".into()));
+                    if trace.is_some() || keep_going || shard.is_some() {
+                        return Err(UsageError(
+                            "--trace, --keep-going and --shard need a model: deadsim hunt <model> ...".into(),
+                        ));
                     }
-                    hunt_all(range, jobs, json, max_steps)
+                    hunt_cmd::hunt_all(range, jobs, json, max_steps, kind)
                 }
             }
         }
-        Command::Replay { model, seed, trace, max_steps, params } => {
+        Command::Replay { model, seed, strategy, schedule, trace, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
-            let run = cfg.run_with(sim::Sim::new(seed).record(true).max_steps(max_steps));
-            let t = run.trace.as_ref().expect("recording on");
-            println!("replay: {} {} seed {seed}", m.name(), cfg.flags(m.params()));
-            for e in &t.events {
-                let task = &t.tasks[e.task as usize].name;
-                let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
-                let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
-                let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
-                let kind = serde_json::to_value(e.kind).unwrap();
-                println!(
-                    "step {:>6} t={:>9}ns  {task:<20} {}{res}{amount}{frame}",
-                    e.step,
-                    e.time,
-                    kind.as_str().unwrap()
-                );
+            let which = Which::from_args(seed, &strategy, schedule)?;
+            let run = which.run(m, &cfg, max_steps)?;
+            match &which {
+                Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
+                Which::Schedule(_) => println!("replay: {} schedule", output::model_label(m, &cfg)),
             }
-            println!();
-            print!("{}", run.outcome);
+            search_cmd::print_events(&run);
+            if run.outcome.is_failure() {
+                println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
+            }
             if let Some(path) = &trace {
-                write_trace(path, t)?;
+                write_trace(path, run.trace.as_ref().unwrap())?;
             }
             Ok(run.outcome.is_failure())
         }
+        Command::Explore { model, preemptions, no_reduction, max_executions, max_steps, trace, json, params } => {
+            let (m, cfg) = configure(&model, &params)?;
+            if max_executions == 0 {
+                return Err(UsageError("--max-executions must be at least 1".into()));
+            }
+            let a = search_cmd::ExploreArgs { preemptions, no_reduction, max_executions, max_steps, trace, json };
+            search_cmd::explore_cmd(m, &cfg, a)
+        }
+        Command::Shrink { model, seed, strategy, schedule, trace, max_tries, max_steps, params } => {
+            let (m, cfg) = configure(&model, &params)?;
+            let which = Which::from_args(seed, &strategy, schedule)?;
+            search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace)
+        }
+        Command::Merge { files } => hunt_cmd::merge(&files),
         Command::Bench { seconds } => {
             if !(seconds > 0.0 && seconds <= 600.0) {
                 return Err(UsageError(format!(
                     "--seconds {seconds}: expected a number of seconds above 0 and at most 600"
                 )));
             }
-            bench(seconds);
+            bench_cmd::bench(seconds);
             Ok(false)
         }
     }
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {
+    let bad = || UsageError(format!("--shard `{s}`: expected I/N with 0 <= I < N, for example 0/4"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 fn default_jobs() -> usize {
@@ -255,247 +418,6 @@ fn configure(name: &str, params: &ModelArgs) -> Result<(&'static dyn Model, Conf
     let m = models::find(name)?;
     let cfg = m.configure(&params.pairs())?;
     Ok((m, cfg))
-}
-
-fn write_trace(path: &std::path::Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
-    t.write_file(path).map_err(|e| UsageError(format!("cannot write trace {}: {e}", path.display())))
-}
-
-fn cycle_json(o: &Outcome) -> serde_json::Value {
-    let cycle: Vec<serde_json::Value> = o
-        .deadlock()
-        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "waits_for": b.waits_for})).collect())
-        .unwrap_or_default();
-    serde_json::Value::Array(cycle)
-}
-
-fn params_json(cfg: &Configured) -> serde_json::Value {
-    let mut map = serde_json::Map::new();
-    for p in cfg.params.iter() {
-        map.insert(p.name.clone(), json!(p.value));
-    }
-    serde_json::Value::Object(map)
-}
-
-fn hunt_one(
-    name: &str,
-    params: &ModelArgs,
-    range: SeedRange,
-    jobs: usize,
-    trace: Option<PathBuf>,
-    json: bool,
-    max_steps: u64,
-) -> Result<bool, UsageError> {
-    let (m, cfg) = configure(name, params)?;
-    let started = Instant::now();
-    let r = hunt(range, jobs, |seed| cfg.run_with(sim::Sim::new(seed).max_steps(max_steps)).outcome);
-    let elapsed = started.elapsed().as_secs_f64();
-    if let (Some(path), Some((seed, _))) = (&trace, &r.failure) {
-        let run = cfg.run_with(sim::Sim::new(*seed).record(true).max_steps(max_steps));
-        write_trace(path, run.trace.as_ref().unwrap())?;
-    }
-    let flags = cfg.flags(m.params());
-    if json {
-        let (verdict, seed, cycle, message) = match &r.failure {
-            Some((s, o)) => (o.verdict(), Some(*s), cycle_json(o), o.summary()),
-            None => ("no-deadlock", None, json!([]), format!("no failure in seeds {range}")),
-        };
-        println!(
-            "{}",
-            json!({"verdict": verdict, "seed": seed, "schedules": r.schedules, "cycle": cycle,
-                   "model": m.name(), "params": params_json(&cfg), "seeds": range.to_string(), "message": message})
-        );
-    } else {
-        match &r.failure {
-            Some((seed, o)) => {
-                println!(
-                    "{} {flags}: {} at seed {seed} (schedule {} of seeds {range})",
-                    m.name(),
-                    o.verdict(),
-                    r.schedules
-                );
-                println!();
-                print!("{o}");
-                println!();
-                let mut replay = format!("deadsim replay {} --seed {seed}", m.name());
-                if !flags.is_empty() {
-                    replay.push(' ');
-                    replay.push_str(&flags);
-                }
-                println!("replay: {replay}");
-            }
-            None => println!("{} {flags}: no failure in {} schedules (seeds {range})", m.name(), r.schedules),
-        }
-        eprintln!("({} schedules in {elapsed:.2}s on {jobs} job(s))", r.schedules);
-    }
-    Ok(r.failure.is_some())
-}
-
-fn hunt_matrix(
-    name: &str,
-    params: &ModelArgs,
-    range: SeedRange,
-    jobs: usize,
-    json: bool,
-    max_steps: u64,
-) -> Result<bool, UsageError> {
-    let m = models::find(name)?;
-    let grid = m.matrix().ok_or_else(|| UsageError(format!("model {name} has no --matrix (only ttrpc has one)")))?;
-    let base = params.pairs();
-    if let Some((p, _)) = base.iter().find(|(p, _)| p == grid.row_param || p == grid.col_param) {
-        return Err(UsageError(format!("--{p} is set by --matrix; leave it out")));
-    }
-    let started = Instant::now();
-    let mut cells = Vec::new();
-    let mut any = false;
-    for (ri, row) in grid.rows.iter().enumerate() {
-        for (ci, col) in grid.cols.iter().enumerate() {
-            let mut p = base.clone();
-            p.push((grid.row_param.to_string(), row.to_string()));
-            p.push((grid.col_param.to_string(), col.to_string()));
-            let cfg = m.configure(&p)?;
-            let r = hunt(range, jobs, |seed| cfg.run_with(sim::Sim::new(seed).max_steps(max_steps)).outcome);
-            any |= r.failure.is_some();
-            cells.push((ri, ci, grid.expect[ri][ci], r));
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    if json {
-        let out: Vec<serde_json::Value> = cells
-            .iter()
-            .map(|(ri, ci, e, r)| {
-                json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
-                       "verdict": r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()),
-                       "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
-                       "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1))})
-            })
-            .collect();
-        let verdict = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
-        let seed = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.0));
-        let schedules: u64 = cells.iter().map(|c| c.3.schedules).sum();
-        println!(
-            "{}",
-            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
-                   "seeds": range.to_string(), "cells": out})
-        );
-        return Ok(any);
-    }
-    let extra = models::find(name)?.configure(&base)?;
-    let flags = extra.flags(m.params());
-    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
-    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, {jobs} job(s)");
-    println!(
-        "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
-        grid.row_param, grid.col_param
-    );
-    print!("{:<10}", format!("S \\ C"));
-    for c in &grid.cols {
-        print!("{:<22}", c);
-    }
-    println!();
-    for (ri, row) in grid.rows.iter().enumerate() {
-        print!("{:<10}", row);
-        for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
-            let cell = match &r.failure {
-                Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
-                None => "no-deadlock".to_string(),
-            };
-            let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
-            let mark = if verdict == e.as_str() { "" } else { " (!)" };
-            print!("{:<22}", format!("{cell}{mark}"));
-        }
-        println!();
-    }
-    println!("\n(!) marks a cell whose verdict differs from the expected one (../shared/design/ttrpc.md A.5 for valid calls).");
-    println!("Replay a cell: deadsim replay {name} --{} S --{} C --seed N", grid.row_param, grid.col_param);
-    eprintln!("({elapsed:.2}s)");
-    Ok(any)
-}
-
-fn hunt_all(range: SeedRange, jobs: usize, json: bool, max_steps: u64) -> Result<bool, UsageError> {
-    let started = Instant::now();
-    let mut rows = Vec::new();
-    let mut any = false;
-    for m in models::all() {
-        for v in m.variants() {
-            let cfg = m.configure(&v.params).map_err(|e| UsageError(format!("built-in variant {}: {e}", m.name())))?;
-            let r = hunt(range, jobs, |seed| cfg.run_with(sim::Sim::new(seed).max_steps(max_steps)).outcome);
-            any |= r.failure.is_some();
-            rows.push((m, v, r));
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    if json {
-        let variants: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(m, v, r)| {
-                json!({
-                    "model": m.name(), "variant": v.label, "expected": v.expect.as_str(),
-                    "verdict": r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()),
-                    "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
-                    "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
-                })
-            })
-            .collect();
-        let verdict =
-            rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
-        let seed = rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.0));
-        let schedules: u64 = rows.iter().map(|(_, _, r)| r.schedules).sum();
-        println!(
-            "{}",
-            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(), "variants": variants})
-        );
-        return Ok(any);
-    }
-    println!("deadsim hunt: every built-in model variant, seeds {range}, {jobs} job(s)\n");
-    let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
-    for (m, v, r) in &rows {
-        let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
-        let cycle = r
-            .failure
-            .as_ref()
-            .and_then(|f| f.1.deadlock())
-            .map(|d| d.cycle.iter().map(|b| format!("{} -> {}", b.name, b.target())).collect::<Vec<_>>().join(", "))
-            .or_else(|| r.failure.as_ref().map(|f| f.1.summary()))
-            .unwrap_or_default();
-        table.push([
-            m.name().to_string(),
-            if v.label.is_empty() { "(default)".to_string() } else { v.label.clone() },
-            verdict.to_string(),
-            r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string()),
-            r.schedules.to_string(),
-            if verdict == v.expect.as_str() { "yes".to_string() } else { format!("NO ({})", v.expect.as_str()) },
-            cycle,
-        ]);
-    }
-    print_table(&table, &[false, false, false, true, true, false, false]);
-    println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]");
-    eprintln!("({elapsed:.2}s)");
-    Ok(any)
-}
-
-/// Prints rows in aligned columns (`right[i]`: right-align column i); the
-/// last column is not padded.
-fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
-    let mut width = [0usize; N];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            width[i] = width[i].max(cell.chars().count());
-        }
-    }
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
-                line.push_str(cell);
-            } else if right[i] {
-                line.push_str(&format!("{cell:>w$}  ", w = width[i]));
-            } else {
-                line.push_str(&format!("{cell:<w$}  ", w = width[i]));
-            }
-        }
-        println!("{}", line.trim_end());
-    }
 }
 
 fn print_models() {
@@ -519,57 +441,4 @@ fn print_models() {
         }
         println!();
     }
-}
-
-fn bench_label(params: &[(String, String)]) -> String {
-    if params.is_empty() {
-        return "(default)".to_string();
-    }
-    params
-        .iter()
-        .map(|(k, v)| if v == "true" { format!("--{k}") } else { format!("--{k} {v}") })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn bench(seconds: f64) {
-    println!("deadsim bench: random strategy, recording off, one core, {seconds}s per row\n");
-    let rows: Vec<(&str, Vec<(String, String)>)> = vec![
-        ("abba", vec![("fixed".into(), "true".into())]),
-        ("abba", vec![]),
-        ("philosophers", vec![("ordered".into(), "true".into())]),
-        ("philosophers", vec![]),
-        ("ttrpc", vec![("server".into(), "v1.0.2".into()), ("client".into(), "v1.2.3".into())]),
-        ("ttrpc", vec![("server".into(), "v1.2.3".into()), ("client".into(), "v1.2.4".into())]),
-        ("flink", vec![("flink-version".into(), "1.13.1".into()), ("scenario".into(), "pipeline".into())]),
-        ("flink", vec![("flink-version".into(), "1.13.2".into()), ("scenario".into(), "pipeline".into())]),
-    ];
-    let mut table = vec![["model", "variant", "schedules/s", "steps/s", "steps/run"].map(String::from)];
-    for (name, params) in rows {
-        let m = models::find(name).unwrap();
-        let cfg = m.configure(&params).unwrap();
-        // Warm up, then measure whole batches until the time is up.
-        for seed in 0..1000 {
-            std::hint::black_box(cfg.run(seed, false));
-        }
-        let started = Instant::now();
-        let (mut runs, mut steps, mut seed) = (0u64, 0u64, 0u64);
-        while started.elapsed().as_secs_f64() < seconds {
-            for _ in 0..1000 {
-                let r = cfg.run(seed, false);
-                steps += r.steps;
-                runs += 1;
-                seed += 1;
-            }
-        }
-        let t = started.elapsed().as_secs_f64();
-        table.push([
-            name.to_string(),
-            bench_label(&params),
-            format!("{:.0}", runs as f64 / t),
-            format!("{:.0}", steps as f64 / t),
-            format!("{:.1}", steps as f64 / runs as f64),
-        ]);
-    }
-    print_table(&table, &[false, false, true, true, true]);
 }

@@ -75,10 +75,55 @@ impl FromStr for SeedRange {
 /// What a hunt found.
 #[derive(Debug)]
 pub struct HuntResult {
-    /// Schedules a one-job hunt would have run: up to the lowest failing seed, or all.
+    /// Schedules a one-job hunt would have run: up to the lowest failing
+    /// seed, or every seed covered (all of them with `keep_going`).
     pub schedules: u64,
     /// The lowest failing seed and its outcome.
     pub failure: Option<(u64, Outcome)>,
+    /// With `keep_going`: how many seeds failed, and each distinct failure
+    /// (by [`signature`]) with its lowest seed and count, in signature order.
+    pub failures: u64,
+    pub distinct: Vec<Distinct>,
+    /// The seeds actually covered: all of the range, unless a time budget
+    /// or an interrupt stopped the hunt (then a prefix of it).
+    pub covered: Option<SeedRange>,
+    /// True if a time budget or an interrupt stopped the hunt early.
+    pub stopped_early: bool,
+}
+
+/// One kind of failure found by a `keep_going` hunt.
+#[derive(Debug, Clone)]
+pub struct Distinct {
+    pub signature: String,
+    pub lowest_seed: u64,
+    pub count: u64,
+    pub outcome: Outcome,
+}
+
+/// How to hunt.
+#[derive(Default)]
+pub struct HuntOptions<'a> {
+    pub jobs: usize,
+    /// Run every seed and summarize all failures, instead of stopping at the lowest.
+    pub keep_going: bool,
+    /// Stop taking new seeds after this wall-clock time.
+    pub time_budget: Option<std::time::Duration>,
+    /// Incremented once per schedule run (for a progress line).
+    pub progress: Option<&'a AtomicU64>,
+    /// Set from outside (Ctrl-C) to stop taking new seeds.
+    pub stop: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+/// What makes two failures "the same": the verdict and, for a deadlock,
+/// the cycle (task, operation, resource); otherwise the message.
+pub fn signature(o: &Outcome) -> String {
+    match o {
+        Outcome::Deadlock(d) if !d.cycle.is_empty() => {
+            let parts: Vec<String> = d.cycle.iter().map(|b| format!("{} {} {}", b.name, b.op, b.waits_for)).collect();
+            format!("deadlock: {}", parts.join(" -> "))
+        }
+        o => format!("{}: {}", o.verdict(), o.summary()),
+    }
 }
 
 /// Seeds handed to a worker at a time.
@@ -89,31 +134,73 @@ pub fn hunt<F>(range: SeedRange, jobs: usize, run: F) -> HuntResult
 where
     F: Fn(u64) -> Outcome + Sync,
 {
+    hunt_with(range, &HuntOptions { jobs, ..Default::default() }, run)
+}
+
+/// [`hunt`] with every option.
+pub fn hunt_with<F>(range: SeedRange, opts: &HuntOptions, run: F) -> HuntResult
+where
+    F: Fn(u64) -> Outcome + Sync,
+{
     let next = AtomicU64::new(0); // offset from range.first
     let best = AtomicU64::new(u64::MAX); // lowest failing offset
     let found: Mutex<Option<(u64, Outcome)>> = Mutex::new(None);
+    let all: Mutex<std::collections::BTreeMap<String, Distinct>> = Mutex::new(Default::default());
+    let failures = AtomicU64::new(0);
     let total = range.len();
+    let started = std::time::Instant::now();
+    let stopped = std::sync::atomic::AtomicBool::new(false);
+    let out_of_time = || {
+        opts.time_budget.is_some_and(|b| started.elapsed() >= b) || opts.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    };
     let worker = || loop {
+        if out_of_time() {
+            stopped.store(true, Ordering::Relaxed);
+            break;
+        }
         let start = next.fetch_add(CHUNK, Ordering::Relaxed);
-        if start >= total || start > best.load(Ordering::Relaxed) {
+        if start >= total || (!opts.keep_going && start > best.load(Ordering::Relaxed)) {
             break;
         }
         for off in start..(start + CHUNK).min(total) {
-            if off > best.load(Ordering::Relaxed) {
+            if !opts.keep_going && off > best.load(Ordering::Relaxed) {
                 return;
             }
-            let outcome = run(range.first + off);
-            if outcome.is_failure() {
-                best.fetch_min(off, Ordering::Relaxed);
-                let mut f = found.lock().unwrap();
-                if f.as_ref().is_none_or(|(o, _)| off < *o) {
-                    *f = Some((off, outcome));
+            let seed = range.first + off;
+            let outcome = run(seed);
+            if let Some(p) = opts.progress {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
+            if !outcome.is_failure() {
+                continue;
+            }
+            failures.fetch_add(1, Ordering::Relaxed);
+            best.fetch_min(off, Ordering::Relaxed);
+            if opts.keep_going {
+                let sig = signature(&outcome);
+                let mut map = all.lock().unwrap();
+                let e = map.entry(sig.clone()).or_insert(Distinct {
+                    signature: sig,
+                    lowest_seed: seed,
+                    count: 0,
+                    outcome: outcome.clone(),
+                });
+                e.count += 1;
+                if seed < e.lowest_seed {
+                    e.lowest_seed = seed;
+                    e.outcome = outcome.clone();
                 }
+            }
+            let mut f = found.lock().unwrap();
+            if f.as_ref().is_none_or(|(o, _)| off < *o) {
+                *f = Some((off, outcome));
+            }
+            if !opts.keep_going {
                 return;
             }
         }
     };
-    let jobs = jobs.max(1);
+    let jobs = opts.jobs.max(1);
     if jobs == 1 {
         worker();
     } else {
@@ -123,12 +210,50 @@ where
             }
         });
     }
+    let stopped_early = stopped.load(Ordering::Relaxed);
+    let handed = next.load(Ordering::Relaxed).min(total);
     let failure = found.into_inner().unwrap().map(|(off, o)| (range.first + off, o));
-    let schedules = match &failure {
-        Some((seed, _)) => seed - range.first + 1,
-        None => total,
+    let covered = if stopped_early {
+        (handed > 0).then(|| SeedRange { first: range.first, last: range.first + handed - 1 })
+    } else {
+        Some(range)
     };
-    HuntResult { schedules, failure }
+    let covered_len = covered.map_or(0, |c| c.len());
+    let schedules = match (&failure, opts.keep_going) {
+        (Some((seed, _)), false) => seed - range.first + 1,
+        _ => covered_len,
+    };
+    HuntResult {
+        schedules,
+        failure,
+        failures: failures.load(Ordering::Relaxed),
+        distinct: all.into_inner().unwrap().into_values().collect(),
+        covered,
+        stopped_early,
+    }
+}
+
+/// The share `k / n` with its 95% Wilson score interval.
+pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
+    if n == 0 {
+        return (0.0, 0.0, 1.0);
+    }
+    let (k, n, z) = (k as f64, n as f64, 1.959_963_984_540_054);
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
+    (p, (centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// The `i`-th of `n` contiguous blocks of `range` (`i` 0-based), or `None`
+/// when the block is empty (more shards than seeds).
+pub fn shard(range: SeedRange, i: u64, n: u64) -> Option<SeedRange> {
+    let len = range.len() as u128;
+    let (i, n) = (i as u128, n as u128);
+    let lo = len * i / n;
+    let hi = len * (i + 1) / n;
+    (hi > lo).then(|| SeedRange { first: range.first + lo as u64, last: range.first + hi as u64 - 1 })
 }
 
 #[cfg(test)]
@@ -165,5 +290,40 @@ mod tests {
         let none = hunt("1..30".parse().unwrap(), 4, run);
         assert!(none.failure.is_none());
         assert_eq!(none.schedules, 29);
+    }
+
+    #[test]
+    fn keep_going_counts_every_failure_and_groups_them() {
+        let run = |seed: u64| match seed % 10 {
+            3 => Outcome::StepLimit { steps: 1 },
+            7 => Outcome::StepLimit { steps: 2 },
+            _ => Outcome::Completed,
+        };
+        for jobs in [1, 3] {
+            let r = hunt_with(
+                "0..100".parse().unwrap(),
+                &HuntOptions { jobs, keep_going: true, ..Default::default() },
+                run,
+            );
+            assert_eq!((r.failures, r.schedules), (20, 100));
+            assert_eq!(r.failure.as_ref().unwrap().0, 3);
+            let d: Vec<(u64, u64)> = r.distinct.iter().map(|d| (d.lowest_seed, d.count)).collect();
+            assert_eq!(d, vec![(3, 10), (7, 10)]);
+        }
+        let (p, lo, hi) = wilson(20, 100);
+        assert!((p - 0.2).abs() < 1e-12 && lo > 0.13 && lo < 0.14 && hi > 0.28 && hi < 0.30, "{lo} {hi}");
+    }
+
+    #[test]
+    fn shards_partition_the_range() {
+        let range: SeedRange = "10..=109".parse().unwrap();
+        let blocks: Vec<SeedRange> = (0..3).filter_map(|i| shard(range, i, 3)).collect();
+        assert_eq!(blocks.iter().map(|b| b.len()).sum::<u64>(), 100);
+        assert_eq!(blocks[0].first, 10);
+        assert_eq!(blocks[2].last, 109);
+        assert!(blocks.windows(2).all(|w| w[0].last + 1 == w[1].first));
+        let tiny: SeedRange = "0..2".parse().unwrap();
+        assert_eq!(shard(tiny, 0, 3), None, "more shards than seeds: an empty block");
+        assert_eq!(shard(tiny, 1, 3), Some(SeedRange { first: 0, last: 0 }));
     }
 }

@@ -42,6 +42,9 @@ fn noop_waker() -> Waker {
     unsafe { Waker::from_raw(RAW) }
 }
 
+/// A finished run's state and future slots, kept for the next run.
+type Pooled = (Box<State>, Vec<Option<BoxFuture>>);
+
 thread_local! {
     /// True while a task is being polled: the panic hook stays quiet then and
     /// keeps the message and location for the outcome.
@@ -49,7 +52,7 @@ thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
     /// The state and futures of the last run on this thread, emptied but
     /// with their allocations, for the next run to reuse.
-    static POOL: RefCell<Option<(Box<State>, Vec<Option<BoxFuture>>)>> = const { RefCell::new(None) };
+    static POOL: RefCell<Option<Pooled>> = const { RefCell::new(None) };
 }
 
 fn install_panic_hook() {
@@ -230,6 +233,8 @@ impl Execution {
             if !task.started {
                 task.started = true;
                 s.unstarted -= 1;
+                // A task's first step comes after the step that spawned it.
+                s.touch(crate::scheduler::Footprint::task_resource(t));
             }
             let mut fut = self.futures[t as usize].take().expect("enabled task has a future");
             IN_POLL.with(|c| c.set(true));
@@ -376,6 +381,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
     }
     s.spawned.push((id, fut));
     s.record(id, EventKind::Spawn, None, None, None, parent, None);
+    s.touch(crate::scheduler::Footprint::task_resource(id));
     id
 }
 

@@ -340,6 +340,8 @@ impl State {
 
     /// Completes a blocked task's operation on its behalf (hand-off) and makes it ready.
     pub fn grant(&mut self, t: TaskId, case: u32) {
+        // The grantee's next step depends on this one (see `take_grant`).
+        self.touch(crate::scheduler::Footprint::task_resource(t));
         let task = &mut self.tasks[t as usize];
         task.granted = Some(case);
         task.wait_gen = task.wait_gen.wrapping_add(1);
@@ -441,7 +443,11 @@ impl State {
     /// Takes the grant left for the current task, if any.
     #[inline]
     pub fn take_grant(&mut self) -> Option<u32> {
-        self.tasks[self.current as usize].granted.take()
+        let g = self.tasks[self.current as usize].granted.take();
+        if g.is_some() {
+            self.touch(crate::scheduler::Footprint::task_resource(self.current));
+        }
+        g
     }
 
     /// Records an event when recording is on. `task` is the subject.
@@ -520,6 +526,16 @@ impl State {
         if let Some(fp) = self.footprint.as_mut() {
             if !fp.resources.contains(&r) {
                 fp.resources.push(r);
+            }
+        }
+    }
+
+    /// Notes that the current step looked at resource `r` without changing it.
+    #[inline]
+    pub fn touch_read(&mut self, r: u32) {
+        if let Some(fp) = self.footprint.as_mut() {
+            if !fp.reads.contains(&r) {
+                fp.reads.push(r);
             }
         }
     }

@@ -39,11 +39,20 @@ pub struct ExploreConfig {
     /// Stop after this many executions (the result then says it is not exhausted).
     pub max_executions: u64,
     pub max_steps: u64,
+    /// Go on after a failure and collect every distinct one (by
+    /// [`crate::hunt::signature`]) instead of stopping at the first.
+    pub keep_going: bool,
 }
 
 impl Default for ExploreConfig {
     fn default() -> Self {
-        ExploreConfig { preemption_bound: None, reduction: true, max_executions: 1_000_000, max_steps: 100_000 }
+        ExploreConfig {
+            preemption_bound: None,
+            reduction: true,
+            max_executions: 1_000_000,
+            max_steps: 100_000,
+            keep_going: false,
+        }
     }
 }
 
@@ -60,6 +69,9 @@ pub struct ExploreResult {
     pub failure: Option<(Run, Vec<u32>)>,
     /// A model that does not replay the same way from the same choices.
     pub nondeterminism: Option<String>,
+    /// With `keep_going`: every distinct failure's signature, with the
+    /// choices of the first schedule that showed it, in signature order.
+    pub distinct: std::collections::BTreeMap<String, Vec<u32>>,
 }
 
 enum Node {
@@ -111,15 +123,16 @@ struct Search {
 
 impl Search {
     fn preemptions_at(&self, i: usize) -> u32 {
-        match self.nodes[..i].iter().rev().find_map(|n| match n {
-            Node::Task { preemptions, last, chosen, enabled, .. } => {
-                Some(preemptions + u32::from(last.is_some_and(|l| l != *chosen && enabled.contains(l))))
-            }
-            Node::Data { .. } => None,
-        }) {
-            Some(p) => p,
-            None => 0,
-        }
+        self.nodes[..i]
+            .iter()
+            .rev()
+            .find_map(|n| match n {
+                Node::Task { preemptions, last, chosen, enabled, .. } => {
+                    Some(preemptions + u32::from(last.is_some_and(|l| l != *chosen && enabled.contains(l))))
+                }
+                Node::Data { .. } => None,
+            })
+            .unwrap_or_default()
     }
 
     fn within_bound(&self, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
@@ -375,7 +388,14 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         halt: None,
         error: None,
     }));
-    let mut result = ExploreResult { executions: 0, pruned: 0, exhausted: false, failure: None, nondeterminism: None };
+    let mut result = ExploreResult {
+        executions: 0,
+        pruned: 0,
+        exhausted: false,
+        failure: None,
+        nondeterminism: None,
+        distinct: Default::default(),
+    };
     loop {
         {
             let mut s = search.borrow_mut();
@@ -394,6 +414,9 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         }
         if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
             result.pruned += 1;
+        } else if run.outcome.is_failure() && cfg.keep_going {
+            let choices = choices_of(&s);
+            result.distinct.entry(crate::hunt::signature(&run.outcome)).or_insert(choices);
         } else if run.outcome.is_failure() {
             let choices = choices_of(&s);
             drop(s);

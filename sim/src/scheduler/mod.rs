@@ -20,11 +20,13 @@ mod dfs;
 mod pct;
 mod random;
 mod replay;
+mod shrink;
 
 pub use dfs::{explore, ExploreConfig, ExploreResult};
 pub use pct::PctStrategy;
 pub use random::RandomStrategy;
 pub use replay::{fingerprint, ReplayStrategy, Schedule};
+pub use shrink::{shrink, Shrunk};
 
 use crate::models::Configured;
 use crate::{Run, Sim};

@@ -108,7 +108,7 @@ impl Schedule {
                 let n: usize = n
                     .parse()
                     .ok()
-                    .filter(|&n| n >= 1 && n <= 10_000_000)
+                    .filter(|n| (1..=10_000_000).contains(n))
                     .ok_or_else(|| format!("schedule: choice {} `{tok}` has a bad repeat count", i + 1))?;
                 if choices.len() + n > 100_000_000 {
                     return Err("schedule: more than 100,000,000 choices".to_string());

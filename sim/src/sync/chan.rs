@@ -216,6 +216,8 @@ impl<T: 'static> Chan<T> {
     pub(crate) fn park_recv(&self, s: &mut State, case: u32) {
         let me = s.current;
         s.hold_end(self.inner.id, Dir::Recv);
+        // Parking changes the channel's queues: a later send depends on it.
+        s.touch(self.inner.id);
         let gen = s.tasks[me as usize].wait_gen;
         self.inner.st.borrow_mut().recvq.push_back(Waiter { task: me, gen, case });
     }
@@ -223,6 +225,7 @@ impl<T: 'static> Chan<T> {
     pub(crate) fn park_send(&self, s: &mut State, case: u32, v: T) {
         let me = s.current;
         s.hold_end(self.inner.id, Dir::Send);
+        s.touch(self.inner.id);
         let gen = s.tasks[me as usize].wait_gen;
         self.inner.st.borrow_mut().sendq.push_back((Waiter { task: me, gen, case }, v));
     }

@@ -164,6 +164,7 @@ impl<M: 'static> Pipe<M> {
                     return Poll::Ready(Err(PipeClosed));
                 }
                 if st.active.is_some() {
+                    s.touch(id);
                     st.writers_waiting.push(me);
                     drop(st);
                     s.block(Wait::Write(id));
@@ -224,6 +225,7 @@ impl<M: 'static> Pipe<M> {
                     s.record(me, EventKind::Read, Some(id), Some(0), Some(0), None, None);
                     return Poll::Ready(Ok(0));
                 } else {
+                    s.touch(id);
                     st.readers_waiting.push(me);
                     drop(st);
                     s.block(Wait::Read(id));

@@ -97,6 +97,8 @@ impl RwMutex {
                     Poll::Ready(RwWriteGuard { id, held: true })
                 } else {
                     *pending = Some(me);
+                    // Owning the writer slot changes the lock: readers now wait.
+                    s.touch(id);
                     s.block(Wait::Drain(id));
                     Poll::Pending
                 }

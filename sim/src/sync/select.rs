@@ -76,6 +76,10 @@ impl Future for Select<'_, '_> {
                 }
                 1 => {
                     let n = this.cases.len();
+                    // Which cases are ready depends on every case's channel.
+                    for c in this.cases.iter() {
+                        s.touch_read(c.resource().0);
+                    }
                     let ready = this.cases.iter().filter(|c| c.ready(s)).count();
                     if ready > 0 {
                         let k = s.pick_index(ready);

@@ -114,11 +114,12 @@ impl Gate {
     /// `SingleInputGate.notifyChannelNonEmpty`: channel `c` has data.
     pub async fn notify_channel_non_empty(&self, c: usize) {
         let lock = self.input_lock.enter().await;
-        let mut q = self.channels_with_data.borrow_mut();
-        if !q.contains(&c) {
-            q.push_back(c);
+        {
+            let mut q = self.channels_with_data.borrow_mut();
+            if !q.contains(&c) {
+                q.push_back(c);
+            }
         }
-        drop(q);
         lock.notify_all();
         lock.exit().await;
     }

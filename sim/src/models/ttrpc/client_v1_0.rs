@@ -73,6 +73,7 @@ impl Client {
 
     /// `Client.Close` (client.go:173): cancels `c.ctx`; `run` closes the connection.
     pub async fn close(&self) {
+        crate::access(self.done.id(), true);
         if !self.closed.replace(true) {
             self.done.close().await;
         }

@@ -133,6 +133,7 @@ impl Client {
         if self.send_lock_outer {
             at("client.go:394");
             let send = self.send_lock.lock().await;
+            crate::access(self.done.id(), false);
             if self.closed.get() {
                 send.unlock().await;
                 return None;
@@ -152,6 +153,7 @@ impl Client {
         } else {
             at("client.go:389");
             let streams = self.stream_lock.lock().await;
+            crate::access(self.done.id(), false);
             if self.closed.get() {
                 streams.unlock().await;
                 return None;
@@ -203,6 +205,7 @@ impl Client {
 
     /// `Client.Close` (client.go:319-326): cancels `c.ctx` and closes the connection.
     pub async fn close(&self) {
+        crate::access(self.done.id(), true);
         if !self.closed.replace(true) {
             self.done.close().await;
             self.channel.conn.close().await;

@@ -25,6 +25,8 @@ impl Stream {
 
     /// `stream.closeWithError` (stream.go:50-60): closes `recvClose` once.
     pub async fn close_with_error(&self) {
+        // `closed` is shared state of the stream; its channel stands for it.
+        crate::access(self.recv_close.id(), true);
         if !self.closed.replace(true) {
             self.recv_close.close().await;
         }
@@ -33,6 +35,7 @@ impl Stream {
     /// `stream.receive` (stream.go:66-80), in the client's receive loop.
     pub async fn receive(&self, done: &Chan<()>, msg: Frame) {
         let _f = frame_at("stream.receive", "stream.go:72");
+        crate::access(self.recv_close.id(), false);
         if self.closed.get() {
             return;
         }

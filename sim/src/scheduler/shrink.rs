@@ -1,0 +1,334 @@
+//! Shrinking a failing schedule: fewer preemptions, then fewer steps, same failure.
+//!
+//! First, the failing run is replayed with each step's footprint, which
+//! gives its happens-before order: a step comes after the task's previous
+//! step and after every earlier step it conflicts with. Any order of the
+//! steps that keeps it is the same run up to independent steps, so it fails
+//! the same way; the shrinker picks the order with the fewest switches
+//! (a task goes on while its next step is free to run).
+//!
+//! Then, seeing a schedule as segments (task `t` runs `n` steps, then the
+//! next segment's task), it greedily drops segments and halves them, keeping
+//! every change after which the run still fails with the same
+//! [`crate::hunt::signature`] with fewer preemptions or steps. A switch away
+//! from a task that could have gone on is a preemption.
+//!
+//! ```
+//! let model = sim::models::find("philosophers").unwrap().configure(&[]).unwrap();
+//! let seed = (0..100).find(|&s| model.run(s, false).outcome.is_failure()).unwrap();
+//! let failing = model.run(seed, true);
+//! let shrunk = sim::scheduler::shrink(&model, &failing, 100_000).unwrap();
+//! assert_eq!(sim::hunt::signature(&shrunk.run.outcome), sim::hunt::signature(&failing.outcome));
+//! assert!(shrunk.preemptions <= shrunk.original_preemptions);
+//! ```
+
+use std::collections::VecDeque;
+
+use super::Strategy;
+use crate::hunt::signature;
+use crate::models::Configured;
+use crate::rt::{TaskId, TaskSet};
+use crate::{Run, Sim};
+
+/// A shrunk failing run.
+#[derive(Debug)]
+pub struct Shrunk {
+    /// The run, recorded.
+    pub run: Run,
+    pub preemptions: u32,
+    pub original_preemptions: u32,
+    pub original_steps: u64,
+    /// Candidate runs tried.
+    pub tries: u64,
+}
+
+/// Runs the tasks segment by segment; past the segments, keeps running the
+/// last task while it can, else the lowest-numbered enabled one.
+struct Segments {
+    segs: VecDeque<(TaskId, u64)>,
+    data: VecDeque<u32>,
+    /// The tasks that ran, and the preemptions made.
+    ran: Vec<TaskId>,
+    preemptions: u32,
+}
+
+impl Strategy for Segments {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, _step: u64) -> TaskId {
+        let t = loop {
+            match self.segs.front_mut() {
+                Some((t, n)) if *n > 0 && enabled.contains(*t) => {
+                    *n -= 1;
+                    break *t;
+                }
+                Some(_) => {
+                    self.segs.pop_front();
+                }
+                None => break last.filter(|&l| enabled.contains(l)).unwrap_or_else(|| enabled.nth(0)),
+            }
+        };
+        if last.is_some_and(|l| l != t && enabled.contains(l)) {
+            self.preemptions += 1;
+        }
+        self.ran.push(t);
+        t
+    }
+
+    fn pick_index(&mut self, n: usize) -> usize {
+        match self.data.pop_front() {
+            Some(k) if (k as usize) < n => k as usize,
+            _ => 0,
+        }
+    }
+
+    fn name(&self) -> String {
+        "shrink".to_string()
+    }
+}
+
+/// Segments (task, length) of a per-step task list.
+fn segments_of(ran: &[TaskId]) -> Vec<(TaskId, u64)> {
+    let mut out: Vec<(TaskId, u64)> = Vec::new();
+    for &t in ran {
+        match out.last_mut() {
+            Some((u, n)) if *u == t => *n += 1,
+            _ => out.push((t, 1)),
+        }
+    }
+    out
+}
+
+/// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
+pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
+    let trace = failing.trace.as_ref()?;
+    let target = signature(&failing.outcome);
+    // The data choices, separated from the task picks by replaying the schedule.
+    let data = split_data_choices(model, &trace.meta.replay)?;
+    let try_run = |segs: &[(TaskId, u64)]| -> (Run, Vec<TaskId>, u32) {
+        let strat = std::rc::Rc::new(std::cell::RefCell::new(None));
+        let s = Segments {
+            segs: segs.iter().copied().collect(),
+            data: data.iter().copied().collect(),
+            ran: Vec::new(),
+            preemptions: 0,
+        };
+        let run = model.run_with(
+            Sim::new(failing.seed)
+                .max_steps(failing.steps.max(1) * 4 + 1000)
+                .strategy(Box::new(Recorder(s, strat.clone()))),
+        );
+        let (ran, p) = strat.borrow_mut().take().unwrap_or_default();
+        (run, ran, p)
+    };
+    let (first, ran, p0) = try_run(&segments_of(&trace.schedule));
+    if signature(&first.outcome) != target {
+        return None; // the schedule does not replay to the same failure
+    }
+    let mut best = segments_of(&ran);
+    let mut best_p = p0;
+    let mut best_steps = first.steps;
+    let mut tries = 1u64;
+    // The same run, its independent steps reordered for the fewest switches.
+    if let Some(order) = linearize(model, &ran, &data) {
+        tries += 1;
+        let (run, ran2, p) = try_run(&segments_of(&order));
+        if signature(&run.outcome) == target && p <= best_p {
+            best = segments_of(&ran2);
+            best_p = p;
+            best_steps = run.steps;
+        }
+    }
+    let mut improved = true;
+    while improved && tries < max_tries {
+        improved = false;
+        // Drop whole segments, last first (late switches are the cheapest to lose).
+        let mut k = best.len();
+        while k > 1 && tries < max_tries {
+            k -= 1;
+            let mut cand = best.clone();
+            cand.remove(k);
+            tries += 1;
+            let (run, ran, p) = try_run(&cand);
+            if signature(&run.outcome) == target && (p < best_p || (p == best_p && run.steps < best_steps)) {
+                best = segments_of(&ran);
+                best_p = p;
+                best_steps = run.steps;
+                improved = true;
+                k = k.min(best.len());
+            }
+        }
+        // Then shorter segments.
+        let mut k = 0;
+        while k < best.len() && tries < max_tries {
+            k += 1;
+            if best[k - 1].1 <= 1 {
+                continue;
+            }
+            let k = k - 1;
+            let mut cand = best.clone();
+            cand[k].1 /= 2;
+            tries += 1;
+            let (run, ran, p) = try_run(&cand);
+            if signature(&run.outcome) == target && (p < best_p || (p == best_p && run.steps < best_steps)) {
+                best = segments_of(&ran);
+                best_p = p;
+                best_steps = run.steps;
+                improved = true;
+            }
+        }
+    }
+    // Record the best one.
+    let strat = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let s = Segments {
+        segs: best.iter().copied().collect(),
+        data: data.iter().copied().collect(),
+        ran: Vec::new(),
+        preemptions: 0,
+    };
+    let run = model.run_with(
+        Sim::new(failing.seed)
+            .record(true)
+            .max_steps(failing.steps.max(1) * 4 + 1000)
+            .strategy(Box::new(Recorder(s, strat))),
+    );
+    Some(Shrunk { run, preemptions: best_p, original_preemptions: p0, original_steps: failing.steps, tries })
+}
+
+/// Replays `ran` (a task per step) with footprints, and returns the order of
+/// its steps (a task per step) that keeps their happens-before order with
+/// the fewest switches between tasks.
+fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<TaskId>> {
+    use super::Footprint;
+    struct Capture(Segments, std::rc::Rc<std::cell::RefCell<Vec<(TaskId, Footprint)>>>);
+    impl Strategy for Capture {
+        fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+            self.0.pick_task(enabled, last, step)
+        }
+        fn pick_index(&mut self, n: usize) -> usize {
+            self.0.pick_index(n)
+        }
+        fn name(&self) -> String {
+            "shrink".to_string()
+        }
+        fn wants_footprints(&self) -> bool {
+            true
+        }
+        fn step_done(&mut self, task: TaskId, fp: &Footprint) {
+            self.1.borrow_mut().push((task, fp.clone()));
+        }
+    }
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seg = Segments {
+        segs: segments_of(ran).into_iter().collect(),
+        data: data.iter().copied().collect(),
+        ran: Vec::new(),
+        preemptions: 0,
+    };
+    model.run_with(Sim::new(0).max_steps(ran.len() as u64 + 10).strategy(Box::new(Capture(seg, log.clone()))));
+    let steps = log.borrow().clone();
+    let n = steps.len();
+    if n == 0 {
+        return None;
+    }
+    // Predecessors of each step: the task's previous step and every earlier conflicting step.
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut last_of: std::collections::BTreeMap<TaskId, usize> = Default::default();
+    for j in 0..n {
+        let (tj, fj) = &steps[j];
+        if let Some(&p) = last_of.get(tj) {
+            preds[j].push(p);
+        }
+        for (i, (ti, fi)) in steps[..j].iter().enumerate() {
+            if ti != tj && fi.conflicts(fj) {
+                preds[j].push(i);
+            }
+        }
+        last_of.insert(*tj, j);
+    }
+    // Each task's steps in order; schedule greedily, staying on a task while we can.
+    let mut per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>> = Default::default();
+    for (j, (t, _)) in steps.iter().enumerate() {
+        per_task.entry(*t).or_default().push_back(j);
+    }
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut current: Option<TaskId> = None;
+    while order.len() < n {
+        let ready = |t: TaskId, per_task: &std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>| {
+            per_task.get(&t).and_then(|q| q.front()).is_some_and(|&j| preds[j].iter().all(|&p| done[p]))
+        };
+        let t = match current.filter(|&c| ready(c, &per_task)) {
+            Some(c) => c,
+            None => {
+                // The ready task that can go on longest without waiting.
+                let mut best: Option<(usize, TaskId)> = None;
+                for (&t, q) in &per_task {
+                    if !ready(t, &per_task) {
+                        continue;
+                    }
+                    let run_len =
+                        q.iter().take_while(|&&j| preds[j].iter().all(|&p| done[p] || steps[p].0 == t)).count();
+                    if best.is_none_or(|(l, _)| run_len > l) {
+                        best = Some((run_len, t));
+                    }
+                }
+                best?.1
+            }
+        };
+        let j = per_task.get_mut(&t)?.pop_front()?;
+        done[j] = true;
+        order.push(t);
+        current = Some(t);
+    }
+    Some(order)
+}
+
+/// Where a finished run's task list and preemption count are handed back.
+type Log = std::rc::Rc<std::cell::RefCell<Option<(Vec<TaskId>, u32)>>>;
+
+/// Wraps the segment strategy to hand its log back when the run ends.
+struct Recorder(Segments, Log);
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        *self.1.borrow_mut() = Some((std::mem::take(&mut self.0.ran), self.0.preemptions));
+    }
+}
+
+impl Strategy for Recorder {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+        self.0.pick_task(enabled, last, step)
+    }
+    fn pick_index(&mut self, n: usize) -> usize {
+        self.0.pick_index(n)
+    }
+    fn name(&self) -> String {
+        "shrink".to_string()
+    }
+}
+
+/// The data choices of a schedule string, found by replaying it and noting
+/// which choices were data choices.
+fn split_data_choices(model: &Configured, schedule: &str) -> Option<Vec<u32>> {
+    let sched = super::Schedule::parse(schedule).ok()?;
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    struct Split(super::ReplayStrategy, std::rc::Rc<std::cell::RefCell<Vec<u32>>>);
+    impl Strategy for Split {
+        fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+            self.0.pick_task(enabled, last, step)
+        }
+        fn pick_index(&mut self, n: usize) -> usize {
+            let k = self.0.pick_index(n);
+            self.1.borrow_mut().push(k as u32);
+            k
+        }
+        fn name(&self) -> String {
+            "split".to_string()
+        }
+        fn halt(&mut self) -> Option<super::Halt> {
+            self.0.halt()
+        }
+    }
+    model.run_with(Sim::new(0).strategy(Box::new(Split(super::ReplayStrategy::new(sched.choices), log.clone()))));
+    let v = log.borrow().clone();
+    Some(v)
+}

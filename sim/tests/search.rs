@@ -1,0 +1,189 @@
+//! Search: PCT, exhaustive exploration with partial-order reduction,
+//! schedule strings, shrinking.
+
+use sim::hunt::signature;
+use sim::models::{self, Configured};
+use sim::scheduler::{explore, ExploreConfig, ReplayStrategy, Schedule, StrategyKind};
+use sim::sync::Mutex;
+use sim::{Outcome, Sim};
+
+fn model(name: &str, params: &[(&str, &str)]) -> Configured {
+    let p: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    models::find(name).unwrap().configure(&p).unwrap()
+}
+
+fn first_failing(m: &Configured, kind: StrategyKind, seeds: u64) -> Option<sim::Run> {
+    (0..seeds).map(|s| kind.run(m, s, false, 100_000)).find(|r| r.outcome.is_failure())
+}
+
+#[test]
+fn pct_and_random_find_every_models_deadlock() {
+    let cases: Vec<(Configured, &str)> = vec![
+        (model("abba", &[]), "T1 lock B"),
+        (model("philosophers", &[]), "philosopher-0 lock fork1"),
+        (model("ttrpc", &[("server", "v1.0.2"), ("client", "v1.2.3")]), "Client.run rlock streamLock"),
+        (model("ttrpc", &[("server", "v1.0.2"), ("client", "v1.0.2")]), "receiver.run select"),
+        (model("flink", &[("scenario", "minimal")]), "Join(xxxxxx) (34/256)#1 lock channel-"),
+    ];
+    for (m, part) in &cases {
+        for kind in [StrategyKind::Random, StrategyKind::Pct(3)] {
+            let run = first_failing(m, kind, 3_000).unwrap_or_else(|| panic!("{} {kind}: no deadlock", m.model));
+            assert_eq!(run.outcome.verdict(), "deadlock", "{} {kind}", m.model);
+            assert!(signature(&run.outcome).contains(part), "{} {kind}: {}", m.model, signature(&run.outcome));
+            // The same seed and strategy give the same run.
+            assert_eq!(kind.run(m, run.seed, false, 100_000).outcome, run.outcome);
+        }
+    }
+}
+
+fn cfg(reduction: bool, bound: Option<u32>, max: u64) -> ExploreConfig {
+    ExploreConfig { preemption_bound: bound, reduction, max_executions: max, max_steps: 100_000, keep_going: false }
+}
+
+#[test]
+fn explore_proves_the_fixed_variants_and_finds_the_bugs() {
+    for (name, params) in [
+        ("abba", vec![("fixed", "true")]),
+        ("philosophers", vec![("philosophers", "3"), ("ordered", "true")]),
+        ("flink", vec![("scenario", "minimal"), ("flink-version", "1.13.2")]),
+    ] {
+        let r = explore(&model(name, &params), &cfg(true, None, 200_000));
+        assert!(r.exhausted && r.failure.is_none() && r.nondeterminism.is_none(), "{name}: {r:?}");
+        let bounded = explore(&model(name, &params), &cfg(true, Some(2), 200_000));
+        assert!(bounded.exhausted && bounded.failure.is_none(), "{name} within 2 preemptions");
+    }
+    for (name, params) in [
+        ("abba", vec![]),
+        ("philosophers", vec![("philosophers", "3")]),
+        ("flink", vec![("scenario", "minimal"), ("flink-version", "1.13.1")]),
+    ] {
+        let r = explore(&model(name, &params), &cfg(true, None, 200_000));
+        let (run, choices) = r.failure.unwrap_or_else(|| panic!("{name}: no failure found"));
+        assert_eq!(run.outcome.verdict(), "deadlock");
+        // The failing schedule replays to the same deadlock.
+        let m = model(name, &params);
+        let again = m.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(choices))));
+        assert_eq!(signature(&again.outcome), signature(&run.outcome));
+    }
+}
+
+#[test]
+fn reduction_matters_and_beats_loom_on_abba() {
+    // loom 0.7 explores abba --fixed (3 rounds) in 70 executions.
+    let r = explore(&model("abba", &[("fixed", "true")]), &cfg(true, None, 1_000));
+    assert!(r.exhausted && r.executions <= 70, "{} executions", r.executions);
+    let brute = explore(&model("abba", &[("fixed", "true")]), &cfg(false, None, 1_000_000));
+    assert!(brute.exhausted && brute.executions > r.executions, "{} vs {}", brute.executions, r.executions);
+    // Independent work: four philosophers taking forks in order.
+    let m = model("philosophers", &[("philosophers", "4"), ("ordered", "true"), ("rounds", "1")]);
+    let reduced = explore(&m, &cfg(true, None, 100_000));
+    let brute = explore(&m, &cfg(false, None, 50_000));
+    assert!(reduced.exhausted, "reduced: {} executions", reduced.executions);
+    assert!(
+        brute.executions > 100 * reduced.executions,
+        "reduced {} vs brute force {} (exhausted: {})",
+        reduced.executions,
+        brute.executions,
+        brute.exhausted
+    );
+}
+
+/// Two AB/BA pairs on disjoint locks: two distinct deadlocks. (Each task
+/// takes both locks once and lets them go as it ends, to keep the
+/// brute-force search small.)
+fn two_pairs() -> Configured {
+    Configured::new("pairs", Vec::new(), |sim: Sim| {
+        sim.run(|| async {
+            for (x, y) in [("A", "B"), ("C", "D")] {
+                let (a, b) = (Mutex::new(x), Mutex::new(y));
+                for (name, first, second) in [(format!("{x}1"), a, b), (format!("{x}2"), b, a)] {
+                    sim::spawn(name, async move {
+                        let _g1 = first.lock().await;
+                        let _g2 = second.lock().await;
+                    });
+                }
+            }
+        })
+    })
+}
+
+#[test]
+fn reduced_exploration_finds_every_deadlock_brute_force_finds() {
+    for m in [
+        two_pairs(),
+        model("abba", &[("rounds", "2")]),
+        model("philosophers", &[("philosophers", "3"), ("rounds", "1")]),
+    ] {
+        let all = |reduction| {
+            let c = ExploreConfig { keep_going: true, ..cfg(reduction, None, 2_000_000) };
+            let r = explore(&m, &c);
+            assert!(r.exhausted, "{}: not exhausted", m.model);
+            (r.distinct.keys().cloned().collect::<Vec<_>>(), r.executions)
+        };
+        let (reduced, n_reduced) = all(true);
+        let (brute, n_brute) = all(false);
+        assert!(!brute.is_empty());
+        assert_eq!(reduced, brute, "{}: {n_reduced} reduced vs {n_brute} brute-force executions", m.model);
+        assert!(n_reduced < n_brute);
+    }
+}
+
+#[test]
+fn a_shrunk_schedule_replays_to_the_same_cycle_with_fewer_preemptions() {
+    for (name, params, seed_kind) in [
+        ("philosophers", vec![], StrategyKind::Random),
+        ("ttrpc", vec![("server", "v1.0.2"), ("client", "v1.2.3")], StrategyKind::Random),
+        ("flink", vec![("scenario", "minimal")], StrategyKind::Random),
+    ] {
+        let m = model(name, &params);
+        let failing = first_failing(&m, seed_kind, 2_000).expect("a failing seed");
+        let recorded = seed_kind.run(&m, failing.seed, true, 100_000);
+        let shrunk = sim::scheduler::shrink(&m, &recorded, 5_000).expect("shrinks");
+        assert!(shrunk.preemptions <= shrunk.original_preemptions, "{name}");
+        assert!(shrunk.run.steps <= recorded.steps || shrunk.preemptions < shrunk.original_preemptions);
+        let text = shrunk.run.trace.as_ref().unwrap().meta.replay.clone();
+        let schedule = Schedule::parse(&text).unwrap();
+        schedule.check_for(name, &m.params).unwrap();
+        let again = m.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(schedule.choices))));
+        assert_eq!(signature(&again.outcome), signature(&recorded.outcome), "{name}");
+    }
+}
+
+#[test]
+fn stale_or_foreign_schedules_are_refused_clearly() {
+    let m = model("abba", &[]);
+    let run = (0..100).map(|s| m.run(s, true)).find(|r| r.outcome.is_failure()).unwrap();
+    let text = run.trace.unwrap().meta.replay;
+    let s = Schedule::parse(&text).unwrap();
+    // Foreign model and other parameters.
+    let err = s.check_for("philosophers", &model("philosophers", &[]).params).unwrap_err();
+    assert!(err.contains("recorded on model abba, not philosophers"), "{err}");
+    let err = s.check_for("abba", &model("abba", &[("rounds", "2")]).params).unwrap_err();
+    assert!(err.contains("recorded with other parameters of abba"), "{err}");
+    // A schedule that no longer fits: reported at the step where it diverges.
+    let other = model("abba", &[("fixed", "true")]);
+    let bogus = vec![7u32; 40];
+    let r = other.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(bogus))));
+    match r.outcome {
+        Outcome::Stopped { step, halt: sim::scheduler::Halt::Diverged(msg) } => {
+            assert!(step >= 1 && msg.contains("task 7 is not enabled"), "{msg}");
+        }
+        o => panic!("expected a divergence, got {o:?}"),
+    }
+    let r = other.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(vec![1]))));
+    assert!(
+        matches!(&r.outcome, Outcome::Stopped { halt: sim::scheduler::Halt::Diverged(m), .. } if m.contains("the schedule ends")),
+        "{:?}",
+        r.outcome
+    );
+    for bad in [
+        "",
+        "ds2:abba:00000000:1",
+        "ds1:abba:xyz:1",
+        "ds1:abba:0000000g:1",
+        "ds1:abba:00000000:1.x",
+        "ds1:abba:00000000:1x0",
+    ] {
+        assert!(Schedule::parse(bad).is_err(), "{bad:?} should be refused");
+    }
+}

@@ -1,0 +1,420 @@
+//! `deadsim hunt`: many seeds, in parallel, for the lowest failing one;
+//! every built-in variant (no model), a version grid (`--matrix`), shards
+//! and their merge.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sim::hunt::{hunt, hunt_with, wilson, HuntOptions, SeedRange};
+use sim::models::{self, Configured, Model};
+use sim::scheduler::StrategyKind;
+
+use crate::output::{cycle_json, params_json, print_table, write_trace};
+use crate::search_cmd::replay_line;
+use crate::UsageError;
+
+/// Set by Ctrl-C: hunts stop taking seeds and report what they found.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler (an atomic store: async-signal-safe).
+pub fn install_interrupt_handler() {
+    #[cfg(unix)]
+    {
+        extern "C" fn on_sigint(_: i32) {
+            INTERRUPTED.store(true, Ordering::Relaxed);
+        }
+        extern "C" {
+            fn signal(signum: i32, handler: usize) -> usize;
+        }
+        const SIGINT: i32 = 2;
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            signal(SIGINT, on_sigint as *const () as usize);
+        }
+    }
+}
+
+/// Everything `deadsim hunt <model>` takes.
+pub struct HuntArgs {
+    pub range: SeedRange,
+    pub jobs: usize,
+    pub kind: StrategyKind,
+    pub trace: Option<PathBuf>,
+    pub json: bool,
+    pub max_steps: u64,
+    pub keep_going: bool,
+    pub shard: Option<(u64, u64)>,
+    pub time_budget: Option<Duration>,
+}
+
+/// Prints "N schedules, R/s, Ts" on stderr every half second while `f`
+/// runs, when stderr is a terminal.
+fn with_progress<T>(f: impl FnOnce(Option<&AtomicU64>) -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return f(None);
+    }
+    let counter = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(500));
+                let n = counter.load(Ordering::Relaxed);
+                let t = started.elapsed().as_secs_f64();
+                eprint!("\r{n} schedules, {:.0}/s, {t:.1}s   ", n as f64 / t.max(1e-9));
+            }
+            eprint!("\r{:60}\r", "");
+        });
+        let r = f(Some(&counter));
+        done.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+/// `deadsim hunt <model>`.
+pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<bool, UsageError> {
+    let range = match a.shard {
+        Some((i, n)) => match sim::hunt::shard(a.range, i, n) {
+            Some(r) => r,
+            None => {
+                return Err(UsageError(format!(
+                    "--shard {i}/{n}: the shard is empty ({} seeds in {})",
+                    a.range.len(),
+                    a.range
+                )))
+            }
+        },
+        None => a.range,
+    };
+    let started = Instant::now();
+    let opts_base = (a.jobs, a.keep_going, a.time_budget);
+    let r = with_progress(|progress| {
+        let opts = HuntOptions {
+            jobs: opts_base.0,
+            keep_going: opts_base.1,
+            time_budget: opts_base.2,
+            progress,
+            stop: Some(&INTERRUPTED),
+        };
+        hunt_with(range, &opts, |seed| a.kind.run(cfg, seed, false, a.max_steps).outcome)
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    // The failing seed once more, recorded: its schedule string and trace.
+    let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
+    if let (Some(path), Some(run)) = (&a.trace, &recorded) {
+        write_trace(path, run.trace.as_ref().unwrap())?;
+    }
+    let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
+    if a.json {
+        let (verdict, seed, cycle, message) = match &r.failure {
+            Some((s, o)) => (o.verdict(), Some(*s), cycle_json(o), o.summary()),
+            None => ("no-deadlock", None, json!([]), format!("no failure in seeds {covered}")),
+        };
+        let mut out = json!({
+            "verdict": verdict, "seed": seed, "schedules": r.schedules, "cycle": cycle,
+            "model": m.name(), "params": params_json(cfg), "strategy": a.kind.to_string(),
+            "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
+            "stopped_early": r.stopped_early, "message": message,
+            "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
+        });
+        if let Some((i, n)) = a.shard {
+            out["shard"] = json!(format!("{i}/{n}"));
+        }
+        if a.keep_going {
+            let (p, lo, hi) = wilson(r.failures, r.schedules);
+            out["failures"] = json!(r.failures);
+            out["share"] = json!({"failing": p, "ci95": [lo, hi]});
+            out["distinct"] = json!(r
+                .distinct
+                .iter()
+                .map(|d| json!({"signature": d.signature, "seed": d.lowest_seed,
+                "count": d.count, "verdict": d.outcome.verdict()}))
+                .collect::<Vec<_>>());
+        }
+        println!("{out}");
+        return Ok(r.failure.is_some());
+    }
+    let label = crate::output::model_label(m, cfg);
+    if r.stopped_early {
+        let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
+        println!("{label}: {why} after {} schedules (seeds {covered} covered of {range})", r.schedules);
+    }
+    if a.keep_going {
+        let (p, lo, hi) = wilson(r.failures, r.schedules);
+        println!(
+            "{label}: {} of {} schedules failed ({:.3}%, 95% CI {:.3}%..{:.3}%), {} distinct failure(s), strategy {}",
+            r.failures,
+            r.schedules,
+            100.0 * p,
+            100.0 * lo,
+            100.0 * hi,
+            r.distinct.len(),
+            a.kind
+        );
+        for d in &r.distinct {
+            println!("  {:>8} x  lowest seed {:>8}  {}", d.count, d.lowest_seed, d.signature);
+        }
+    }
+    match (&r.failure, &recorded) {
+        (Some((seed, _)), Some(run)) => {
+            if !a.keep_going {
+                println!(
+                    "{label}: {} at seed {seed} (schedule {} of seeds {range}, strategy {})",
+                    run.outcome.verdict(),
+                    r.schedules,
+                    a.kind
+                );
+            }
+            println!();
+            print!("{}", run.outcome);
+            println!();
+            println!("{}", replay_line(m, cfg, run));
+            println!(
+                "   or: deadsim replay {} --seed {seed}{}",
+                label,
+                if a.kind == StrategyKind::Random { String::new() } else { format!(" --strategy {}", a.kind) }
+            );
+        }
+        _ if !r.stopped_early => {
+            println!("{label}: no failure in {} schedules (seeds {range}, strategy {})", r.schedules, a.kind)
+        }
+        _ => {}
+    }
+    eprintln!("({} schedules in {elapsed:.2}s on {} job(s))", r.schedules, a.jobs);
+    Ok(r.failure.is_some())
+}
+
+/// `deadsim merge`: one result from the JSON of the shards of one hunt.
+pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
+    if files.is_empty() {
+        return Err(UsageError("merge needs the JSON files of a hunt's shards".into()));
+    }
+    let mut shards = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| UsageError(format!("{}: cannot read ({e})", f.display())))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: not JSON ({e})", f.display())))?;
+        for key in ["model", "params", "strategy", "range", "seeds", "schedules", "verdict"] {
+            if v.get(key).is_none() {
+                return Err(UsageError(format!(
+                    "{}: field `{key}` is missing: not the JSON of `deadsim hunt --json`",
+                    f.display()
+                )));
+            }
+        }
+        shards.push((f.display().to_string(), v));
+    }
+    let first = &shards[0].1;
+    for (name, v) in &shards[1..] {
+        for key in ["model", "params", "strategy", "range"] {
+            if v[key] != first[key] {
+                return Err(UsageError(format!(
+                    "{name}: `{key}` differs from {} ({} vs {})",
+                    shards[0].0, v[key], first[key]
+                )));
+            }
+        }
+    }
+    let range: SeedRange =
+        first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
+    let mut blocks: Vec<(SeedRange, &serde_json::Value)> = Vec::new();
+    for (name, v) in &shards {
+        let b: SeedRange =
+            v["seeds"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("{name}: seeds {e}")))?;
+        blocks.push((b, v));
+    }
+    blocks.sort_by_key(|(b, _)| b.first);
+    let lowest = blocks.iter().filter_map(|(_, v)| v["seed"].as_u64().map(|s| (s, *v))).min_by_key(|(s, _)| *s);
+    let keep_going = first.get("failures").is_some();
+    let covered: u64 = blocks.iter().map(|(b, _)| b.len()).sum();
+    let schedules = match (lowest, keep_going) {
+        (Some((s, _)), false) => s - range.first + 1,
+        _ => blocks.iter().map(|(_, v)| v["schedules"].as_u64().unwrap_or(0)).sum(),
+    };
+    let mut out = json!({
+        "verdict": lowest.map_or(json!("no-deadlock"), |(_, v)| v["verdict"].clone()),
+        "seed": lowest.map(|(s, _)| s), "schedules": schedules,
+        "cycle": lowest.map_or(json!([]), |(_, v)| v["cycle"].clone()),
+        "model": first["model"], "params": first["params"], "strategy": first["strategy"],
+        "seeds": range.to_string(), "range": range.to_string(), "shards": shards.len(),
+        "schedule": lowest.map_or(json!(null), |(_, v)| v["schedule"].clone()),
+        "message": lowest.map_or(json!(format!("no failure in seeds {range}")), |(_, v)| v["message"].clone()),
+    });
+    if covered != range.len() {
+        out["warning"] = json!(format!("the shards cover {covered} of the {} seeds of {range}", range.len()));
+    }
+    if keep_going {
+        let failures: u64 = blocks.iter().map(|(_, v)| v["failures"].as_u64().unwrap_or(0)).sum();
+        let (p, lo, hi) = wilson(failures, schedules);
+        let mut distinct: std::collections::BTreeMap<String, (u64, u64, serde_json::Value)> = Default::default();
+        for (_, v) in &blocks {
+            for d in v["distinct"].as_array().into_iter().flatten() {
+                let sig = d["signature"].as_str().unwrap_or("").to_string();
+                let e = distinct.entry(sig).or_insert((u64::MAX, 0, d["verdict"].clone()));
+                e.0 = e.0.min(d["seed"].as_u64().unwrap_or(u64::MAX));
+                e.1 += d["count"].as_u64().unwrap_or(0);
+            }
+        }
+        out["failures"] = json!(failures);
+        out["share"] = json!({"failing": p, "ci95": [lo, hi]});
+        out["distinct"] = json!(distinct
+            .into_iter()
+            .map(|(sig, (seed, count, verdict))| json!({"signature": sig, "seed": seed, "count": count, "verdict": verdict}))
+            .collect::<Vec<_>>());
+    }
+    println!("{out}");
+    Ok(lowest.is_some())
+}
+
+pub fn hunt_matrix(
+    name: &str,
+    params: &crate::model_args::ModelArgs,
+    range: SeedRange,
+    jobs: usize,
+    json: bool,
+    max_steps: u64,
+    kind: StrategyKind,
+) -> Result<bool, UsageError> {
+    let m = models::find(name)?;
+    let grid = m.matrix().ok_or_else(|| UsageError(format!("model {name} has no --matrix (only ttrpc has one)")))?;
+    let base = params.pairs();
+    if let Some((p, _)) = base.iter().find(|(p, _)| p == grid.row_param || p == grid.col_param) {
+        return Err(UsageError(format!("--{p} is set by --matrix; leave it out")));
+    }
+    let started = Instant::now();
+    let mut cells = Vec::new();
+    let mut any = false;
+    for (ri, row) in grid.rows.iter().enumerate() {
+        for (ci, col) in grid.cols.iter().enumerate() {
+            let mut p = base.clone();
+            p.push((grid.row_param.to_string(), row.to_string()));
+            p.push((grid.col_param.to_string(), col.to_string()));
+            let cfg = m.configure(&p)?;
+            let r = hunt(range, jobs, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
+            any |= r.failure.is_some();
+            cells.push((ri, ci, grid.expect[ri][ci], r));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if json {
+        let out: Vec<serde_json::Value> = cells
+            .iter()
+            .map(|(ri, ci, e, r)| {
+                json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
+                       "verdict": r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()),
+                       "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
+                       "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1))})
+            })
+            .collect();
+        let verdict = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
+        let seed = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.0));
+        let schedules: u64 = cells.iter().map(|c| c.3.schedules).sum();
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
+                   "seeds": range.to_string(), "cells": out})
+        );
+        return Ok(any);
+    }
+    let flags = m.configure(&base)?.flags(m.params());
+    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, {jobs} job(s)");
+    println!(
+        "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
+        grid.row_param, grid.col_param
+    );
+    print!("{:<10}", format!("S \\ C"));
+    for c in &grid.cols {
+        print!("{:<22}", c);
+    }
+    println!();
+    for (ri, row) in grid.rows.iter().enumerate() {
+        print!("{:<10}", row);
+        for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
+            let cell = match &r.failure {
+                Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
+                None => "no-deadlock".to_string(),
+            };
+            let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+            let mark = if verdict == e.as_str() { "" } else { " (!)" };
+            print!("{:<22}", format!("{cell}{mark}"));
+        }
+        println!();
+    }
+    println!("\n(!) marks a cell whose verdict differs from the expected one (../shared/design/ttrpc.md A.5 for valid calls).");
+    println!("Replay a cell: deadsim replay {name} --{} S --{} C --seed N", grid.row_param, grid.col_param);
+    eprintln!("({elapsed:.2}s)");
+    Ok(any)
+}
+
+pub fn hunt_all(
+    range: SeedRange,
+    jobs: usize,
+    json: bool,
+    max_steps: u64,
+    kind: StrategyKind,
+) -> Result<bool, UsageError> {
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut any = false;
+    for m in models::all() {
+        for v in m.variants() {
+            let cfg = m.configure(&v.params).map_err(|e| UsageError(format!("built-in variant {}: {e}", m.name())))?;
+            let r = hunt(range, jobs, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
+            any |= r.failure.is_some();
+            rows.push((m, v, r));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if json {
+        let variants: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(m, v, r)| {
+                json!({
+                    "model": m.name(), "variant": v.label, "expected": v.expect.as_str(),
+                    "verdict": r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()),
+                    "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
+                    "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
+                })
+            })
+            .collect();
+        let verdict =
+            rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
+        let seed = rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.0));
+        let schedules: u64 = rows.iter().map(|(_, _, r)| r.schedules).sum();
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(), "variants": variants})
+        );
+        return Ok(any);
+    }
+    println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {jobs} job(s)\n");
+    let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
+    for (m, v, r) in &rows {
+        let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+        let cycle = r
+            .failure
+            .as_ref()
+            .and_then(|f| f.1.deadlock())
+            .map(|d| d.cycle.iter().map(|b| format!("{} -> {}", b.name, b.target())).collect::<Vec<_>>().join(", "))
+            .or_else(|| r.failure.as_ref().map(|f| f.1.summary()))
+            .unwrap_or_default();
+        table.push([
+            m.name().to_string(),
+            if v.label.is_empty() { "(default)".to_string() } else { v.label.clone() },
+            verdict.to_string(),
+            r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string()),
+            r.schedules.to_string(),
+            if verdict == v.expect.as_str() { "yes".to_string() } else { format!("NO ({})", v.expect.as_str()) },
+            cycle,
+        ]);
+    }
+    print_table(&table, &[false, false, false, true, true, false, false]);
+    println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]");
+    eprintln!("({elapsed:.2}s)");
+    Ok(any)
+}

@@ -1,0 +1,78 @@
+//! Shared output helpers: tables, JSON pieces, writing files.
+
+use std::path::Path;
+
+use serde_json::json;
+use sim::models::Configured;
+use sim::Outcome;
+
+use crate::UsageError;
+
+/// Prints rows in aligned columns (`right[i]`: right-align column i); the
+/// last column is not padded.
+pub fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
+    let mut width = [0usize; N];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            width[i] = width[i].max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else if right[i] {
+                line.push_str(&format!("{cell:>w$}  ", w = width[i]));
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = width[i]));
+            }
+        }
+        println!("{}", line.trim_end());
+    }
+}
+
+/// The `cycle` of the JSON output: `[{"task", "waits_for"}]`.
+pub fn cycle_json(o: &Outcome) -> serde_json::Value {
+    let cycle: Vec<serde_json::Value> = o
+        .deadlock()
+        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "waits_for": b.waits_for})).collect())
+        .unwrap_or_default();
+    serde_json::Value::Array(cycle)
+}
+
+/// The model's parameters as a JSON object.
+pub fn params_json(cfg: &Configured) -> serde_json::Value {
+    let mut map = serde_json::Map::new();
+    for p in cfg.params.iter() {
+        map.insert(p.name.clone(), json!(p.value));
+    }
+    serde_json::Value::Object(map)
+}
+
+/// Writes a trace file whole or not at all.
+pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
+    t.write_file(path).map_err(|e| UsageError(format!("cannot write trace {}: {e}", path.display())))
+}
+
+/// `--flag value` pairs as the command line writes them.
+pub fn flags_label(params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return "(default)".to_string();
+    }
+    params
+        .iter()
+        .map(|(k, v)| if v == "true" { format!("--{k}") } else { format!("--{k} {v}") })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `model --flags` for a configured model (non-default flags only).
+pub fn model_label(m: &dyn sim::models::Model, cfg: &Configured) -> String {
+    let flags = cfg.flags(m.params());
+    if flags.is_empty() {
+        m.name().to_string()
+    } else {
+        format!("{} {flags}", m.name())
+    }
+}

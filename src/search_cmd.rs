@@ -1,0 +1,188 @@
+//! `replay`, `explore` and `shrink`: schedules rather than seeds.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use sim::models::{Configured, Model};
+use sim::scheduler::{explore, ExploreConfig, ReplayStrategy, Schedule, StrategyKind};
+use sim::{Outcome, Run, Sim};
+
+use crate::output::{cycle_json, model_label, params_json, write_trace};
+use crate::UsageError;
+
+/// What a `--seed`/`--schedule` pair selects.
+pub enum Which {
+    Seed(u64, StrategyKind),
+    Schedule(Schedule),
+}
+
+impl Which {
+    pub fn from_args(seed: Option<u64>, strategy: &str, schedule: Option<String>) -> Result<Which, UsageError> {
+        match (seed, schedule) {
+            (Some(_), Some(_)) => Err(UsageError("give --seed or --schedule, not both".into())),
+            (None, None) => Err(UsageError("give --seed N or --schedule STRING".into())),
+            (Some(s), None) => Ok(Which::Seed(s, strategy.parse().map_err(|e| format!("--strategy {e}"))?)),
+            (None, Some(text)) => Ok(Which::Schedule(Schedule::parse(&text).map_err(|e| format!("--schedule: {e}"))?)),
+        }
+    }
+
+    /// Runs it with recording on; a schedule is checked against the model first.
+    pub fn run(&self, m: &dyn Model, cfg: &Configured, max_steps: u64) -> Result<Run, UsageError> {
+        match self {
+            Which::Seed(seed, kind) => Ok(kind.run(cfg, *seed, true, max_steps)),
+            Which::Schedule(s) => {
+                s.check_for(m.name(), &cfg.params).map_err(|e| UsageError(format!("--schedule: {e}")))?;
+                let run = cfg.run_with(
+                    Sim::new(0)
+                        .record(true)
+                        .max_steps(max_steps)
+                        .strategy(Box::new(ReplayStrategy::new(s.choices.clone()))),
+                );
+                if let Outcome::Stopped { .. } = &run.outcome {
+                    return Err(UsageError(format!("--schedule: {}", run.outcome.summary())));
+                }
+                Ok(run)
+            }
+        }
+    }
+}
+
+/// Prints every event of a recorded run, then its outcome.
+pub fn print_events(run: &Run) {
+    let t = run.trace.as_ref().expect("recorded");
+    for e in &t.events {
+        let task = &t.tasks[e.task as usize].name;
+        let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
+        let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
+        let op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
+        let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
+        let kind = serde_json::to_value(e.kind).unwrap();
+        println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
+    }
+    println!();
+    print!("{}", run.outcome);
+}
+
+/// The replay line printed under every failure.
+pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
+    let flags = cfg.flags(m.params());
+    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+    match &run.trace {
+        Some(t) => format!("replay: deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
+        None => format!("replay: deadsim replay {}{flags} --seed {}", m.name(), run.seed),
+    }
+}
+
+pub struct ExploreArgs {
+    pub preemptions: Option<u32>,
+    pub no_reduction: bool,
+    pub max_executions: u64,
+    pub max_steps: u64,
+    pub trace: Option<PathBuf>,
+    pub json: bool,
+}
+
+/// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
+pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bool, UsageError> {
+    let started = std::time::Instant::now();
+    let ec = ExploreConfig {
+        preemption_bound: a.preemptions,
+        reduction: !a.no_reduction,
+        max_executions: a.max_executions,
+        max_steps: a.max_steps,
+        keep_going: false,
+    };
+    let r = explore(cfg, &ec);
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(e) = &r.nondeterminism {
+        return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
+    }
+    let label = model_label(m, cfg);
+    let reduction = if a.preemptions.is_some() {
+        "plain DFS within the bound"
+    } else if a.no_reduction {
+        "no reduction"
+    } else {
+        "partial-order reduction"
+    };
+    let scope = match a.preemptions {
+        Some(k) => format!("every schedule within {k} preemption{}", if k == 1 { "" } else { "s" }),
+        None => "every schedule".to_string(),
+    };
+    if let (Some(path), Some((run, _))) = (&a.trace, &r.failure) {
+        write_trace(path, run.trace.as_ref().unwrap())?;
+    }
+    if a.json {
+        let (verdict, cycle, schedule) = match &r.failure {
+            Some((run, _)) => (
+                run.outcome.verdict(),
+                cycle_json(&run.outcome),
+                json!(run.trace.as_ref().map(|t| t.meta.replay.clone())),
+            ),
+            None => ("no-deadlock", json!([]), json!(null)),
+        };
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
+                   "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
+                   "preemptions": a.preemptions, "reduction": !a.no_reduction && a.preemptions.is_none(),
+                   "schedule": schedule})
+        );
+        return Ok(r.failure.is_some());
+    }
+    match &r.failure {
+        Some((run, _)) => {
+            println!("{label}: {} found by exhaustive search after {} executions ({reduction})\n", run.outcome.verdict(), r.executions);
+            print!("{}", run.outcome);
+            println!("\n{}", replay_line(m, cfg, run));
+        }
+        None if r.exhausted => println!(
+            "{label}: proved: {} executions, {scope} completes without deadlock, invariant violation or panic ({reduction}; {} pruned as redundant)",
+            r.executions, r.pruned
+        ),
+        None => println!(
+            "{label}: no failure in {} executions, but the budget (--max-executions {}) ran out before {scope} was covered",
+            r.executions, a.max_executions
+        ),
+    }
+    eprintln!("({elapsed:.2}s)");
+    Ok(r.failure.is_some())
+}
+
+/// `deadsim shrink`: the failing run with the fewest preemptions, then steps.
+pub fn shrink_cmd(
+    m: &dyn Model,
+    cfg: &Configured,
+    which: Which,
+    max_steps: u64,
+    max_tries: u64,
+    trace: Option<PathBuf>,
+) -> Result<bool, UsageError> {
+    let failing = which.run(m, cfg, max_steps)?;
+    if !failing.outcome.is_failure() {
+        return Err(UsageError(format!(
+            "{}: this run does not fail ({}); nothing to shrink",
+            m.name(),
+            failing.outcome.summary()
+        )));
+    }
+    let shrunk = sim::scheduler::shrink(cfg, &failing, max_tries).ok_or_else(|| {
+        UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
+    })?;
+    let run = &shrunk.run;
+    println!(
+        "{}: shrunk from {} preemptions and {} steps to {} preemptions and {} steps ({} tries); same failure:\n",
+        model_label(m, cfg),
+        shrunk.original_preemptions,
+        shrunk.original_steps,
+        shrunk.preemptions,
+        run.steps,
+        shrunk.tries
+    );
+    print!("{}", run.outcome);
+    println!("\n{}", replay_line(m, cfg, run));
+    if let Some(path) = &trace {
+        write_trace(path, run.trace.as_ref().unwrap())?;
+    }
+    Ok(true)
+}
