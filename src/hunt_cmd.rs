@@ -48,6 +48,7 @@ pub struct HuntArgs {
     pub keep_going: bool,
     pub shard: Option<(u64, u64)>,
     pub time_budget: Option<Duration>,
+    pub check_determinism: bool,
 }
 
 /// Prints "N schedules, R/s, Ts" on stderr every half second while `f`
@@ -92,6 +93,13 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     };
     let started = Instant::now();
     let opts_base = (a.jobs, a.keep_going, a.time_budget);
+    let graph = std::sync::Mutex::new(sim::lockorder::LockOrder::default());
+    let gather = |run: sim::Run| {
+        if !run.lock_order.is_empty() {
+            graph.lock().unwrap().merge(&run.lock_order);
+        }
+        run.outcome
+    };
     let r = with_progress(|progress| {
         let opts = HuntOptions {
             jobs: opts_base.0,
@@ -100,9 +108,22 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             progress,
             stop: Some(&INTERRUPTED),
         };
-        hunt_with(range, &opts, |seed| a.kind.run(cfg, seed, false, a.max_steps).outcome)
+        hunt_with(range, &opts, |seed| {
+            if !a.check_determinism {
+                return gather(a.kind.run(cfg, seed, false, a.max_steps));
+            }
+            let first = a.kind.run(cfg, seed, true, a.max_steps);
+            let second = a.kind.run(cfg, seed, true, a.max_steps);
+            match sim::hunt::first_divergence(&first, &second) {
+                Some(message) => {
+                    sim::Outcome::Invariant { task: "(determinism check)".into(), message, frames: Vec::new() }
+                }
+                None => gather(first),
+            }
+        })
     });
     let elapsed = started.elapsed().as_secs_f64();
+    let warnings = graph.into_inner().unwrap().warnings();
     // The failing seed once more, recorded: its schedule string and trace.
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
     if let (Some(path), Some(run)) = (&a.trace, &recorded) {
@@ -124,6 +145,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         if let Some((i, n)) = a.shard {
             out["shard"] = json!(format!("{i}/{n}"));
         }
+        out["warnings"] = crate::output::warnings_json(&warnings);
         if a.keep_going {
             let (p, lo, hi) = wilson(r.failures, r.schedules);
             out["failures"] = json!(r.failures);
@@ -184,6 +206,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         }
         _ => {}
     }
+    crate::output::print_warnings(&warnings);
     eprintln!("({} schedules in {elapsed:.2}s on {} job(s))", r.schedules, a.jobs);
     Ok(r.failure.is_some())
 }

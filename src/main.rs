@@ -96,6 +96,9 @@ enum Command {
         /// Stop taking seeds after this many seconds and say how far the hunt got
         #[arg(long, value_name = "SECONDS")]
         time_budget: Option<f64>,
+        /// Run each seed twice, recorded, and report the first divergent step if they differ
+        #[arg(long)]
+        check_determinism: bool,
         #[command(flatten)]
         params: ModelArgs,
     },
@@ -258,6 +261,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     "time_ns": run.time_ns,
                     "message": run.outcome.summary(),
                     "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
+                    "warnings": output::warnings_json(&run.lock_order.warnings()),
                 });
                 println!("{out}");
             } else {
@@ -272,6 +276,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     print!("{}", run.outcome);
                     println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
                 }
+                output::print_warnings(&run.lock_order.warnings());
             }
             Ok(failed)
         }
@@ -287,6 +292,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             keep_going,
             shard,
             time_budget,
+            check_determinism,
             params,
         } => {
             let range: SeedRange = seeds.parse().map_err(|e| format!("--seeds {e}"))?;
@@ -340,6 +346,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                         keep_going,
                         shard,
                         time_budget,
+                        check_determinism,
                     };
                     hunt_cmd::hunt_one(m, &cfg, a)
                 }

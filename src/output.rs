@@ -76,3 +76,23 @@ pub fn model_label(m: &dyn sim::models::Model, cfg: &Configured) -> String {
         format!("{} {flags}", m.name())
     }
 }
+
+/// The lock-order warnings as JSON.
+pub fn warnings_json(w: &[sim::lockorder::Warning]) -> serde_json::Value {
+    json!(w
+        .iter()
+        .map(|w| json!({"kind": w.kind.as_str(), "summary": w.summary, "report": w.report}))
+        .collect::<Vec<_>>())
+}
+
+/// Prints the lock-order warnings (potential deadlocks first) after a result.
+pub fn print_warnings(w: &[sim::lockorder::Warning]) {
+    if w.is_empty() {
+        return;
+    }
+    println!("\nLock order ({} finding(s) over the schedules run):", w.len());
+    for w in w {
+        println!();
+        print!("{}", w.report);
+    }
+}

@@ -233,6 +233,35 @@ where
     }
 }
 
+/// Compares two recorded runs of the same seed: `None` if their traces are
+/// identical, else where they first differ (`--check-determinism`).
+pub fn first_divergence(a: &crate::Run, b: &crate::Run) -> Option<String> {
+    let (ta, tb) = (a.trace.as_ref()?, b.trace.as_ref()?);
+    if ta == tb {
+        return None;
+    }
+    let n = ta.events.len().min(tb.events.len());
+    if let Some(i) = (0..n).find(|&i| ta.events[i] != tb.events[i]) {
+        let (ea, eb) = (&ta.events[i], &tb.events[i]);
+        return Some(format!(
+            "the same seed ran differently twice: first divergent event at step {} (event {i}: {:?} of task {} vs {:?} of task {})",
+            ea.step.min(eb.step),
+            ea.kind,
+            ea.task,
+            eb.kind,
+            eb.task
+        ));
+    }
+    if ta.events.len() != tb.events.len() {
+        return Some(format!(
+            "the same seed ran differently twice: {} events vs {} (they agree up to event {n})",
+            ta.events.len(),
+            tb.events.len()
+        ));
+    }
+    Some("the same seed ran differently twice: identical events, different tables or outcome".to_string())
+}
+
 /// The share `k / n` with its 95% Wilson score interval.
 pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
     if n == 0 {

@@ -36,6 +36,7 @@
 pub mod frame;
 pub(crate) mod fsutil;
 pub mod hunt;
+pub mod lockorder;
 pub mod models;
 pub mod outcome;
 pub mod rng;
@@ -138,6 +139,8 @@ pub struct Run {
     pub time_ns: u64,
     /// The trace, when recording was on.
     pub trace: Option<Trace>,
+    /// Lock-order facts of the run (see [`lockorder`]).
+    pub lock_order: lockorder::LockOrder,
 }
 
 impl Sim {
@@ -227,6 +230,13 @@ impl Sim {
                 deadlock: raw.outcome.deadlock().cloned(),
             }
         });
-        Run { seed: self.cfg.seed, outcome: raw.outcome, steps: raw.steps, time_ns: raw.time, trace }
+        Run {
+            seed: self.cfg.seed,
+            outcome: raw.outcome,
+            steps: raw.steps,
+            time_ns: raw.time,
+            trace,
+            lock_order: raw.lock_order,
+        }
     }
 }

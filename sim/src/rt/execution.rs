@@ -33,6 +33,7 @@ pub(crate) struct RawRun {
     /// Task and resource tables, filled only when recording.
     pub tasks: Vec<TaskInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub lock_order: crate::lockorder::LockOrder,
 }
 
 fn noop_waker() -> Waker {
@@ -133,6 +134,8 @@ impl Execution {
                 st.suspended = false;
                 st.footprint = footprint;
                 st.pending_ops.clear();
+                st.lock_edges.clear();
+                st.held_across.clear();
                 return Execution { state: st, futures };
             }
             None => Box::new(State {
@@ -157,6 +160,9 @@ impl Execution {
                 pending_ops: Vec::new(),
                 frame_pool: Vec::new(),
                 vec_pool: Vec::new(),
+                held_pool: Vec::new(),
+                lock_edges: Vec::new(),
+                held_across: Vec::new(),
             }),
         };
         Execution { state, futures: Vec::new() }
@@ -320,14 +326,50 @@ impl Execution {
         } else {
             (Vec::new(), Vec::new())
         };
-        let raw = RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources };
+        let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() {
+            crate::lockorder::LockOrder::default()
+        } else {
+            let name = |r: u32| s.resources[r as usize].name.clone();
+            let class = |r: u32| s.resources[r as usize].class;
+            let task = |t: u32| s.tasks[t as usize].name.clone();
+            crate::lockorder::LockOrder {
+                edges: s
+                    .lock_edges
+                    .iter()
+                    .map(|&(from, to, from_at, to_at, t)| crate::lockorder::OrderEdge {
+                        from: name(from),
+                        to: name(to),
+                        class_from: class(from),
+                        class_to: class(to),
+                        from_at,
+                        to_at,
+                        task: task(t),
+                    })
+                    .collect(),
+                held_across: s
+                    .held_across
+                    .iter()
+                    .map(|&(l, lock_at, op, r, op_at, t)| crate::lockorder::HeldAcross {
+                        lock: name(l),
+                        lock_at,
+                        op,
+                        resource: name(r),
+                        op_at,
+                        task: task(t),
+                    })
+                    .collect(),
+            }
+        };
+        let raw = RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources, lock_order };
         // Hand the allocations to the next run on this thread.
         let Execution { mut state, futures } = self;
         state.strategy = Box::new(Idle);
         for task in state.tasks.drain(..) {
-            let mut frames = task.frames;
+            let (mut frames, mut held) = (task.frames, task.held);
             frames.clear();
+            held.clear();
             state.frame_pool.push(frames);
+            state.held_pool.push(held);
         }
         for res in state.resources.drain(..) {
             let (mut w, mut p) = (res.waiters, res.pending);
@@ -373,6 +415,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
         cases: Vec::new(),
         saved_count: 0,
         pending_lock: None,
+        held: s.held_pool.pop().unwrap_or_default(),
     });
     s.enabled.insert(id);
     s.unstarted += 1;

@@ -109,6 +109,8 @@ pub(crate) struct Task {
     pub saved_count: u32,
     /// The lock this task's next operation takes, while it is enabled.
     pub pending_lock: Option<ResId>,
+    /// Locks it holds, in the order taken, with where (for the lock-order graph).
+    pub held: Vec<(ResId, Option<Frame>)>,
 }
 
 /// Who holds a resource and the frame where it was taken.
@@ -216,7 +218,17 @@ pub(crate) struct State {
     /// Emptied frame stacks and task lists of earlier runs, to reuse.
     pub frame_pool: Vec<Vec<Frame>>,
     pub vec_pool: Vec<Vec<TaskId>>,
+    pub held_pool: Vec<Vec<(ResId, Option<Frame>)>>,
+    /// "took `to` while holding `from`", one per pair.
+    pub lock_edges: Vec<RawEdge>,
+    /// Locks held while blocked in a send or a write, one per (lock, resource).
+    pub held_across: Vec<RawHeldAcross>,
 }
+
+/// (from, to, from_at, to_at, task) of a lock-order edge.
+pub(crate) type RawEdge = (ResId, ResId, Option<Frame>, Option<Frame>, TaskId);
+/// (lock, lock_at, op, resource, op_at, task) of a lock held across a blocking operation.
+pub(crate) type RawHeldAcross = (ResId, Option<Frame>, &'static str, ResId, Option<Frame>, TaskId);
 
 thread_local! {
     static CURRENT: Cell<*mut State> = const { Cell::new(std::ptr::null_mut()) };
@@ -300,6 +312,9 @@ impl State {
 
     /// Task `t` (the current one or another) cannot proceed.
     pub fn block_task(&mut self, t: TaskId, wait: Wait) {
+        if !self.tasks[t as usize].held.is_empty() {
+            self.note_held_across(t, wait);
+        }
         self.tasks[t as usize].status = Status::Blocked(wait);
         self.enabled.remove(t);
         // Lock waiters retry when the lock is released; every other wait is
@@ -311,6 +326,37 @@ impl State {
         if self.failure.is_none() && !self.holder_can_run(wait) {
             if let Some(d) = crate::waitfor::detect_from(self, t) {
                 self.failure = Some(Outcome::Deadlock(Box::new(d)));
+            }
+        }
+    }
+
+    /// Records the locks `t` holds while it blocks: a lock wait is a
+    /// lock-order edge already (as lockdep records the attempt); a send or a
+    /// write is noted as held across a blocking operation.
+    fn note_held_across(&mut self, t: TaskId, wait: Wait) {
+        if let Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) = wait {
+            let at = self.top_frame(t);
+            for i in 0..self.tasks[t as usize].held.len() {
+                let (h, h_at) = self.tasks[t as usize].held[i];
+                if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
+                    self.lock_edges.push((h, r, h_at, at, t));
+                }
+            }
+            return;
+        }
+        let sends: Vec<ResId> = match wait {
+            Wait::Send(r) | Wait::Write(r) => vec![r],
+            Wait::Select => self.tasks[t as usize].cases.iter().filter(|c| c.1 == Dir::Send).map(|c| c.0).collect(),
+            _ => return,
+        };
+        let op = if matches!(wait, Wait::Write(_)) { "pipe write" } else { "channel send" };
+        let op_at = self.top_frame(t);
+        for r in sends {
+            for i in 0..self.tasks[t as usize].held.len() {
+                let (l, l_at) = self.tasks[t as usize].held[i];
+                if !self.held_across.iter().any(|h| h.0 == l && h.3 == r) {
+                    self.held_across.push((l, l_at, op, r, op_at, t));
+                }
             }
         }
     }
@@ -527,6 +573,27 @@ impl State {
             if !fp.resources.contains(&r) {
                 fp.resources.push(r);
             }
+        }
+    }
+
+    /// Task `t` took lock `r` (not a reentrant re-entry): lock-order edges
+    /// from every lock it already holds.
+    pub fn acquired(&mut self, t: TaskId, r: ResId) {
+        let at = self.top_frame(t);
+        let task = &self.tasks[t as usize];
+        for &(h, h_at) in &task.held {
+            if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
+                self.lock_edges.push((h, r, h_at, at, t));
+            }
+        }
+        self.tasks[t as usize].held.push((r, at));
+    }
+
+    /// Task `t` let lock `r` go.
+    pub fn released(&mut self, t: TaskId, r: ResId) {
+        let held = &mut self.tasks[t as usize].held;
+        if let Some(i) = held.iter().rposition(|&(h, _)| h == r) {
+            held.remove(i);
         }
     }
 

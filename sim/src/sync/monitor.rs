@@ -95,6 +95,9 @@ impl Monitor {
                     let (t, c) = (s.current, *st(s, id).1);
                     s.record(t, EventKind::Enter, Some(id), Some(c as u64), None, None, None);
                     s.took_lock(id, t);
+                    if c == 1 {
+                        s.acquired(t, id);
+                    }
                     Poll::Ready(MonitorGuard { id, held: true })
                 } else {
                     s.block(Wait::Lock(id));
@@ -128,6 +131,7 @@ fn release(id: ResId) {
         }
         s.record(me, EventKind::Exit, Some(id), Some(c as u64), None, None, None);
         if c == 0 {
+            s.released(me, id);
             s.wake_all(id);
         }
     })
@@ -170,6 +174,7 @@ impl MonitorGuard {
                     s.tasks[me as usize].saved_count = saved;
                     s.record(me, EventKind::Wait, Some(id), Some(saved as u64), None, None, None);
                     phase = 1;
+                    s.released(me, id);
                     s.wake_all(id);
                     s.block(Wait::Notify(id));
                     return Poll::Pending;
@@ -179,6 +184,7 @@ impl MonitorGuard {
                 if try_acquire(s, id, saved) {
                     s.record(me, EventKind::Enter, Some(id), Some(saved as u64), None, None, None);
                     s.took_lock(id, me);
+                    s.acquired(me, id);
                     Poll::Ready(())
                 } else {
                     s.block(Wait::Lock(id));

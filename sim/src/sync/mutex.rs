@@ -61,6 +61,7 @@ impl Mutex {
                     *holder = Some(here);
                     s.record(here.task, EventKind::Lock, Some(id), None, None, None, None);
                     s.took_lock(id, here.task);
+                    s.acquired(here.task, id);
                     Poll::Ready(MutexGuard { id, held: true })
                 } else {
                     s.block(Wait::Lock(id));
@@ -75,9 +76,8 @@ impl Mutex {
 fn release(id: ResId) {
     rt::with(|s| {
         let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
-        if holder.take().is_none() {
-            panic!("sync: unlock of unlocked mutex");
-        }
+        let Some(h) = holder.take() else { panic!("sync: unlock of unlocked mutex") };
+        s.released(h.task, id);
         let t = s.current;
         s.record(t, EventKind::Unlock, Some(id), None, None, None, None);
         s.wake_all(id);

@@ -94,6 +94,7 @@ impl RwMutex {
                 if readers.is_empty() {
                     *writer = Some(here);
                     s.record(me, EventKind::Lock, Some(id), None, None, None, None);
+                    s.acquired(me, id);
                     Poll::Ready(RwWriteGuard { id, held: true })
                 } else {
                     *pending = Some(me);
@@ -125,6 +126,7 @@ impl RwMutex {
                 } else {
                     readers.push(here);
                     s.record(here.task, EventKind::RLock, Some(id), None, None, None, None);
+                    s.acquired(here.task, id);
                     Poll::Ready(RwReadGuard { id, held: true })
                 }
             })
@@ -137,9 +139,8 @@ fn release_write(id: ResId) {
     rt::with(|s| {
         let me = s.current;
         let (writer, _, _) = st(s, id);
-        if writer.take().is_none() {
-            panic!("sync: Unlock of unlocked RWMutex");
-        }
+        let Some(w) = writer.take() else { panic!("sync: Unlock of unlocked RWMutex") };
+        s.released(w.task, id);
         s.record(me, EventKind::Unlock, Some(id), None, None, None, None);
         // Readers that waited get the lock now, before any writer.
         let waiters = std::mem::take(&mut s.resources[id as usize].waiters);
@@ -148,6 +149,7 @@ fn release_write(id: ResId) {
                 let at = s.top_frame(t);
                 st(s, id).2.push(Hold { task: t, at });
                 s.record(t, EventKind::RLock, Some(id), None, None, Some(me), None);
+                s.acquired(t, id);
                 s.grant(t, 0);
             }
         }
@@ -163,13 +165,15 @@ fn release_read(id: ResId) {
         let (_, pending, readers) = st(s, id);
         let pos = readers.iter().position(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
         let Some(pos) = pos else { panic!("sync: RUnlock of unlocked RWMutex") };
-        readers.remove(pos);
+        let reader = readers.remove(pos).task;
         let handoff = if readers.is_empty() { pending.take() } else { None };
         s.record(me, EventKind::RUnlock, Some(id), None, None, None, None);
+        s.released(reader, id);
         if let Some(w) = handoff {
             let at = s.top_frame(w);
             *st(s, id).0 = Some(Hold { task: w, at });
             s.record(w, EventKind::Lock, Some(id), None, None, Some(me), None);
+            s.acquired(w, id);
             s.grant(w, 0);
         }
     })

@@ -1,0 +1,273 @@
+//! The lock-order graph: "took B while holding A", across runs, and the
+//! potential deadlocks it shows even when no run deadlocked (as lockdep,
+//! TSan and go-deadlock report them).
+//!
+//! Every acquisition of a mutex, RWMutex or monitor while the task holds
+//! other locks adds an edge from each held lock to the new one, with both
+//! sites. A reentrant re-entry of a held monitor adds nothing. A cycle among
+//! lock instances is a possible circular locking dependency. Nesting two
+//! instances of one lock class is reported apart, as information (lockdep
+//! asks for a nesting annotation there). Channel and pipe waits are not
+//! locks: a lock held while blocked in a channel send or a pipe write is
+//! reported as information only.
+//!
+//! ```
+//! let m = sim::models::find("abba").unwrap().configure(&[]).unwrap();
+//! let mut graph = sim::lockorder::LockOrder::default();
+//! for seed in 0..50 {
+//!     graph.merge(&m.run(seed, false).lock_order);
+//! }
+//! let w = graph.warnings();
+//! assert!(w.iter().any(|w| w.kind == sim::lockorder::WarningKind::CircularDependency));
+//! ```
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::frame::Frame;
+
+/// "`task` took `to` at `to_at` while holding `from`, taken at `from_at`".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderEdge {
+    pub from: Cow<'static, str>,
+    pub to: Cow<'static, str>,
+    pub class_from: Option<&'static str>,
+    pub class_to: Option<&'static str>,
+    pub from_at: Option<Frame>,
+    pub to_at: Option<Frame>,
+    pub task: Cow<'static, str>,
+}
+
+/// "`task` blocked in `op` on `resource` (at `op_at`) while holding `lock`".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldAcross {
+    pub lock: Cow<'static, str>,
+    pub lock_at: Option<Frame>,
+    pub op: &'static str,
+    pub resource: Cow<'static, str>,
+    pub op_at: Option<Frame>,
+    pub task: Cow<'static, str>,
+}
+
+/// The lock-order facts of one run or of many (merged).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockOrder {
+    /// One edge per (from, to), the first seen.
+    pub edges: Vec<OrderEdge>,
+    /// One entry per (lock, resource), the first seen.
+    pub held_across: Vec<HeldAcross>,
+}
+
+/// What a warning is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WarningKind {
+    /// A cycle among lock instances: a potential deadlock.
+    CircularDependency,
+    /// Two instances of one lock class nested (information).
+    SameClassNesting,
+    /// A lock held while blocked in a channel send or pipe write (information).
+    HeldAcrossBlocking,
+    /// A lock taken while holding another, where the one taken is held
+    /// across a blocking send or write: whoever holds the first waits behind
+    /// that send or write too (information).
+    ChainIntoBlocking,
+}
+
+impl WarningKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningKind::CircularDependency => "circular-locking-dependency",
+            WarningKind::SameClassNesting => "same-class-nesting",
+            WarningKind::HeldAcrossBlocking => "lock-held-across-blocking-operation",
+            WarningKind::ChainIntoBlocking => "lock-chain-into-blocking-operation",
+        }
+    }
+}
+
+/// One warning: a one-line summary and a lockdep-style report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub summary: String,
+    pub report: String,
+}
+
+fn at(f: &Option<Frame>) -> String {
+    match f {
+        Some(f) => format!("{f}"),
+        None => "<task body>".to_string(),
+    }
+}
+
+impl LockOrder {
+    /// Adds another run's facts (first-seen sites are kept).
+    pub fn merge(&mut self, other: &LockOrder) {
+        for e in &other.edges {
+            if !self.edges.iter().any(|x| x.from == e.from && x.to == e.to) {
+                self.edges.push(e.clone());
+            }
+        }
+        for h in &other.held_across {
+            if !self.held_across.iter().any(|x| x.lock == h.lock && x.resource == h.resource) {
+                self.held_across.push(h.clone());
+            }
+        }
+    }
+
+    /// True if there is nothing to report.
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty() && self.held_across.is_empty()
+    }
+
+    /// Every distinct warning, potential deadlocks first, in a fixed order.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let mut out = Vec::new();
+        // Cycles among instances: each strongly connected component once.
+        let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for e in &self.edges {
+            adj.entry(&e.from).or_default().insert(&e.to);
+            adj.entry(&e.to).or_default();
+        }
+        let mut reported: BTreeSet<BTreeSet<&str>> = BTreeSet::new();
+        for &start in adj.keys() {
+            if let Some(cycle) = shortest_cycle(&adj, start) {
+                let set: BTreeSet<&str> = cycle.iter().copied().collect();
+                if reported.insert(set) {
+                    out.push(self.circular(&cycle));
+                }
+            }
+        }
+        let mut seen_class = BTreeSet::new();
+        for e in &self.edges {
+            if let (Some(a), Some(b)) = (e.class_from, e.class_to) {
+                if a == b && seen_class.insert(a) {
+                    out.push(Warning {
+                        kind: WarningKind::SameClassNesting,
+                        summary: format!("two instances of lock class {a} nested: \"{}\" then \"{}\"", e.from, e.to),
+                        report: format!(
+                            "INFO: nested locking of two instances of lock class {a}\n\"{}\" took \"{}\" at {}\n  while holding \"{}\", taken at {}\n(lockdep would ask for a nesting annotation; the same class in two orders is a deadlock)\n",
+                            e.task,
+                            e.to,
+                            at(&e.to_at),
+                            e.from,
+                            at(&e.from_at)
+                        ),
+                    });
+                }
+            }
+        }
+        for h in &self.held_across {
+            for e in self.edges.iter().filter(|e| e.to == h.lock) {
+                out.push(Warning {
+                    kind: WarningKind::ChainIntoBlocking,
+                    summary: format!(
+                        "\"{}\" held while taking \"{}\", which is held across a blocking {} on \"{}\"",
+                        e.from, h.lock, h.op, h.resource
+                    ),
+                    report: format!(
+                        "INFO: lock chain into a blocking {op}\n\"{}\" took (or waited for) \"{}\" at {}\n  while holding \"{}\", taken at {}\nand \"{}\" blocked in {op} on \"{}\" at {} while holding \"{}\":\nwhile that {op} waits, \"{}\" cannot be taken either\n",
+                        e.task,
+                        e.to,
+                        at(&e.to_at),
+                        e.from,
+                        at(&e.from_at),
+                        h.task,
+                        h.resource,
+                        at(&h.op_at),
+                        h.lock,
+                        e.from,
+                        op = h.op
+                    ),
+                });
+            }
+        }
+        for h in &self.held_across {
+            out.push(Warning {
+                kind: WarningKind::HeldAcrossBlocking,
+                summary: format!("\"{}\" held across a blocking {} on \"{}\"", h.lock, h.op, h.resource),
+                report: format!(
+                    "INFO: lock held across a blocking {op}\n\"{}\" blocked in {op} on \"{}\" at {}\n  while holding \"{}\", taken at {}\n",
+                    h.task,
+                    h.resource,
+                    at(&h.op_at),
+                    h.lock,
+                    at(&h.lock_at),
+                    op = h.op
+                ),
+            });
+        }
+        out
+    }
+
+    fn edge(&self, from: &str, to: &str) -> &OrderEdge {
+        self.edges.iter().find(|e| e.from == from && e.to == to).expect("edge of the cycle")
+    }
+
+    /// The lockdep-style report of a cycle `a -> b -> ... -> a`.
+    fn circular(&self, cycle: &[&str]) -> Warning {
+        let n = cycle.len();
+        let closing = self.edge(cycle[n - 1], cycle[0]);
+        let names: Vec<String> = cycle.iter().map(|c| format!("\"{c}\"")).collect();
+        let summary = format!("possible circular locking dependency: {} -> {}", names.join(" -> "), names[0]);
+        let mut r = String::from("WARNING: possible circular locking dependency detected\n");
+        r.push_str(&format!(
+            "\"{}\" is trying to acquire lock \"{}\" at {}\nbut task is already holding lock \"{}\", taken at {}\nwhich lock already depends on the new lock.\n\n",
+            closing.task,
+            closing.to,
+            at(&closing.to_at),
+            closing.from,
+            at(&closing.from_at)
+        ));
+        r.push_str("the existing dependency chain (in reverse order) is:\n");
+        for i in (0..n - 1).rev() {
+            let e = self.edge(cycle[i], cycle[i + 1]);
+            r.push_str(&format!(
+                "-> #{} (\"{}\"): \"{}\" took it at {} while holding \"{}\", taken at {}\n",
+                n - 2 - i,
+                e.to,
+                e.task,
+                at(&e.to_at),
+                e.from,
+                at(&e.from_at)
+            ));
+        }
+        if n == 2 {
+            let first = self.edge(cycle[0], cycle[1]);
+            let (t0, t1) = (first.task.as_ref(), closing.task.as_ref());
+            let w = t0.chars().count().max(6) + 4;
+            r.push_str("\n Possible unsafe locking scenario:\n\n");
+            r.push_str(&format!("       {t0:<w$}{t1}\n       {:<w$}{}\n", "----", "----"));
+            r.push_str(&format!("  lock({});\n", cycle[0]));
+            r.push_str(&format!("       {:<w$}lock({});\n", "", cycle[1]));
+            r.push_str(&format!("       {:<w$}lock({});\n", "", cycle[0]));
+            r.push_str(&format!("  lock({});\n", cycle[1]));
+            r.push_str("\n *** DEADLOCK ***\n");
+        }
+        Warning { kind: WarningKind::CircularDependency, summary, report: r }
+    }
+}
+
+/// The shortest cycle through `start` (breadth-first), as its node list.
+fn shortest_cycle<'a>(adj: &BTreeMap<&'a str, BTreeSet<&'a str>>, start: &'a str) -> Option<Vec<&'a str>> {
+    let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(u) = queue.pop_front() {
+        for &v in adj.get(u).into_iter().flatten() {
+            if v == start {
+                let mut path = vec![u];
+                let mut x = u;
+                while x != start {
+                    x = parent[x];
+                    path.push(x);
+                }
+                path.reverse();
+                return Some(path);
+            }
+            if v != start && !parent.contains_key(v) {
+                parent.insert(v, u);
+                queue.push_back(v);
+            }
+        }
+    }
+    None
+}
