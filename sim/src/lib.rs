@@ -137,8 +137,8 @@ pub struct Run {
     pub steps: u64,
     /// Virtual time at the end, in nanoseconds.
     pub time_ns: u64,
-    /// The trace, when recording was on.
-    pub trace: Option<Trace>,
+    /// The trace, when recording was on (boxed: a run is moved around a lot).
+    pub trace: Option<Box<Trace>>,
     /// Lock-order facts of the run (see [`lockorder`]).
     pub lock_order: lockorder::LockOrder,
 }
@@ -201,6 +201,7 @@ impl Sim {
         let exec = Execution::new(&self.cfg, strategy);
         let raw = exec.run(async move { main().await }, self.cfg.max_steps);
         let trace = raw.recorder.map(|rec| {
+            let rec = *rec;
             let outcome_line = raw.outcome.summary();
             Trace {
                 format: trace::FORMAT.to_string(),
@@ -235,7 +236,7 @@ impl Sim {
             outcome: raw.outcome,
             steps: raw.steps,
             time_ns: raw.time,
-            trace,
+            trace: trace.map(Box::new),
             lock_order: raw.lock_order,
         }
     }

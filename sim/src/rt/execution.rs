@@ -29,7 +29,7 @@ pub(crate) struct RawRun {
     pub outcome: Outcome,
     pub steps: u64,
     pub time: u64,
-    pub recorder: Option<Recorder>,
+    pub recorder: Option<Box<Recorder>>,
     /// Task and resource tables, filled only when recording.
     pub tasks: Vec<TaskInfo>,
     pub resources: Vec<ResourceInfo>,
@@ -298,7 +298,7 @@ impl Execution {
         set_current(std::ptr::null_mut());
         self.futures.clear();
         let s = &mut *self.state;
-        let recorder = s.rec.take();
+        let recorder = s.rec.take().map(Box::new);
         let (tasks, resources) = if recorder.is_some() {
             (
                 s.tasks
