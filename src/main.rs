@@ -2,6 +2,7 @@
 //! Argument parsing, progress and files only; no simulation logic here.
 
 mod model_args;
+mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,6 +92,10 @@ enum Command {
         #[command(flatten)]
         params: ModelArgs,
     },
+    /// Draw a trace as charts (PNG or SVG): timeline, locks, pipes, wait-for graph
+    Render(render::RenderArgs),
+    /// Convert a trace to Chrome Trace Event JSON (opens in Perfetto)
+    Export(render::ExportArgs),
     /// Measure schedules/s and steps/s (recording off, one core)
     Bench {
         /// Seconds to run each measurement
@@ -194,6 +199,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             Ok(run.outcome.is_failure())
         }
+        Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),
+        Command::Export(args) => render::export(args).map(|()| false).map_err(UsageError),
         Command::Bench { seconds } => {
             if !(seconds > 0.0 && seconds <= 600.0) {
                 return Err(UsageError(format!("--seconds {seconds}: expected a number of seconds above 0 and at most 600")));
