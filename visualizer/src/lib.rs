@@ -170,9 +170,12 @@ impl FromStr for XAxis {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Window {
-    /// The whole trace when it has at most [`Window::AUTO_STEPS`] steps;
-    /// otherwise the last [`Window::AUTO_LAST`] steps before the deadlock (or
-    /// the end), so that a deadlock at the end of a long run stays readable.
+    /// The whole trace when it has at most [`Window::AUTO_STEPS`] steps.
+    /// Otherwise the end of the run: at a deadlock, twice the steps since
+    /// the cycle's tasks took the locks they still hold and blocked (at
+    /// least [`Window::AUTO_MIN`], at most [`Window::AUTO_LAST`] steps);
+    /// without one, the last [`Window::AUTO_LAST`] steps. So a deadlock at
+    /// the end of a long run stays readable.
     #[default]
     Auto,
     /// The whole trace.
@@ -188,8 +191,10 @@ pub enum Window {
 impl Window {
     /// Traces up to this many steps are shown whole by [`Window::Auto`].
     pub const AUTO_STEPS: u64 = 1000;
-    /// Steps shown by [`Window::Auto`] in a longer trace.
+    /// Most steps shown by [`Window::Auto`] in a longer trace.
     pub const AUTO_LAST: u64 = 400;
+    /// Fewest steps shown by [`Window::Auto`] in a longer trace.
+    pub const AUTO_MIN: u64 = 60;
 
     /// The positions `a..b` this window covers in `m`, and a description.
     pub fn resolve(self, m: &Model) -> Result<(u64, u64, String), Error> {
@@ -203,7 +208,13 @@ impl Window {
         };
         Ok(match self {
             Window::Auto if m.end <= Window::AUTO_STEPS => (0, end, format!("all {} steps", columns::group(m.end))),
-            Window::Auto => last(Window::AUTO_LAST, &format!("window auto (last {})", Window::AUTO_LAST)),
+            Window::Auto => {
+                let n = match m.story_start() {
+                    Some(s) => (2 * (stop - s.min(stop))).clamp(Window::AUTO_MIN, Window::AUTO_LAST),
+                    None => Window::AUTO_LAST,
+                };
+                last(n, &format!("window auto (last {n})"))
+            }
             Window::All => (0, end, format!("all {} steps", columns::group(m.end))),
             Window::Last(n) => last(n, &format!("window last:{n}")),
             Window::Steps(a, b) => {

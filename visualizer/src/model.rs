@@ -422,6 +422,22 @@ impl<'a> Model<'a> {
         self.trace.deadlock.as_ref().map(|d| d.cycle.iter().map(|b| b.task).collect()).unwrap_or_default()
     }
 
+    /// Where the deadlock's story starts: the earliest step at which a task
+    /// of the cycle took a lock it still holds, or blocked for the last time.
+    pub fn story_start(&self) -> Option<u64> {
+        let cycle = self.cycle_tasks();
+        let mut start: Option<u64> = None;
+        for &t in &cycle {
+            let Some(tt) = self.tasks.get(t as usize) else { continue };
+            let holds = tt.holds.iter().filter(|h| h.open).map(|h| h.start);
+            let block = tt.blocks.last().filter(|b| b.open).map(|b| b.start);
+            for p in holds.chain(block) {
+                start = Some(start.map_or(p, |s| s.min(p)));
+            }
+        }
+        start
+    }
+
     /// Ids of lock-like resources (mutex, RWMutex, monitor).
     pub fn locks(&self) -> Vec<u32> {
         self.trace.resources.iter().filter(|r| is_lock_kind(&r.kind)).map(|r| r.id).collect()

@@ -105,14 +105,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let mut rows = Vec::new();
         let shown = keys.len().min(dims.max_holds);
         for (i, &(r, mode)) in keys.iter().take(shown).enumerate() {
-            let mut name = m.resource_name(r).to_string();
-            if mode == Mode::Read {
-                name.push_str(" (read)");
-            }
+            let mut name = match mode {
+                Mode::Exclusive => format!("holds {}", m.resource_name(r)),
+                Mode::Read => format!("reads {}", m.resource_name(r)),
+            };
             if i + 1 == shown && keys.len() > shown {
-                name = format!("{} more", keys.len() - shown + 1);
+                name = format!("{} more locks", keys.len() - shown + 1);
             }
-            rows.push((r, mode, yy, yy + dims.hold, format!("holds {name}")));
+            rows.push((r, mode, yy, yy + dims.hold, name));
             yy += dims.hold + dims.hold_gap;
         }
         let bottom = yy + dims.pad;

@@ -112,3 +112,111 @@ pub fn pipes_trace(seed: u64) -> Trace {
 pub fn pipes_deadlock() -> Trace {
     (0..200).map(pipes_trace).find(|t| t.meta.verdict == "deadlock").expect("a seed deadlocks")
 }
+
+/// A long run that ends in a deadlock: four workers share three mutexes, an
+/// RWMutex and a 4 KiB pipe for `rounds` rounds; then X and Y take A and B
+/// in opposite orders, forced by two rendezvous channels, and deadlock.
+/// About 12 events per round.
+pub fn long_model(rounds: u64) {
+    let m: Vec<Mutex> = ["m0", "m1", "m2"].into_iter().map(Mutex::new).collect();
+    let rw = RwMutex::new("config");
+    let pipe: Pipe<u32> = Pipe::new("log", 4096);
+    let mut done = Vec::new();
+    for w in 0..2usize {
+        let (lock, pipe) = (m[w], pipe.clone());
+        done.push(sim::spawn(format!("writer-{w}"), async move {
+            let _f = sim::frame("Writer.loop");
+            pipe.declare_writer();
+            for _ in 0..rounds {
+                let g = lock.lock().await;
+                pipe.write(64, None).await.unwrap();
+                g.unlock().await;
+            }
+        }));
+    }
+    {
+        let pipe = pipe.clone();
+        done.push(sim::spawn("reader", async move {
+            let _f = sim::frame("Reader.loop");
+            pipe.declare_reader();
+            let mut got = Vec::new();
+            let mut left = 2 * 64 * rounds;
+            while left > 0 {
+                let n = pipe.read(256, &mut got).await.unwrap();
+                left -= n.min(left);
+                let r = rw.rlock().await;
+                r.runlock().await;
+            }
+        }));
+    }
+    {
+        let m2 = m[2];
+        done.push(sim::spawn("updater", async move {
+            let _f = sim::frame("Updater.loop");
+            for _ in 0..rounds / 2 {
+                let w = rw.lock().await;
+                let g = m2.lock().await;
+                g.unlock().await;
+                w.unlock().await;
+            }
+        }));
+    }
+    let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+    let go: Chan<()> = Chan::new("go", 0);
+    let go2: Chan<()> = Chan::new("go2", 0);
+    {
+        let (go, go2) = (go.clone(), go2.clone());
+        sim::spawn("X", async move {
+            let _f = sim::frame("X.run");
+            go.declare_sender();
+            go2.declare_receiver();
+            for h in done {
+                h.join().await;
+            }
+            let ga = a.lock().await;
+            go.send(()).await;
+            go2.recv().await;
+            let gb = b.lock().await;
+            gb.unlock().await;
+            ga.unlock().await;
+        });
+    }
+    sim::spawn("Y", async move {
+        let _f = sim::frame("Y.run");
+        go.declare_receiver();
+        go2.declare_sender();
+        go.recv().await;
+        let gb = b.lock().await;
+        go2.send(()).await;
+        let ga = a.lock().await;
+        ga.unlock().await;
+        gb.unlock().await;
+    });
+}
+
+/// Records `long_model(rounds)` with seed 1.
+pub fn long_trace(rounds: u64) -> Trace {
+    sim::Sim::new(1)
+        .record(true)
+        .max_steps(u64::MAX / 2)
+        .label("long-test", vec![Param { name: "rounds".into(), value: rounds.to_string() }])
+        .run(move || async move { long_model(rounds) })
+        .trace
+        .unwrap()
+}
+
+/// A long trace with at least `events` events, ending in the X/Y deadlock.
+pub fn trace_with_events(events: usize) -> Trace {
+    // About 13 events per round; measured, then topped up if short.
+    let mut rounds = (events / 13).max(10) as u64;
+    for _ in 0..5 {
+        let t = long_trace(rounds);
+        let d = t.deadlock.as_ref().expect("the long run ends in a deadlock");
+        assert_eq!(d.cycle.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["X", "Y"], "{}", t.meta.message);
+        if t.events.len() >= events {
+            return t;
+        }
+        rounds = rounds * events as u64 / t.events.len() as u64 + 10;
+    }
+    panic!("could not reach {events} events");
+}
