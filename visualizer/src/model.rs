@@ -307,7 +307,9 @@ impl<'a> Model<'a> {
                         let amount = e.amount.unwrap_or(0);
                         let buffered = e.buffered.unwrap_or(0);
                         resources[r as usize].pipe_ops.push(PipeOp { pos, task: e.task, write, amount, buffered });
-                        if amount > 0 {
+                        // A write of 0 bytes is an attempt that blocks (a full or
+                        // unbuffered pipe): still a write on the lane.
+                        if amount > 0 || write {
                             let kind = if write { MarkKind::PipeWrite } else { MarkKind::PipeRead };
                             tasks[t].marks.push(Mark { pos, kind, resource: r, amount });
                         }

@@ -30,6 +30,17 @@ const PANEL: i32 = 120;
 const ROW: i32 = 16;
 const TAIL: i32 = 76;
 
+/// Per column, the bytes read (an unbuffered pipe's hand-overs).
+fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
+    let mut v = vec![0u64; xm.width as usize];
+    for o in ops.iter().filter(|o| !o.write) {
+        if let Some(c) = xm.column(o.pos) {
+            v[c] += o.amount;
+        }
+    }
+    v
+}
+
 /// Lays out the pipe chart of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let pipes = m.pipes();
@@ -83,15 +94,22 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let ops = &m.resources[r as usize].pipe_ops;
         let cap = res.capacity.unwrap_or(0);
         let peak = ops.iter().map(|o| o.buffered).max().unwrap_or(0);
-        let scale = cap.max(peak).max(1);
+        // An unbuffered pipe (Go net.Pipe) holds nothing: its panel shows the
+        // bytes each read takes from a writer instead, per column.
+        let unbuffered = cap == 0 && peak == 0;
+        let handed = if unbuffered { handed_over(ops, &xm) } else { Vec::new() };
+        let scale = if unbuffered { handed.iter().copied().max().unwrap_or(0).max(1) } else { cap.max(peak).max(1) };
         let yv = |v: u64| p1 - (v.min(scale) as i64 * PANEL as i64 / scale as i64) as i32;
 
         // Name and scale.
         let name_color = if cycle_res.contains(&r) { palette::DEADLOCK } else { palette::INK };
         let name = layout::fit_or_cut(&res.name, TEXT, true, label_w);
         s.text(MARGIN + 2, name_y, &name, TEXT, true, name_color, Anchor::Left);
-        let cap_text =
-            if cap == 0 { "capacity 0 (unbuffered)".to_string() } else { format!("capacity {} B", group(cap)) };
+        let cap_text = if unbuffered {
+            "unbuffered (capacity 0): bars are the bytes each read takes from the writer".to_string()
+        } else {
+            format!("capacity {} B", group(cap))
+        };
         s.text(
             MARGIN + 2 + fonts::width(&name, TEXT, true) + 12,
             name_y,
@@ -127,9 +145,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             e.0 = e.0.min(o.buffered);
             e.1 = e.1.max(o.buffered);
             e.2 = o.buffered;
-            if o.amount > 0 {
+            if o.amount > 0 || o.write {
                 let d = if o.write { &mut writes } else { &mut reads };
-                d.add(c, o.task, o.amount.min(u32::MAX as u64) as u32);
+                d.add(c, o.task, o.amount.clamp(1, u32::MAX as u64) as u32);
             }
         }
 
@@ -172,7 +190,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 any_full = true;
             }
         }
-        s.path(line, palette::BUFFER_LINE, 2);
+        if unbuffered {
+            for (c, &v) in handed.iter().enumerate() {
+                if v > 0 {
+                    let x = xm.col_x(c);
+                    s.rect(x - 2, yv(v), x + 3, p1, palette::BUFFER_LINE);
+                }
+            }
+        } else {
+            s.path(line, palette::BUFFER_LINE, 2);
+        }
         if cap > 0 {
             s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::DEADLOCK, 1, 6, 4);
         }
@@ -207,7 +234,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         // Tail: the level at the end.
         if tail > 0 {
             let x0 = xm.left + xm.width + 6;
-            let end_level = ops.last().map_or(0, |o| o.buffered);
+            let end_level = if unbuffered { 0 } else { ops.last().map_or(0, |o| o.buffered) };
             s.rect(x0, p0, right, p1, alpha(palette::GRID, 90));
             if end_level > 0 {
                 s.rect(x0, yv(end_level), right, p1, alpha(palette::BUFFER_FILL, 120));
@@ -238,10 +265,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
 
-    let mut items: Vec<(Swatch, String)> = vec![
-        (Swatch::Fill(alpha(palette::BUFFER_FILL, 120)), "bytes buffered".into()),
-        (Swatch::HDash(palette::DEADLOCK.into()), "capacity".into()),
-    ];
+    let mut items: Vec<(Swatch, String)> = Vec::new();
+    if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {
+        items.push((Swatch::Fill(alpha(palette::BUFFER_FILL, 120)), "bytes buffered".into()));
+        items.push((Swatch::HDash(palette::DEADLOCK.into()), "capacity".into()));
+    }
+    if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity == Some(0)) {
+        items.push((Swatch::Fill(palette::BUFFER_LINE.into()), "bytes read from an unbuffered pipe".into()));
+    }
     if any_full {
         items.push((Swatch::Fill(palette::WAITING.into()), "buffer full".into()));
     }

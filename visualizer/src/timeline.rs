@@ -75,7 +75,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     // Arrows of the deadlock strip.
     let mut arrows = deadlock_arrows(m);
-    let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(160);
+    let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120);
     let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
@@ -227,13 +227,8 @@ fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
         let next = d.cycle[(i + 1) % n].task;
         out.push(Arrow { from: bt.task, to: next, what: bt.waits_for.clone(), cycle: true, col: 0 });
     }
-    for bt in &d.behind {
-        for name in &bt.released_by {
-            if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
-                out.push(Arrow { from: bt.task, to: t.id, what: bt.waits_for.clone(), cycle: false, col: 0 });
-            }
-        }
-    }
+    // Tasks blocked behind the cycle are in the wait-for graph; arrows for
+    // them here would crowd the strip.
     out.retain(|a| (a.from as usize) < m.tasks.len() && (a.to as usize) < m.tasks.len());
     out
 }

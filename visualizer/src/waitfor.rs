@@ -276,15 +276,42 @@ struct Placed {
     h: i32,
 }
 
+/// Widest a node's name may be before it wraps (at ` | ` between select cases).
+const WRAP: i32 = 300;
+
+/// A node's name in lines: a select's cases wrap between cases.
+fn label_lines(label: &str) -> Vec<String> {
+    if fonts::width(label, TEXT, true) <= WRAP || !label.contains(" | ") {
+        return vec![layout::fit_or_cut(label, TEXT, true, WRAP + 60)];
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split(" | ") {
+        match lines.last_mut() {
+            Some(l) if fonts::width(&format!("{l} | {part}"), TEXT, true) <= WRAP => {
+                l.push_str(" | ");
+                l.push_str(part);
+            }
+            _ => lines.push(part.to_string()),
+        }
+    }
+    lines.into_iter().map(|l| layout::fit_or_cut(&l, TEXT, true, WRAP + 60)).collect()
+}
+
+const LINE: i32 = 21;
+
 fn node_size(n: &Node) -> (i32, i32) {
-    let w = fonts::width(&n.label, TEXT, true).max(fonts::width(&n.detail, TINY, false));
+    let lines = label_lines(&n.label);
+    let w = lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
+    let h = 33 + LINE * lines.len() as i32;
     match n.kind {
-        NodeKind::Task(_) => (w + 28, 54),
-        _ => (w + 48, 50),
+        NodeKind::Task(_) => (w + 28, h),
+        _ => (w + 48, h - 4),
     }
 }
 
-/// Lays out the wait-for graph of `m`.
+/// Lays out the wait-for graph of `m`: the cycle on a ring (an ellipse when
+/// it is too wide for the picture), then the tasks blocked behind it, one
+/// row each.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let g = Graph::new(m);
     if !g.has_edges() {
@@ -298,98 +325,101 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     y += 24;
 
-    // Ring: the cycle on a circle, starting at the top, clockwise.
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
-    let mut pos: Vec<Option<(f64, f64)>> = vec![None; g.nodes.len()];
-    let ring: Vec<usize> = if g.ring.is_empty() {
-        // No cycle: every node on the circle, in creation order.
-        (0..g.nodes.len()).collect()
-    } else {
-        g.ring.clone()
-    };
+    let ring: Vec<usize> = if g.ring.is_empty() { (0..g.nodes.len()).collect() } else { g.ring.clone() };
+    let in_ring = |i: usize| ring.contains(&i);
+
+    // The ring: clockwise from the top, on an ellipse that fits the width.
     let k = ring.len().max(1);
-    let perimeter: i32 = ring.iter().map(|&i| sizes[i].0.max(sizes[i].1 * 2) + 70).sum();
-    let radius = (perimeter as f64 / std::f64::consts::TAU).max(if k <= 2 { 140.0 } else { 170.0 });
-    let angle = |i: usize| -0.25 + i as f64 / k as f64;
+    let perimeter: i32 = ring.iter().map(|&i| sizes[i].0.max(sizes[i].1 * 2) + 80).sum();
+    let r = (perimeter as f64 / std::f64::consts::TAU).max(if k <= 2 { 150.0 } else { 180.0 });
+    let maxw = ring.iter().map(|&i| sizes[i].0).max().unwrap_or(0) as f64;
+    let maxh = ring.iter().map(|&i| sizes[i].1).max().unwrap_or(0) as f64;
+    let rx = r.min(((width - 2 * MARGIN) as f64 - maxw) / 2.0 - 20.0).max(60.0);
+    let ry = if rx < r { (r * r / rx).min(2.2 * r) } else { r };
+    let cx = width as f64 / 2.0;
+    let cy = y as f64 + 40.0 + maxh / 2.0 + ry;
+    let mut placed: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
     for (j, &i) in ring.iter().enumerate() {
-        let (sn, cs) = sin_cos(angle(j));
-        pos[i] = Some((radius * cs, radius * sn));
+        let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
+        placed[i] = Some(Placed { x: (cx + rx * cs).round(), y: (cy + ry * sn).round(), w: sizes[i].0, h: sizes[i].1 });
     }
-    // Everything else further out, beside the node it is linked to.
-    let mut depth = 1;
-    while pos.iter().any(|p| p.is_none()) && depth < 8 {
-        let mut placed_now: Vec<(usize, f64)> = Vec::new();
-        for (i, p) in pos.iter().enumerate() {
-            if p.is_some() {
-                continue;
-            }
-            let anchor = g.edges.iter().find_map(|e| {
-                let other = if e.from == i {
-                    e.to
-                } else if e.to == i {
-                    e.from
-                } else {
-                    return None;
-                };
-                pos[other]
-            });
-            if let Some((ax, ay)) = anchor {
-                let r = (ax * ax + ay * ay).sqrt().max(1.0);
-                placed_now.push((i, turns_of(ax / r, ay / r)));
-            }
-        }
-        if placed_now.is_empty() {
-            // Unlinked leftovers: a row at the bottom.
-            for (i, p) in pos.iter_mut().enumerate() {
-                if p.is_none() {
-                    *p = Some((-radius + 180.0 * (i % 6) as f64, radius + 180.0 * depth as f64));
-                }
-            }
-            break;
-        }
-        // Spread nodes sharing an angle.
-        let rr = radius + 175.0 * depth as f64;
-        placed_now.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        let min_sep = 190.0 / (rr * std::f64::consts::TAU);
-        let mut last = f64::NEG_INFINITY;
-        for (i, t) in placed_now {
-            let t = if t - last < min_sep { last + min_sep } else { t };
-            last = t;
-            let (sn, cs) = sin_cos(t);
-            pos[i] = Some((rr * cs, rr * sn));
-        }
-        depth += 1;
-    }
+    let ring_bottom = placed.iter().flatten().map(|p| p.y as i32 + p.h / 2).max().unwrap_or(y);
 
-    // Fit into the width: scale positions (not node sizes) if needed.
-    let pts: Vec<(f64, f64)> = pos.iter().map(|p| p.unwrap_or((0.0, 0.0))).collect();
-    let minx = pts.iter().zip(&sizes).map(|(p, s)| p.0 - s.0 as f64 / 2.0).fold(f64::INFINITY, f64::min);
-    let maxx = pts.iter().zip(&sizes).map(|(p, s)| p.0 + s.0 as f64 / 2.0).fold(f64::NEG_INFINITY, f64::max);
-    let miny = pts.iter().zip(&sizes).map(|(p, s)| p.1 - s.1 as f64 / 2.0).fold(f64::INFINITY, f64::min);
-    let _maxy = pts.iter().zip(&sizes).map(|(p, s)| p.1 + s.1 as f64 / 2.0).fold(f64::NEG_INFINITY, f64::max);
-    let avail = (width - 2 * MARGIN - 40) as f64;
-    let maxw = sizes.iter().map(|s| s.0).max().unwrap_or(0) as f64;
-    let scale = if maxx - minx > avail { ((avail - maxw) / (maxx - minx - maxw)).max(0.2) } else { 1.0 };
-    let cx = width as f64 / 2.0 - (minx + maxx) / 2.0 * scale;
-    let top = y as f64 + 40.0;
-    let cy = top - miny * scale + (sizes.iter().map(|s| s.1).max().unwrap_or(0) as f64 / 2.0) * (1.0 - scale);
-    let placed: Vec<Placed> = pts
-        .iter()
-        .zip(&sizes)
-        .map(|(p, sz)| Placed { x: (cx + p.0 * scale).round(), y: (cy + p.1 * scale).round(), w: sz.0, h: sz.1 })
-        .collect();
-    let bottom = placed.iter().map(|p| p.y as i32 + p.h / 2).max().unwrap_or(y);
-
-    // Edges under the nodes; grey ones first, the cycle on top.
-    let mut order: Vec<&Edge> = g.edges.iter().collect();
+    // Edges between ring nodes (grey ones first, the cycle on top), then the nodes.
+    let mut order: Vec<&Edge> = g.edges.iter().filter(|e| in_ring(e.from) && in_ring(e.to)).collect();
     order.sort_by_key(|e| e.cycle);
     for e in order {
-        let (a, b) = (&placed[e.from], &placed[e.to]);
+        let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
         draw_edge(&mut s, a, b, e, reverse);
     }
-    for (n, p) in g.nodes.iter().zip(&placed) {
-        draw_node(&mut s, n, p);
+    for &i in &ring {
+        if let Some(p) = &placed[i] {
+            draw_node(&mut s, &g.nodes[i], p);
+            // Who else could release a resource of the ring.
+            let others: Vec<&str> = g
+                .edges
+                .iter()
+                .filter(|e| e.from == i && !e.cycle && !in_ring(e.to))
+                .map(|e| g.nodes[e.to].label.as_str())
+                .collect();
+            if !others.is_empty() {
+                let text = format!("also {}: {}", g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label), others.join(", "));
+                let text = layout::fit_or_cut(&text, TINY, false, 320);
+                s.text(p.x as i32, p.y as i32 + p.h / 2 + 18, &text, TINY, false, palette::EDGE, Anchor::Center);
+            }
+        }
+    }
+
+    // Tasks blocked behind the cycle (or outside it): one row each.
+    let rows: Vec<&Edge> = g
+        .edges
+        .iter()
+        .filter(|e| !in_ring(e.from) && matches!(g.nodes[e.from].kind, NodeKind::Task(_)) && e.label == "waits for")
+        .collect();
+    let mut y = ring_bottom + 34;
+    if !rows.is_empty() {
+        s.rect(MARGIN, y, width - MARGIN, y + 1, palette::GRID);
+        y += 26;
+        s.text(MARGIN, y, "Blocked behind the cycle", TEXT, true, palette::INK, Anchor::Left);
+        y += 18;
+        let task_w = rows.iter().map(|e| sizes[e.from].0).max().unwrap_or(0);
+        let wait_w = rows.iter().map(|e| sizes[e.to].0).max().unwrap_or(0);
+        for e in rows {
+            let h = sizes[e.from].1.max(sizes[e.to].1);
+            let cy = y + 10 + h / 2;
+            let a = Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
+            let bx = MARGIN + 10 + task_w + 90 + wait_w / 2;
+            let b = Placed { x: bx as f64, y: cy as f64, w: sizes[e.to].0, h: sizes[e.to].1 };
+            draw_edge(&mut s, &a, &b, e, false);
+            draw_node(&mut s, &g.nodes[e.from], &a);
+            draw_node(&mut s, &g.nodes[e.to], &b);
+            // Who could release it, as names in their colours.
+            let mut x = bx + wait_w / 2 + 40;
+            // (A join waits for a task: its own waits are in its own row.)
+            let joined = matches!(g.nodes[e.to].kind, NodeKind::Task(_));
+            let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && !joined).collect();
+            if let Some(first) = rel.first() {
+                let lead = format!("{}:", first.label);
+                s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
+                x += fonts::width(&lead, SMALL, false) + 10;
+                for r in rel {
+                    let n = &g.nodes[r.to];
+                    if let NodeKind::Task(t) = n.kind {
+                        s.rect(x, cy - 6, x + 12, cy + 6, palette::task(t));
+                        x += 17;
+                    }
+                    let color = if n.cycle { palette::DEADLOCK } else { palette::INK };
+                    s.text_mid(x, cy, &n.label, SMALL, true, color, Anchor::Left);
+                    x += fonts::width(&n.label, SMALL, true) + 16;
+                    if x > width - MARGIN - 60 {
+                        break;
+                    }
+                }
+            }
+            y += h + 14;
+        }
     }
 
     let mut items: Vec<(Swatch, String)> = vec![
@@ -398,26 +428,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         (Swatch::Arrow(palette::DEADLOCK.into()), "deadlock cycle".into()),
     ];
     if g.edges.iter().any(|e| !e.cycle) {
-        items.push((Swatch::Arrow(palette::EDGE.into()), "waits for / held by, outside the cycle".into()));
+        items.push((Swatch::Arrow(palette::EDGE.into()), "outside the cycle".into()));
     }
-    let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, bottom + 28);
+    let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
     s.height = (y + MARGIN) as u32;
     Ok(s)
-}
-
-/// The direction (cos, sin) as turns, for placing outer nodes.
-fn turns_of(c: f64, sn: f64) -> f64 {
-    // Coarse but deterministic: search the turn whose sin_cos is closest.
-    let mut best = (f64::INFINITY, 0.0);
-    for i in 0..720 {
-        let t = i as f64 / 720.0;
-        let (s2, c2) = sin_cos(t);
-        let d = (s2 - sn) * (s2 - sn) + (c2 - c) * (c2 - c);
-        if d < best.0 {
-            best = (d, t);
-        }
-    }
-    best.1
 }
 
 /// The point where the segment from the centre of `p` towards `(dx, dy)`
@@ -454,10 +469,15 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool) {
     let yb = y0 + ((y1 - y0) as f64 * k).round() as i32;
     s.line((x0, y0), (xb, yb), color, wide);
     s.arrow_head((x0, y0), (x1, y1), head as i32, color);
-    // The label beside the middle, on the left of the direction of travel.
+    // The label beside the middle, on the left of the direction of travel,
+    // when the edge is long enough to carry it.
+    let w = fonts::width(e.label, TINY, e.cycle) as f64;
+    if seg < w * (ux.abs() * 0.6 + 0.4) + 40.0 {
+        return;
+    }
     let (mx, my) = ((x0 + x1) as f64 / 2.0, (y0 + y1) as f64 / 2.0);
     let side = if reverse { 2.2 } else { 1.0 };
-    let (lx, ly) = (mx + uy * 14.0 * side, my - ux * 14.0 * side);
+    let (lx, ly) = (mx + uy * 12.0 * side, my - ux * 12.0 * side);
     let anchor = if uy > 0.3 {
         Anchor::Left
     } else if uy < -0.3 {
@@ -472,14 +492,18 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
     let (x, y) = (p.x as i32, p.y as i32);
     let (x0, y0, x1, y1) = (x - p.w / 2, y - p.h / 2, x + p.w / 2, y + p.h / 2);
     let name_color = if n.cycle { palette::DEADLOCK } else { palette::INK };
+    let lines = label_lines(&n.label);
+    let text_top = y0 + 21;
     match n.kind {
         NodeKind::Task(t) => {
             let c = palette::task(t);
             s.rect(x0, y0, x1, y1, palette::WHITE);
             s.frame(x0, y0, x1, y1, c, 3);
             s.rect(x0, y0, x0 + 8, y1, c);
-            s.text_mid(x + 4, y - 8, &n.label, TEXT, true, name_color, Anchor::Center);
-            s.text_mid(x + 4, y + 13, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+            for (i, l) in lines.iter().enumerate() {
+                s.text(x + 4, text_top + 2 + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
+            }
+            s.text(x + 4, y1 - 11, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
         }
         _ => {
             let tip = 18;
@@ -496,8 +520,10 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
             };
             s.polygon(hex(2), border);
             s.polygon(hex(0), palette::RESOURCE_FILL);
-            s.text_mid(x, y - 7, &n.label, TEXT, true, name_color, Anchor::Center);
-            s.text_mid(x, y + 13, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+            for (i, l) in lines.iter().enumerate() {
+                s.text(x, text_top + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
+            }
+            s.text(x, y1 - 9, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
         }
     }
 }
