@@ -211,7 +211,9 @@ impl<'a> Model<'a> {
         let mut base: Vec<Vec<(u64, State)>> = vec![Vec::new(); nt];
         let mut tasks: Vec<TaskTrack> = vec![TaskTrack::default(); nt];
         let mut resources: Vec<ResourceTrack> = vec![ResourceTrack::default(); nr];
-        let mut open_holds: BTreeMap<(u32, u32, Mode), (u64, u32, Option<u32>)> = BTreeMap::new();
+        // (task, resource, mode) -> (start, depth, frame) of the holds still open.
+        type Open = BTreeMap<(u32, u32, Mode), (u64, u32, Option<u32>)>;
+        let mut open_holds: Open = BTreeMap::new();
         let mut open_blocks: Vec<Option<Block>> = vec![None; nt];
         let mut all_holds: Vec<Hold> = Vec::new();
         let mut all_blocks: Vec<Block> = Vec::new();

@@ -124,6 +124,7 @@ impl Scene {
     }
 
     /// Text with its baseline at `y`.
+    #[allow(clippy::too_many_arguments)]
     pub fn text(&mut self, x: i32, y: i32, text: &str, size: f64, bold: bool, paint: impl Into<Paint>, anchor: Anchor) {
         if !text.is_empty() {
             self.items.push(Item::Text { x, y, text: text.to_string(), size, bold, paint: paint.into(), anchor });
@@ -131,6 +132,7 @@ impl Scene {
     }
 
     /// Text vertically centred (on its capital letters) at `cy`.
+    #[allow(clippy::too_many_arguments)]
     pub fn text_mid(
         &mut self,
         x: i32,

@@ -128,8 +128,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         (y0.min(y1) - 6, y0.max(y1) + 6)
     };
     let mut taken: Vec<Vec<(i32, i32)>> = Vec::new();
-    for i in 0..arrows.len() {
-        let sp = span(&arrows[i]);
+    for arrow in arrows.iter_mut() {
+        let sp = span(arrow);
         let col = (0..)
             .find(|&c| taken.get(c).is_none_or(|v: &Vec<(i32, i32)>| v.iter().all(|o| sp.1 < o.0 || sp.0 > o.1)))
             .unwrap_or(0);
@@ -137,7 +137,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             taken.resize(col + 1, Vec::new());
         }
         taken[col].push(sp);
-        arrows[i].col = col;
+        arrow.col = col;
     }
     let strip = if arrows.is_empty() { 0 } else { 14 + arrow_label_w + 12 + taken.len() as i32 * 16 + 8 };
     let right = width - MARGIN - strip;
@@ -461,8 +461,15 @@ fn draw_lane(
         for (c0, c1, a) in runs(&cols) {
             s.rect(xm.col_x(c0), *y0, xm.col_x(c1).max(xm.col_x(c0) + 1), *y1, alpha(color, a));
         }
-        let text = layout::fit_or_cut(label, TINY, false, label_w - 24);
-        s.text_mid(xm.left - 8, (y0 + y1) / 2, &text, TINY, false, palette::MUTED, Anchor::Right);
+        // Rows too thin for a label each (compact lanes) share one line.
+        if dims.hold + dims.hold_gap >= 12 {
+            let text = layout::fit_or_cut(label, TINY, false, label_w - 24);
+            s.text_mid(xm.left - 8, (y0 + y1) / 2, &text, TINY, false, palette::MUTED, Anchor::Right);
+        } else if i == 0 {
+            let names: Vec<&str> = lane.rows.iter().map(|x| m.resource_name(x.0)).collect();
+            let text = layout::fit_or_cut(&format!("holds {}", names.join(", ")), TINY, false, label_w - 24);
+            s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
+        }
     }
 }
 

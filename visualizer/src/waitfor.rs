@@ -299,9 +299,13 @@ fn label_lines(label: &str) -> Vec<String> {
 
 const LINE: i32 = 21;
 
+/// Cycles with more nodes than this snake through rows when a ring would not fit.
+const SNAKE_ABOVE: usize = 12;
+
 fn node_size(n: &Node) -> (i32, i32) {
     let lines = label_lines(&n.label);
-    let w = lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
+    let w =
+        lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
     let h = 33 + LINE * lines.len() as i32;
     match n.kind {
         NodeKind::Task(_) => (w + 28, h),
@@ -336,21 +340,44 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let maxw = ring.iter().map(|&i| sizes[i].0).max().unwrap_or(0) as f64;
     let maxh = ring.iter().map(|&i| sizes[i].1).max().unwrap_or(0) as f64;
     let rx = r.min(((width - 2 * MARGIN) as f64 - maxw) / 2.0 - 20.0).max(60.0);
-    let ry = if rx < r { (r * r / rx).min(2.2 * r) } else { r };
+    let ry = if rx < r { (r * r / rx).min(1.6 * r) } else { r };
     let cx = width as f64 / 2.0;
     let cy = y as f64 + 40.0 + maxh / 2.0 + ry;
     let mut placed: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
+    // A long cycle does not fit on a ring: it snakes through rows instead
+    // (left to right, then right to left), and the edge that closes it runs
+    // along the left margin.
+    let snake = k > SNAKE_ABOVE && rx < r;
+    let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
+    let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
     for (j, &i) in ring.iter().enumerate() {
-        let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
-        placed[i] = Some(Placed { x: (cx + rx * cs).round(), y: (cy + ry * sn).round(), w: sizes[i].0, h: sizes[i].1 });
+        let (x, yy) = if snake {
+            let (row, c) = (j as i32 / cols, j as i32 % cols);
+            let col = if row % 2 == 1 { cols - 1 - c } else { c };
+            ((MARGIN + 40 + col * cell_w + cell_w / 2) as f64, (y + 40 + row * cell_h + cell_h / 2) as f64)
+        } else {
+            let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
+            ((cx + rx * cs).round(), (cy + ry * sn).round())
+        };
+        placed[i] = Some(Placed { x, y: yy, w: sizes[i].0, h: sizes[i].1 });
     }
-    let ring_bottom = placed.iter().flatten().map(|p| p.y as i32 + p.h / 2).max().unwrap_or(y);
+    let ring_bottom =
+        placed.iter().flatten().map(|p| p.y as i32 + p.h / 2).max().unwrap_or(y) + if snake { 24 } else { 0 };
 
     // Edges between ring nodes (grey ones first, the cycle on top), then the nodes.
     let mut order: Vec<&Edge> = g.edges.iter().filter(|e| in_ring(e.from) && in_ring(e.to)).collect();
     order.sort_by_key(|e| e.cycle);
     for e in order {
         let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
+        if snake && e.from == ring[k - 1] && e.to == ring[0] {
+            // Down from the last node, left to the margin, up, into the first.
+            let (x0, y0) = (a.x as i32, a.y as i32 + a.h / 2 + 4);
+            let lane = MARGIN + 12;
+            let (x1, y1) = (b.x as i32 - b.w / 2 - 6, b.y as i32);
+            s.path(vec![(x0, y0), (x0, y0 + 22), (lane, y0 + 22), (lane, y1), (x1 - 10, y1)], palette::DEADLOCK, 3);
+            s.arrow_head((lane, y1), (x1, y1), 13, palette::DEADLOCK);
+            continue;
+        }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
         draw_edge(&mut s, a, b, e, reverse);
     }
@@ -365,7 +392,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 .map(|e| g.nodes[e.to].label.as_str())
                 .collect();
             if !others.is_empty() {
-                let text = format!("also {}: {}", g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label), others.join(", "));
+                let text = format!(
+                    "also {}: {}",
+                    g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label),
+                    others.join(", ")
+                );
                 let text = layout::fit_or_cut(&text, TINY, false, 320);
                 s.text(p.x as i32, p.y as i32 + p.h / 2 + 18, &text, TINY, false, palette::EDGE, Anchor::Center);
             }
@@ -389,7 +420,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         for e in rows {
             let h = sizes[e.from].1.max(sizes[e.to].1);
             let cy = y + 10 + h / 2;
-            let a = Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
+            let a =
+                Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
             let bx = MARGIN + 10 + task_w + 90 + wait_w / 2;
             let b = Placed { x: bx as f64, y: cy as f64, w: sizes[e.to].0, h: sizes[e.to].1 };
             draw_edge(&mut s, &a, &b, e, false);

@@ -102,7 +102,9 @@ fn committed_trace_every_chart() {
         assert!(texts.iter().any(|t| t.contains("abba")), "{chart:?}: {texts:?}");
         match chart {
             Chart::Timeline => {
-                for want in ["T1", "T2", "main", "holds A", "holds B", "lock A", "deadlock, step 7", "running", "blocked"] {
+                for want in
+                    ["T1", "T2", "main", "holds A", "holds B", "lock A", "deadlock, step 7", "running", "blocked"]
+                {
                     assert!(texts.iter().any(|t| t == want), "timeline lacks {want:?}: {texts:?}");
                 }
             }
@@ -200,7 +202,8 @@ fn engine_traces_through_files() {
         for chart in Chart::ALL {
             for (format, x) in [(Format::Png, XAxis::Time), (Format::Svg, XAxis::Steps)] {
                 let opts = Options { x, ..Options::default() };
-                let bytes = visualizer::render_model(&m, chart, format, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let bytes =
+                    visualizer::render_model(&m, chart, format, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
                 match format {
                     Format::Png => {
                         check_png(&bytes, opts.width);
@@ -380,4 +383,3 @@ fn long_trace_renders_bounded() {
     assert_eq!(b, m.deadlock.unwrap());
     assert!(b - a >= Window::AUTO_MIN && b - a <= Window::AUTO_LAST, "{a}..{b}");
 }
-

@@ -62,7 +62,7 @@ pub fn pipes_model() {
         });
     }
     {
-        let (c2s, s2c, queue, work) = (c2s.clone(), s2c.clone(), queue.clone(), work.clone());
+        let (c2s, s2c, work) = (c2s.clone(), s2c.clone(), work.clone());
         sim::spawn("Server.run", async move {
             let _f = sim::frame("Server.run");
             c2s.declare_reader();
@@ -85,7 +85,7 @@ pub fn pipes_model() {
         });
     }
     {
-        let (queue, work) = (queue.clone(), work.clone());
+        let work = work.clone();
         sim::spawn_background("Server.worker", async move {
             let _f = sim::frame("Server.worker");
             work.declare_receiver();
@@ -122,8 +122,8 @@ pub fn long_model(rounds: u64) {
     let rw = RwMutex::new("config");
     let pipe: Pipe<u32> = Pipe::new("log", 4096);
     let mut done = Vec::new();
-    for w in 0..2usize {
-        let (lock, pipe) = (m[w], pipe.clone());
+    for (w, &lock) in m.iter().take(2).enumerate() {
+        let pipe = pipe.clone();
         done.push(sim::spawn(format!("writer-{w}"), async move {
             let _f = sim::frame("Writer.loop");
             pipe.declare_writer();
