@@ -28,7 +28,9 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     s.text(x, y1, &head, TITLE, true, palette::INK, Anchor::Left);
     let verdict_color = if meta.verdict == "no-deadlock" { palette::INK } else { palette::DEADLOCK };
     let hx = x + fonts::width(&head, TITLE, true);
-    s.text(hx, y1, &format!(" · {}", meta.verdict), TITLE, true, verdict_color, Anchor::Left);
+    // No leading space in the text itself: SVG viewers collapse it.
+    let gap = fonts::width("x", TITLE, true) / 2;
+    s.text(hx + gap, y1, &format!("· {}", meta.verdict), TITLE, true, verdict_color, Anchor::Left);
 
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
     let mut parts = Vec::new();
