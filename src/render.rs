@@ -168,6 +168,35 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Renders every chart that applies to `trace`, named as `render --chart all
+/// -o OUT` names them (OUT a directory or a prefix; `.svg` on it selects SVG),
+/// and returns the files written. Meant for `deadsim run ... --render OUT`,
+/// which needs one line in `Command::Run`:
+/// `if let (Some(out), Some(t)) = (&render, &run.trace) { render::render_trace(t, out)?; }`.
+#[allow(dead_code)]
+pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let m = Model::new(trace).map_err(|e| e.to_string())?;
+    let args = RenderArgs {
+        trace: PathBuf::from(format!("{}-seed{}.json", trace.meta.model, trace.meta.seed)),
+        out: Some(out.to_path_buf()),
+        chart: "all".into(),
+        format: None,
+        window: "auto".into(),
+        x: "time".into(),
+        width: Options::WIDTH,
+    };
+    let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
+    let files = plan(&args, &charts, true)?;
+    let mut rendered = Vec::with_capacity(files.len());
+    for (c, f, path) in files {
+        rendered.push((visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?, path));
+    }
+    for (bytes, path) in &rendered {
+        visualizer::write_file(path, bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(rendered.into_iter().map(|(_, p)| p).collect())
+}
+
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
@@ -219,5 +248,17 @@ mod tests {
             ["src/abba-deadlock-timeline.png", "src/abba-deadlock-locks.png"]
         );
         assert!(plan(&args(Some("no-such-dir/"), None), &all, true).is_err());
+    }
+
+    #[test]
+    fn render_straight_from_a_run() {
+        let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
+        let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
+        assert!(files.iter().all(|p| std::fs::read_to_string(p).unwrap().contains("<svg")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
