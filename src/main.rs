@@ -5,6 +5,7 @@ mod bench_cmd;
 mod hunt_cmd;
 mod model_args;
 mod output;
+mod render;
 mod search_cmd;
 
 use std::path::PathBuf;
@@ -52,6 +53,9 @@ enum Command {
         /// Write the run's trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Draw the run's charts: OUT is a directory (ending in /) or a file-name prefix
+        #[arg(long, value_name = "OUT")]
+        render: Option<PathBuf>,
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
@@ -176,6 +180,10 @@ enum Command {
         #[command(flatten)]
         params: ModelArgs,
     },
+    /// Draw a trace as charts (PNG or SVG): timeline, locks, pipes, wait-for graph
+    Render(render::RenderArgs),
+    /// Convert a trace to Chrome Trace Event JSON (opens in Perfetto)
+    Export(render::ExportArgs),
     /// Merge the JSON results of the shards of one hunt (`hunt --shard I/N --json`)
     Merge {
         /// The shards' JSON files
@@ -238,15 +246,20 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             print_models();
             Ok(false)
         }
-        Command::Run { model, seed, strategy, trace, json, max_steps, params } => {
+        Command::Run { model, seed, strategy, trace, render, json, max_steps, params } => {
             let kind = strategy_kind(&strategy)?;
             let (m, cfg) = configure(&model, &params)?;
-            let run = kind.run(&cfg, seed, trace.is_some() || json, max_steps);
+            let run = kind.run(&cfg, seed, trace.is_some() || render.is_some() || json, max_steps);
             let failed = run.outcome.is_failure();
             // A failure is re-run recorded, for its schedule string.
             let run = if failed && run.trace.is_none() { kind.run(&cfg, seed, true, max_steps) } else { run };
             if let (Some(path), Some(t)) = (&trace, &run.trace) {
                 write_trace(path, t)?;
+            }
+            if let (Some(out), Some(t)) = (&render, &run.trace) {
+                for f in render::render_trace(t, out).map_err(UsageError)? {
+                    eprintln!("wrote {}", f.display());
+                }
             }
             if json {
                 let out = json!({
@@ -395,6 +408,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace)
         }
         Command::Merge { files } => hunt_cmd::merge(&files),
+        Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),
+        Command::Export(args) => render::export(args).map(|()| false).map_err(UsageError),
         Command::Bench { seconds } => {
             if !(seconds > 0.0 && seconds <= 600.0) {
                 return Err(UsageError(format!(

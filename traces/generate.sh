@@ -22,4 +22,10 @@ gen hunt flink --flink-version 1.13.1 --scenario minimal --seeds 0..1000 --trace
 gen hunt flink --flink-version 1.13.1 --scenario pipeline --seeds 0..30000 --trace "$out/flink-1.13.1-pipeline-deadlock.json"
 # The report's first proposal, self-assign: seed 5 is the lowest where the pool's notification fails checkState.
 gen run flink --flink-version 1.13.1 --fix self-assign --seed 5 --trace "$out/flink-1.13.1-self-assign-failure.json"
-echo "traces regenerated in $out/"
+# The figures of every committed trace (timeline, locks, pipes, wait-for graph), as PNG.
+mkdir -p "$out/figures"
+rm -f "$out"/figures/*.png
+for t in "$out"/*.json; do
+  "$ds" render "$t" --chart all --format png -o "$out/figures/" >/dev/null 2>&1 || { echo "failed: render $t" >&2; exit 1; }
+done
+echo "traces and figures regenerated in $out/"

@@ -1,6 +1,413 @@
-//! Charts for deadsim traces (timeline, locks, pipes, wait-for graph).
+//! # visualizer: charts of deadsim traces
 //!
-//! The rendering itself is built in a later change; this crate already
-//! depends on `sim` for the trace types so the CLI can wire `render` to it.
+//! Turns a [`Trace`] (see `traces/README.md`) into pictures for bug reports
+//! and documentation, as PNG or SVG, drawn with `plotters` and an embedded
+//! font (no system fonts needed):
+//!
+//! - [`Chart::Timeline`]: one lane per task with its state over time
+//!   (running, ready, blocked, finished), the locks it holds, its frame,
+//!   pipe and channel marks; at a deadlock the cycle is highlighted and
+//!   arrows show who waits for whom.
+//! - [`Chart::Locks`]: one lane per lock, monitor or RWMutex: who holds it
+//!   when (readers stacked) and how many tasks wait for it.
+//! - [`Chart::Pipes`]: bytes buffered in each pipe over time against its
+//!   capacity, with the writes, the reads and the blocked writers.
+//! - [`Chart::WaitFor`]: the wait-for graph at the deadlock, cycle in red.
+//!
+//! [`perfetto::export`] writes the trace as Chrome Trace Event JSON instead.
+//!
+//! The same trace and options always give the same bytes. Long traces are
+//! windowed ([`Window`]) and aggregated per pixel column, so a million events
+//! still give a readable picture of bounded size.
+//!
+//! ```
+//! use visualizer::{Chart, Format, Options};
+//!
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let png = visualizer::render(&trace, Chart::Timeline, Format::Png, &Options::default()).unwrap();
+//! assert_eq!(&png[1..4], b"PNG");
+//! let svg = visualizer::render(&trace, Chart::WaitFor, Format::Svg, &Options::default()).unwrap();
+//! assert!(String::from_utf8(svg).unwrap().contains("<svg"));
+//! ```
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
 
 pub use sim::trace::Trace;
+
+mod columns;
+mod fonts;
+mod layout;
+pub mod locks;
+pub mod model;
+pub mod palette;
+pub mod perfetto;
+pub mod pipes;
+mod scene;
+pub mod timeline;
+pub mod waitfor;
+
+pub use model::Model;
+pub use scene::Scene;
+
+/// Why a chart could not be made. Displays as one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Chart {
+    Timeline,
+    Locks,
+    Pipes,
+    WaitFor,
+}
+
+impl Chart {
+    /// Every chart, in the order `--chart all` writes them.
+    pub const ALL: [Chart; 4] = [Chart::Timeline, Chart::Locks, Chart::Pipes, Chart::WaitFor];
+
+    /// `timeline`, `locks`, `pipes`, `waitfor`: the CLI name, also used in file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Chart::Timeline => "timeline",
+            Chart::Locks => "locks",
+            Chart::Pipes => "pipes",
+            Chart::WaitFor => "waitfor",
+        }
+    }
+
+    /// True when the trace has something for this chart to show: always for
+    /// the timeline; locks, pipes, or a deadlock or blocked tasks otherwise.
+    /// A chart without content still renders (it says so).
+    pub fn applies(self, m: &Model) -> bool {
+        match self {
+            Chart::Timeline => true,
+            Chart::Locks => !m.locks().is_empty(),
+            Chart::Pipes => !m.pipes().is_empty(),
+            Chart::WaitFor => waitfor::Graph::new(m).has_edges(),
+        }
+    }
+}
+
+impl FromStr for Chart {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Chart, Error> {
+        Chart::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| Error(format!("unknown chart `{s}` (expected timeline, locks, pipes or waitfor)")))
+    }
+}
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    Png,
+    Svg,
+}
+
+impl Format {
+    /// `png` or `svg`: the file extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Svg => "svg",
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Format, Error> {
+        match s {
+            "png" => Ok(Format::Png),
+            "svg" => Ok(Format::Svg),
+            _ => Err(Error(format!("unknown format `{s}` (expected png or svg)"))),
+        }
+    }
+}
+
+/// What the x axis of the timeline, lock and pipe charts measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XAxis {
+    /// Virtual time (the default).
+    #[default]
+    Time,
+    /// Scheduler steps.
+    Steps,
+}
+
+impl FromStr for XAxis {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<XAxis, Error> {
+        match s {
+            "time" => Ok(XAxis::Time),
+            "steps" => Ok(XAxis::Steps),
+            _ => Err(Error(format!("unknown x axis `{s}` (expected time or steps)"))),
+        }
+    }
+}
+
+/// The part of a trace the timeline, lock and pipe charts show.
+///
+/// Written on the command line as `auto`, `all`, `last:N`, `steps:A..B` or
+/// `time:A..B` (times in ns, or with a unit: `1.5us`, `20ms`, `2s`).
+///
+/// ```
+/// use visualizer::Window;
+/// assert_eq!("last:200".parse::<Window>().unwrap(), Window::Last(200));
+/// assert_eq!("time:1us..2.5us".parse::<Window>().unwrap(), Window::Time(1_000, 2_500));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Window {
+    /// The whole trace when it has at most [`Window::AUTO_STEPS`] steps.
+    /// Otherwise the end of the run: at a deadlock, twice the steps since
+    /// the cycle's tasks took the locks they still hold and blocked (at
+    /// least [`Window::AUTO_MIN`], at most [`Window::AUTO_LAST`] steps);
+    /// without one, the last [`Window::AUTO_LAST`] steps. So a deadlock at
+    /// the end of a long run stays readable.
+    #[default]
+    Auto,
+    /// The whole trace.
+    All,
+    /// The last N steps before the deadlock (or the end of the trace).
+    Last(u64),
+    /// Steps A..B (positions: step boundaries).
+    Steps(u64, u64),
+    /// Virtual time A..B, in nanoseconds.
+    Time(u64, u64),
+}
+
+impl Window {
+    /// Traces up to this many steps are shown whole by [`Window::Auto`].
+    pub const AUTO_STEPS: u64 = 1000;
+    /// Most steps shown by [`Window::Auto`] in a longer trace.
+    pub const AUTO_LAST: u64 = 400;
+    /// Fewest steps shown by [`Window::Auto`] in a longer trace.
+    pub const AUTO_MIN: u64 = 60;
+
+    /// The positions `a..b` this window covers in `m`, and a description.
+    pub fn resolve(self, m: &Model) -> Result<(u64, u64, String), Error> {
+        let end = m.end.max(1);
+        let stop = m.stop().max(1);
+        let of = format!("of {} steps", columns::group(m.end));
+        let at = if m.deadlock.is_some() { "ending at the deadlock" } else { "ending at the end" };
+        let last = |n: u64, what: &str| {
+            let a = stop.saturating_sub(n.max(1));
+            (a, stop, format!("{what}: steps {}–{} {of}, {at}", columns::group(a), columns::group(stop)))
+        };
+        Ok(match self {
+            Window::Auto if m.end <= Window::AUTO_STEPS => (0, end, format!("all {} steps", columns::group(m.end))),
+            Window::Auto => {
+                let n = match m.story_start() {
+                    Some(s) => (2 * (stop - s.min(stop))).clamp(Window::AUTO_MIN, Window::AUTO_LAST),
+                    None => Window::AUTO_LAST,
+                };
+                last(n, &format!("window auto (last {n})"))
+            }
+            Window::All => (0, end, format!("all {} steps", columns::group(m.end))),
+            Window::Last(n) => last(n, &format!("window last:{n}")),
+            Window::Steps(a, b) => {
+                if a >= b || a >= end {
+                    return Err(Error(format!(
+                        "window steps:{a}..{b} is empty or outside the trace (steps 0..{})",
+                        m.end
+                    )));
+                }
+                let b = b.min(end);
+                (a, b, format!("window steps {}–{} {of}", columns::group(a), columns::group(b)))
+            }
+            Window::Time(t0, t1) => {
+                let (a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
+                if t0 >= t1 || t0 >= m.time(end) || b <= a {
+                    return Err(Error(format!(
+                        "window time:{t0}ns..{t1}ns is empty or outside the trace (0..{} ns)",
+                        m.time(end)
+                    )));
+                }
+                (a, b, format!("window time {}..{} ns: steps {}–{} {of}", t0, t1, columns::group(a), columns::group(b)))
+            }
+        })
+    }
+}
+
+fn parse_time(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1u64)
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+        (n, 1_000)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1_000_000)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1_000_000_000)
+    } else {
+        (s, 1)
+    };
+    let num = num.trim();
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut v: u64 = if int.is_empty() { 0 } else { int.parse::<u64>().ok()?.checked_mul(mult)? };
+    let mut scale = mult;
+    for ch in frac.chars() {
+        scale /= 10;
+        if scale == 0 {
+            return None;
+        }
+        v = v.checked_add((ch as u64 - '0' as u64) * scale)?;
+    }
+    Some(v)
+}
+
+impl FromStr for Window {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Window, Error> {
+        let bad = || {
+            Error(format!(
+                "bad window `{s}` (expected auto, all, last:N, steps:A..B or time:A..B, times in ns or with ns/us/ms/s)"
+            ))
+        };
+        match s {
+            "auto" => return Ok(Window::Auto),
+            "all" => return Ok(Window::All),
+            _ => {}
+        }
+        let (kind, arg) = s.split_once(':').ok_or_else(bad)?;
+        match kind {
+            "last" => arg.parse::<u64>().ok().filter(|&n| n > 0).map(Window::Last).ok_or_else(bad),
+            "steps" => {
+                let (a, b) = arg.split_once("..").ok_or_else(bad)?;
+                let (a, b) = (a.parse::<u64>().map_err(|_| bad())?, b.parse::<u64>().map_err(|_| bad())?);
+                if a >= b {
+                    return Err(bad());
+                }
+                Ok(Window::Steps(a, b))
+            }
+            "time" => {
+                let (a, b) = arg.split_once("..").ok_or_else(bad)?;
+                let (a, b) = (parse_time(a).ok_or_else(bad)?, parse_time(b).ok_or_else(bad)?);
+                if a >= b {
+                    return Err(bad());
+                }
+                Ok(Window::Time(a, b))
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// How to draw a chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The x axis of the timeline, lock and pipe charts.
+    pub x: XAxis,
+    /// The part of the trace to show.
+    pub window: Window,
+    /// Picture width in pixels (the height follows from the content).
+    pub width: u32,
+}
+
+impl Options {
+    /// The default width: readable at 100 %, and still when a README scales it down.
+    pub const WIDTH: u32 = 1200;
+    /// Narrowest and widest picture accepted.
+    pub const MIN_WIDTH: u32 = 600;
+    pub const MAX_WIDTH: u32 = 8000;
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { x: XAxis::Time, window: Window::Auto, width: Options::WIDTH }
+    }
+}
+
+/// Checks that a trace can be drawn: it has events. `origin` names it (a file).
+pub fn check(trace: &Trace, origin: &str) -> Result<(), Error> {
+    if trace.events.is_empty() {
+        return Err(Error(format!("{origin}: the trace has no events, nothing to draw")));
+    }
+    Ok(())
+}
+
+/// Reads a trace file and checks that it can be drawn. Errors are one line
+/// naming the file: missing, not JSON, not a trace, another format version,
+/// no events.
+pub fn load(path: &Path) -> Result<Trace, Error> {
+    let trace = Trace::read_file(path).map_err(|e| Error(e.to_string()))?;
+    check(&trace, &path.display().to_string())?;
+    Ok(trace)
+}
+
+/// Lays out one chart of a derived model.
+pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
+    if opts.width < Options::MIN_WIDTH || opts.width > Options::MAX_WIDTH {
+        return Err(Error(format!(
+            "width {} is out of range ({}..={} pixels)",
+            opts.width,
+            Options::MIN_WIDTH,
+            Options::MAX_WIDTH
+        )));
+    }
+    match chart {
+        Chart::Timeline => timeline::scene(m, opts),
+        Chart::Locks => locks::scene(m, opts),
+        Chart::Pipes => pipes::scene(m, opts),
+        Chart::WaitFor => waitfor::scene(m, opts),
+    }
+}
+
+/// Renders one chart of a derived model (derive once, render several charts).
+pub fn render_model(m: &Model, chart: Chart, format: Format, opts: &Options) -> Result<Vec<u8>, Error> {
+    let s = scene(m, chart, opts)?;
+    match format {
+        Format::Png => s.png(),
+        Format::Svg => s.svg(),
+    }
+}
+
+/// Renders one chart of a trace as PNG or SVG bytes.
+pub fn render(trace: &Trace, chart: Chart, format: Format, opts: &Options) -> Result<Vec<u8>, Error> {
+    let m = Model::new(trace)?;
+    render_model(&m, chart, format, opts)
+}
+
+/// Renders one chart into `path`, written whole or not at all.
+pub fn render_file(trace: &Trace, chart: Chart, format: Format, opts: &Options, path: &Path) -> Result<(), Error> {
+    let bytes = render(trace, chart, format, opts)?;
+    write_file(path, &bytes)
+}
+
+/// Writes `bytes` to `path` whole or not at all (a temporary file renamed).
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    sim::write_atomic(path, bytes).map_err(|e| Error(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_parse() {
+        assert_eq!("auto".parse::<Window>().unwrap(), Window::Auto);
+        assert_eq!("all".parse::<Window>().unwrap(), Window::All);
+        assert_eq!("steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 20));
+        assert_eq!("time:100..2000".parse::<Window>().unwrap(), Window::Time(100, 2000));
+        assert_eq!("time:0.5us..1ms".parse::<Window>().unwrap(), Window::Time(500, 1_000_000));
+        assert_eq!("time:1s..2s".parse::<Window>().unwrap(), Window::Time(1_000_000_000, 2_000_000_000));
+        for bad in ["", "last:0", "last:x", "steps:5..5", "steps:9..2", "time:2us..1us", "time:1.5ns..2", "foo:1"] {
+            assert!(bad.parse::<Window>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! `deadsim render` (trace -> PNG/SVG charts) and `deadsim export` (trace ->
+//! Perfetto JSON). Files only: the drawing is in the `visualizer` crate.
+//!
+//! Output names. One chart: `-o FILE` as given; `-o DIR` (an existing
+//! directory) or no `-o`: `STEM-CHART.FORMAT` in DIR or beside the trace,
+//! where STEM is the trace's file name without `.json`. `--chart all`:
+//! `-o DIR` (an existing directory, or a path ending in `/`) gives
+//! `DIR/STEM-CHART.FORMAT`; `-o PREFIX` gives `PREFIX-CHART.FORMAT` (an
+//! extension `.png`/`.svg` on PREFIX is dropped and sets the format); no
+//! `-o` gives `STEM-CHART.FORMAT` beside the trace. `all` writes the
+//! timeline and each other chart that has something to show.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use visualizer::{Chart, Format, Model, Options, Window, XAxis};
+
+#[derive(Args)]
+pub struct RenderArgs {
+    /// The trace file (JSON, from `run`/`hunt`/`replay --trace`)
+    trace: PathBuf,
+    /// Output file; with `--chart all` a directory or a file-name prefix
+    /// [default: TRACE-CHART.FORMAT beside the trace]
+    #[arg(short = 'o', long = "out", value_name = "OUT")]
+    out: Option<PathBuf>,
+    /// timeline, locks, pipes, waitfor, or all
+    #[arg(long, default_value = "timeline", value_name = "CHART")]
+    chart: String,
+    /// png or svg [default: from OUT's extension, else png]
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// Part of the trace to draw: auto (whole trace up to 1000 steps, else
+    /// the last 400 steps before the deadlock), all, last:N, steps:A..B,
+    /// time:A..B (ns, or with ns/us/ms/s)
+    #[arg(long, default_value = "auto", value_name = "WINDOW")]
+    window: String,
+    /// x axis: time (virtual time) or steps
+    #[arg(long, default_value = "time", value_name = "AXIS")]
+    x: String,
+    /// Picture width in pixels (600..=8000)
+    #[arg(long, default_value_t = Options::WIDTH, value_name = "PX")]
+    width: u32,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The trace file (JSON)
+    trace: PathBuf,
+    /// Write Chrome Trace Event JSON (opens in Perfetto) to FILE
+    #[arg(long, value_name = "FILE")]
+    perfetto: PathBuf,
+}
+
+fn stem(trace: &Path) -> String {
+    let name = trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    name.strip_suffix(".json").map(str::to_string).unwrap_or(name)
+}
+
+fn beside(trace: &Path) -> PathBuf {
+    trace.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn ext_format(p: &Path) -> Option<Format> {
+    match p.extension()?.to_str()? {
+        "png" => Some(Format::Png),
+        "svg" => Some(Format::Svg),
+        _ => None,
+    }
+}
+
+/// The files to write: `(chart, format, path)`.
+fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Format, PathBuf)>, String> {
+    let given: Option<Format> = match &args.format {
+        Some(f) => Some(f.parse().map_err(|e| format!("--format {f}: {e}"))?),
+        None => None,
+    };
+    let stem = stem(&args.trace);
+    let named = |dir: &Path, prefix: &str, c: Chart, f: Format| dir.join(format!("{prefix}-{}.{}", c.name(), f.ext()));
+    let mut out = Vec::new();
+    match &args.out {
+        None => {
+            let f = given.unwrap_or(Format::Png);
+            for &c in charts {
+                out.push((c, f, named(&beside(&args.trace), &stem, c, f)));
+            }
+        }
+        Some(o) if o.is_dir() || (all && o.to_string_lossy().ends_with('/')) => {
+            if !o.is_dir() {
+                return Err(format!("-o {}: no such directory", o.display()));
+            }
+            let f = given.unwrap_or(Format::Png);
+            for &c in charts {
+                out.push((c, f, named(o, &stem, c, f)));
+            }
+        }
+        Some(o) => {
+            let from_ext = ext_format(o);
+            if let (Some(g), Some(e)) = (given, from_ext) {
+                if g != e {
+                    return Err(format!(
+                        "-o {}: the extension says {}, --format says {}",
+                        o.display(),
+                        e.ext(),
+                        g.ext()
+                    ));
+                }
+            }
+            let f = given.or(from_ext).unwrap_or(Format::Png);
+            if all {
+                let prefix = if from_ext.is_some() { o.with_extension("") } else { o.clone() };
+                let dir = prefix.parent().map(Path::to_path_buf).unwrap_or_default();
+                let p = prefix.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                for &c in charts {
+                    out.push((c, f, named(&dir, &p, c, f)));
+                }
+            } else {
+                out.push((charts[0], f, o.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `deadsim render`.
+pub fn render(args: RenderArgs) -> Result<(), String> {
+    let all = args.chart == "all";
+    let requested: Vec<Chart> = if all {
+        Chart::ALL.to_vec()
+    } else {
+        vec![args.chart.parse().map_err(|e| format!("--chart {}: {e}", args.chart))?]
+    };
+    let window: Window = args.window.parse().map_err(|e| format!("--window {}: {e}", args.window))?;
+    let x: XAxis = args.x.parse().map_err(|e| format!("--x {}: {e}", args.x))?;
+    if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&args.width) {
+        return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));
+    }
+    let opts = Options { x, window, width: args.width };
+    // Check the output names before the (possibly long) work.
+    plan(&args, &requested, all)?;
+
+    let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
+    let origin = args.trace.display().to_string();
+    let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+    let charts: Vec<Chart> = if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
+    let files = plan(&args, &charts, all)?;
+    // Render everything first: an error leaves no file behind.
+    let mut rendered = Vec::with_capacity(files.len());
+    for (c, f, path) in files {
+        let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| format!("{origin}: {e}"))?;
+        rendered.push((path, bytes));
+    }
+    for (path, bytes) in &rendered {
+        visualizer::write_file(path, bytes).map_err(|e| e.to_string())?;
+        println!("wrote {}", path.display());
+    }
+    if all {
+        for c in Chart::ALL {
+            if !c.applies(&m) {
+                let why = match c {
+                    Chart::Locks => "no locks",
+                    Chart::Pipes => "no pipes",
+                    _ => "no deadlock and no task blocked at the end",
+                };
+                println!("skipped {}: {why} in this trace", c.name());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Renders every chart that applies to `trace`, named as `render --chart all
+/// -o OUT` names them (OUT a directory or a prefix; `.svg` on it selects SVG),
+/// and returns the files written. Meant for `deadsim run ... --render OUT`,
+/// which needs one line in `Command::Run`:
+/// `if let (Some(out), Some(t)) = (&render, &run.trace) { render::render_trace(t, out)?; }`.
+#[allow(dead_code)]
+pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let m = Model::new(trace).map_err(|e| e.to_string())?;
+    let args = RenderArgs {
+        trace: PathBuf::from(format!("{}-seed{}.json", trace.meta.model, trace.meta.seed)),
+        out: Some(out.to_path_buf()),
+        chart: "all".into(),
+        format: None,
+        window: "auto".into(),
+        x: "time".into(),
+        width: Options::WIDTH,
+    };
+    let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
+    let files = plan(&args, &charts, true)?;
+    let mut rendered = Vec::with_capacity(files.len());
+    for (c, f, path) in files {
+        rendered.push((visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?, path));
+    }
+    for (bytes, path) in &rendered {
+        visualizer::write_file(path, bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(rendered.into_iter().map(|(_, p)| p).collect())
+}
+
+/// `deadsim export`.
+pub fn export(args: ExportArgs) -> Result<(), String> {
+    let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
+    let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+    visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| e.to_string())?;
+    println!("wrote {}", args.perfetto.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(out: Option<&str>, format: Option<&str>) -> RenderArgs {
+        RenderArgs {
+            trace: PathBuf::from("traces/abba-deadlock.json"),
+            out: out.map(PathBuf::from),
+            chart: "timeline".into(),
+            format: format.map(str::to_string),
+            window: "auto".into(),
+            x: "time".into(),
+            width: Options::WIDTH,
+        }
+    }
+
+    fn names(v: Vec<(Chart, Format, PathBuf)>) -> Vec<String> {
+        v.into_iter().map(|(_, _, p)| p.display().to_string()).collect()
+    }
+
+    #[test]
+    fn output_names() {
+        let one = [Chart::Timeline];
+        let all = [Chart::Timeline, Chart::Locks];
+        assert_eq!(names(plan(&args(None, None), &one, false).unwrap()), ["traces/abba-deadlock-timeline.png"]);
+        assert_eq!(names(plan(&args(None, Some("svg")), &one, false).unwrap()), ["traces/abba-deadlock-timeline.svg"]);
+        assert_eq!(names(plan(&args(Some("x.svg"), None), &one, false).unwrap()), ["x.svg"]);
+        assert!(plan(&args(Some("x.svg"), Some("png")), &one, false).is_err());
+        assert!(plan(&args(None, Some("gif")), &one, false).is_err());
+        assert_eq!(
+            names(plan(&args(Some("figs/abba"), None), &all, true).unwrap()),
+            ["figs/abba-timeline.png", "figs/abba-locks.png"]
+        );
+        assert_eq!(
+            names(plan(&args(Some("figs/abba.svg"), None), &all, true).unwrap()),
+            ["figs/abba-timeline.svg", "figs/abba-locks.svg"]
+        );
+        assert_eq!(
+            names(plan(&args(Some("src"), None), &all, true).unwrap()),
+            ["src/abba-deadlock-timeline.png", "src/abba-deadlock-locks.png"]
+        );
+        assert!(plan(&args(Some("no-such-dir/"), None), &all, true).is_err());
+    }
+
+    #[test]
+    fn render_straight_from_a_run() {
+        let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
+        let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
+        assert!(files.iter().all(|p| std::fs::read_to_string(p).unwrap().contains("<svg")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,299 @@
+//! The x axis of the time-based charts, and per-pixel-column aggregation.
+//!
+//! A window of positions is mapped to a band of pixel columns. Intervals are
+//! measured in 1/256 pixel in integer arithmetic, so that the aggregation is
+//! exact and the same on every machine and build. An interval narrower than
+//! a column adds its share of that column; each column then shows what
+//! covers most of it. A million events thus cost a million additions, and
+//! the picture has at most one shape per column and lane.
+
+use crate::model::Model;
+
+/// Sub-pixel resolution of [`XMap::fx`].
+pub const SUB: i64 = 256;
+
+/// Positions `a..=b` mapped to pixel columns `left..left + width`.
+pub struct XMap<'m> {
+    times: &'m [u64],
+    /// First and last position of the window.
+    pub a: u64,
+    pub b: u64,
+    /// Axis values at `a` and `b` (time in ns, or steps).
+    pub x0: u64,
+    pub x1: u64,
+    pub left: i32,
+    pub width: i32,
+    /// true: the axis is virtual time; false: steps.
+    pub time: bool,
+}
+
+impl<'m> XMap<'m> {
+    /// The map for window `a..=b`. Falls back to steps when the window spans
+    /// no virtual time.
+    pub fn new(m: &'m Model, a: u64, b: u64, time: bool, left: i32, width: i32) -> XMap<'m> {
+        let b = b.max(a + 1).min(m.end.max(1));
+        let a = a.min(b.saturating_sub(1));
+        let time = time && m.time(b) > m.time(a);
+        let (x0, x1) = if time { (m.time(a), m.time(b)) } else { (a, b) };
+        XMap { times: &m.times, a, b, x0, x1, left, width: width.max(1), time }
+    }
+
+    /// The axis value at position `pos`.
+    pub fn value(&self, pos: u64) -> u64 {
+        if self.time {
+            self.times[(pos as usize).min(self.times.len() - 1)]
+        } else {
+            pos
+        }
+    }
+
+    /// Position `pos` in 1/256 pixel from the left of the band (may lie
+    /// outside `0..width * 256`).
+    pub fn fx(&self, pos: u64) -> i64 {
+        self.fx_value(self.value(pos))
+    }
+
+    /// An axis value in 1/256 pixel from the left of the band.
+    pub fn fx_value(&self, v: u64) -> i64 {
+        let span = (self.x1 - self.x0).max(1) as i128;
+        let d = v as i128 - self.x0 as i128;
+        let f = d * self.width as i128 * SUB as i128 / span;
+        f.clamp(-(1 << 40), 1 << 40) as i64
+    }
+
+    /// Position `pos` as an absolute pixel x, clamped to the band.
+    pub fn px(&self, pos: u64) -> i32 {
+        let f = self.fx(pos).clamp(0, self.width as i64 * SUB);
+        self.left + ((f + SUB / 2) / SUB) as i32
+    }
+
+    /// An axis value as an absolute pixel x (not clamped).
+    pub fn px_value(&self, v: u64) -> i32 {
+        self.left + ((self.fx_value(v) + SUB / 2).div_euclid(SUB)) as i32
+    }
+
+    /// True when positions `s..e` overlap the window.
+    pub fn overlaps(&self, s: u64, e: u64) -> bool {
+        e > self.a && s < self.b || (s == e && s >= self.a && s <= self.b)
+    }
+
+    /// Calls `f(column, amount)` for every column that `s..e` covers, with the
+    /// covered amount in 1/256 pixel. A zero-length interval inside the window
+    /// counts as one unit of its column, so instants are never lost.
+    pub fn cover(&self, s: u64, e: u64, mut f: impl FnMut(usize, u32)) {
+        let lim = self.width as i64 * SUB;
+        let f0 = self.fx(s).clamp(0, lim);
+        let f1 = self.fx(e).clamp(0, lim);
+        if f1 <= f0 {
+            if s <= e && self.overlaps(s, e) {
+                let c = (f0 / SUB).min(self.width as i64 - 1);
+                f(c as usize, 1);
+            }
+            return;
+        }
+        let (c0, c1) = (f0 / SUB, (f1 - 1) / SUB);
+        for c in c0..=c1 {
+            let lo = f0.max(c * SUB);
+            let hi = f1.min((c + 1) * SUB);
+            if hi > lo {
+                f(c as usize, (hi - lo) as u32);
+            }
+        }
+    }
+
+    /// The column of an instant at `pos`, if it is inside the window.
+    pub fn column(&self, pos: u64) -> Option<usize> {
+        if pos < self.a || pos > self.b {
+            return None;
+        }
+        let f = self.fx(pos).clamp(0, self.width as i64 * SUB - 1);
+        Some((f / SUB) as usize)
+    }
+
+    /// Absolute pixel x of the left edge of column `c`.
+    pub fn col_x(&self, c: usize) -> i32 {
+        self.left + c as i32
+    }
+}
+
+/// Counts, per column, the interval ends (starts and ends) that fall in it.
+/// A column with two or more is "busy": several things happened inside it,
+/// and a partial cover there means "part of the time", not a sub-pixel edge.
+pub fn boundaries(xm: &XMap, spans: impl Iterator<Item = (u64, u64)>) -> Vec<u8> {
+    let mut n = vec![0u8; xm.width as usize];
+    for (s, e) in spans {
+        for p in [s, e] {
+            if let Some(c) = xm.column(p) {
+                n[c] = n[c].saturating_add(1);
+            }
+        }
+    }
+    n
+}
+
+/// Runs of equal values: `(first column, end column (excluded), value)`.
+pub fn runs<T: Copy + PartialEq>(cols: &[Option<T>]) -> Vec<(usize, usize, T)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cols.len() {
+        if let Some(v) = cols[i] {
+            let mut j = i + 1;
+            while j < cols.len() && cols[j] == Some(v) {
+                j += 1;
+            }
+            out.push((i, j, v));
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Per column, the key that covers most of it. Ties go to the smaller key.
+pub struct Dominant {
+    cols: Vec<Vec<(u32, u32)>>,
+}
+
+impl Dominant {
+    pub fn new(width: usize) -> Dominant {
+        Dominant { cols: vec![Vec::new(); width] }
+    }
+
+    pub fn add(&mut self, col: usize, key: u32, amount: u32) {
+        let c = &mut self.cols[col];
+        match c.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 += amount,
+            None => c.push((key, amount)),
+        }
+    }
+
+    /// `(key, share of the column covered by anything, 0..=256)` per column.
+    pub fn result(&self) -> Vec<Option<(u32, u32)>> {
+        self.cols
+            .iter()
+            .map(|c| {
+                let total: u32 = c.iter().map(|x| x.1).sum();
+                c.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map(|&(k, _)| (k, total.min(SUB as u32)))
+            })
+            .collect()
+    }
+}
+
+/// "Nice" tick values (1, 2, 5 times a power of ten) for `x0..=x1`, about
+/// one per `spacing` pixels of `width`.
+pub fn ticks(x0: u64, x1: u64, width: i32, spacing: i32) -> Vec<u64> {
+    if x1 <= x0 {
+        return vec![x0];
+    }
+    let want = (width / spacing.max(1)).max(2) as u64;
+    let raw = (x1 - x0) / want;
+    let mut step = 1u64;
+    'outer: loop {
+        for m in [1u64, 2, 5] {
+            if step.saturating_mul(m) >= raw.max(1) {
+                step = step.saturating_mul(m);
+                break 'outer;
+            }
+        }
+        step = step.saturating_mul(10);
+    }
+    let mut v = Vec::new();
+    let mut t = x0.div_ceil(step) * step;
+    while t <= x1 {
+        v.push(t);
+        t += step;
+    }
+    v
+}
+
+/// An axis value as a label: `1.5 µs`, `20 ms`; steps as plain numbers with
+/// thin separators (`12 000`). The unit follows `max` (the largest value on
+/// the axis), the decimals the tick `step`.
+pub fn label(v: u64, time: bool, step: u64, max: u64) -> String {
+    if !time {
+        return group(v);
+    }
+    let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
+    let (div, unit) = units.iter().copied().find(|(d, _)| max >= *d).unwrap_or((1, "ns"));
+    // As many decimals as the tick step needs.
+    let mut decimals = 0;
+    let mut d = div;
+    while d > 1 && step % d != 0 && decimals < 3 {
+        d /= 10;
+        decimals += 1;
+    }
+    if decimals == 0 {
+        format!("{} {unit}", group(v / div))
+    } else {
+        let scale = 10u64.pow(decimals);
+        let q = v * scale / div;
+        format!("{}.{:0w$} {unit}", group(q / scale), q % scale, w = decimals as usize)
+    }
+}
+
+/// A duration for text: `700 ns`, `8.9 µs`, `1.25 ms` (at most 3 decimals,
+/// trailing zeros dropped).
+pub fn duration(ns: u64) -> String {
+    let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
+    let (div, unit) = units.iter().copied().find(|(d, _)| ns >= *d).unwrap_or((1, "ns"));
+    if div == 1 {
+        return format!("{} ns", group(ns));
+    }
+    let milli = (ns as u128 * 1000 / div as u128) as u64;
+    let (int, mut frac) = (milli / 1000, format!("{:03}", milli % 1000));
+    while frac.ends_with('0') {
+        frac.pop();
+    }
+    if frac.is_empty() {
+        format!("{} {unit}", group(int))
+    } else {
+        format!("{}.{frac} {unit}", group(int))
+    }
+}
+
+/// Digits grouped by three with a thin space.
+pub fn group(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push('\u{2009}');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ticks() {
+        assert_eq!(ticks(0, 700, 1000, 100), vec![0, 100, 200, 300, 400, 500, 600, 700]);
+        assert_eq!(ticks(0, 7, 1000, 120), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+        let t = ticks(999_500, 1_000_000, 1200, 120);
+        assert_eq!(t.first(), Some(&999_500));
+        assert!(t.len() >= 5 && t.len() <= 11, "{t:?}");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(label(700, true, 100, 700), "700 ns");
+        assert_eq!(label(1_500, true, 500, 3_000), "1.5 µs");
+        assert_eq!(label(500, true, 500, 3_000), "0.5 µs");
+        assert_eq!(label(2_000_000, true, 1_000_000, 9_000_000), "2 ms");
+        assert_eq!(label(12_000, false, 1000, 20_000), "12\u{2009}000");
+        assert_eq!(duration(700), "700 ns");
+        assert_eq!(duration(8_900), "8.9 µs");
+        assert_eq!(duration(1_250_000), "1.25 ms");
+        assert_eq!(duration(3_000_000_000), "3 s");
+    }
+
+    #[test]
+    fn runs_merge() {
+        let cols = [None, Some(1), Some(1), Some(2), None, Some(2)];
+        assert_eq!(runs(&cols), vec![(1, 3, 1), (3, 4, 2), (5, 6, 2)]);
+    }
+}

@@ -1,0 +1,218 @@
+//! Pieces every chart shares: the title block, the x axis, the deadlock
+//! line, the legend, and the note drawn when a chart has nothing to show.
+
+use crate::columns::{self, XMap};
+use crate::fonts;
+use crate::model::Model;
+use crate::palette::{self, Rgb};
+use crate::scene::{alpha, Anchor, Paint, Scene};
+
+/// Outer margin.
+pub const MARGIN: i32 = 20;
+/// Font sizes (ab_glyph pixel sizes: the em is about 0.73 of it).
+pub const TITLE: f64 = 24.0;
+pub const TEXT: f64 = 17.0;
+pub const SMALL: f64 = 15.0;
+pub const TINY: f64 = 14.0;
+
+/// Draws the title block from `y` and returns the y below it.
+///
+/// Line 1: chart, model, seed and verdict. Line 2: parameters, strategy,
+/// length, deadsim version. Line 3: the outcome message.
+pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
+    let meta = &m.trace.meta;
+    let x = MARGIN;
+    let right = s.width as i32 - MARGIN;
+    let y1 = y + 24;
+    let head = format!("{what} · {} · seed {}", meta.model, meta.seed);
+    s.text(x, y1, &head, TITLE, true, palette::INK, Anchor::Left);
+    let verdict_color = if meta.verdict == "no-deadlock" { palette::INK } else { palette::DEADLOCK };
+    let hx = x + fonts::width(&head, TITLE, true);
+    // No leading space in the text itself: SVG viewers collapse it.
+    let gap = fonts::width("x", TITLE, true) / 2;
+    s.text(hx + gap, y1, &format!("· {}", meta.verdict), TITLE, true, verdict_color, Anchor::Left);
+
+    let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
+    let mut parts = Vec::new();
+    if !params.is_empty() {
+        parts.push(params.join(" "));
+    }
+    parts.push(format!("strategy {}", meta.strategy));
+    parts.push(format!("{} steps", columns::group(meta.steps)));
+    parts.push(format!("{} virtual", columns::duration(meta.time_ns)));
+    parts.push(format!("{} events", columns::group(m.trace.events.len() as u64)));
+    parts.push(format!("deadsim {}", meta.deadsim));
+    let line2 = parts.join("  ·  ");
+    let y2 = y1 + 24;
+    if let Some(t) = fonts::fit(&line2, SMALL, false, right - x) {
+        s.text(x, y2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+    }
+    let y3 = y2 + 22;
+    if let Some(t) = fonts::fit(&meta.message, SMALL, false, right - x) {
+        s.text(x, y3, &t, SMALL, false, palette::INK, Anchor::Left);
+    }
+    y3 + 14
+}
+
+/// Draws vertical grid lines at the ticks of `xm` from `top` to `bottom`.
+pub fn grid(s: &mut Scene, xm: &XMap, top: i32, bottom: i32) {
+    for t in columns::ticks(xm.x0, xm.x1, xm.width, 110) {
+        let x = xm.px_value(t);
+        if x >= xm.left && x <= xm.left + xm.width {
+            s.rect(x, top, x + 1, bottom, palette::GRID);
+        }
+    }
+}
+
+/// Draws the x axis at `y` (ticks, labels, axis title and the window note)
+/// and returns the y below it.
+pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
+    s.rect(xm.left, y, xm.left + xm.width + 1, y + 1, palette::AXIS);
+    let ticks = columns::ticks(xm.x0, xm.x1, xm.width, 110);
+    let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
+    for &t in &ticks {
+        let x = xm.px_value(t);
+        if x < xm.left || x > xm.left + xm.width {
+            continue;
+        }
+        s.rect(x, y, x + 1, y + 6, palette::AXIS);
+        s.text(x, y + 22, &columns::label(t, xm.time, step, xm.x1), SMALL, false, palette::MUTED, Anchor::Center);
+    }
+    let what = if xm.time { "virtual time" } else { "scheduler step" };
+    s.text(xm.left, y + 46, what, SMALL, true, palette::INK, Anchor::Left);
+    let wx = xm.left + fonts::width(what, SMALL, true) + 16;
+    if let Some(t) = fonts::fit(note, SMALL, false, xm.left + xm.width - wx) {
+        s.text(xm.left + xm.width, y + 46, &t, SMALL, false, palette::MUTED, Anchor::Right);
+    }
+    y + 58
+}
+
+/// Draws the dashed deadlock line from `top` to `bottom` (labelled above
+/// `top`) when the deadlock is inside the window.
+pub fn deadlock_line(s: &mut Scene, m: &Model, xm: &XMap, top: i32, bottom: i32) {
+    let Some(d) = m.deadlock else { return };
+    if d < xm.a || d > xm.b {
+        return;
+    }
+    let x = xm.px(d).min(xm.left + xm.width - 1);
+    s.dashed((x, top), (x, bottom), palette::DEADLOCK, 2, 6, 4);
+    let label = format!("deadlock, step {}", columns::group(d));
+    let w = fonts::width(&label, SMALL, true);
+    // Right-aligned on the line when it is near the right edge.
+    let (lx, anchor) = if x + w / 2 > xm.left + xm.width { (x, Anchor::Right) } else { (x, Anchor::Center) };
+    s.text(lx, top - 6, &label, SMALL, true, palette::DEADLOCK, anchor);
+}
+
+/// A legend entry's symbol.
+#[derive(Clone, Copy, Debug)]
+pub enum Swatch {
+    /// A filled box.
+    Fill(Paint),
+    /// A thin horizontal line.
+    Thin(Paint),
+    /// A dashed vertical line.
+    Dash(Paint),
+    /// A dashed horizontal line.
+    HDash(Paint),
+    /// An outlined box (white inside).
+    Outline(Paint),
+    /// An outlined hexagon.
+    Hex(Paint, Paint),
+    /// Up and down triangles, circles.
+    Up,
+    Down,
+    Dot,
+    Ring,
+    /// An arrow.
+    Arrow(Paint),
+}
+
+const SWATCH_W: i32 = 22;
+
+fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
+    match sw {
+        Swatch::Fill(p) => {
+            s.rect(x, cy - 7, x + SWATCH_W, cy + 7, p);
+        }
+        Swatch::Thin(p) => s.rect(x, cy - 1, x + SWATCH_W, cy + 2, p),
+        Swatch::Dash(p) => s.dashed((x + SWATCH_W / 2, cy - 9), (x + SWATCH_W / 2, cy + 9), p, 2, 5, 3),
+        Swatch::HDash(p) => s.dashed((x, cy), (x + SWATCH_W, cy), p, 2, 6, 4),
+        Swatch::Outline(p) => {
+            s.frame(x, cy - 8, x + SWATCH_W, cy + 8, p, 2);
+            s.rect(x, cy - 8, x + 5, cy + 8, p);
+        }
+        Swatch::Hex(border, fill) => {
+            let hex = |d: i32| {
+                vec![
+                    (x - d, cy),
+                    (x + 6 - d, cy - 8 - d),
+                    (x + SWATCH_W - 6 + d, cy - 8 - d),
+                    (x + SWATCH_W + d, cy),
+                    (x + SWATCH_W - 6 + d, cy + 8 + d),
+                    (x + 6 - d, cy + 8 + d),
+                ]
+            };
+            s.polygon(hex(0), border);
+            s.polygon(hex(-2), fill);
+        }
+        Swatch::Up => mark(s, crate::model::MarkKind::PipeWrite, x + SWATCH_W / 2, cy - 5, cy + 5),
+        Swatch::Down => mark(s, crate::model::MarkKind::PipeRead, x + SWATCH_W / 2, cy - 5, cy + 5),
+        Swatch::Dot => mark(s, crate::model::MarkKind::Send, x + SWATCH_W / 2, cy - 5, cy + 5),
+        Swatch::Ring => mark(s, crate::model::MarkKind::Recv, x + SWATCH_W / 2, cy - 5, cy + 5),
+        Swatch::Arrow(p) => {
+            s.line((x, cy), (x + SWATCH_W - 4, cy), p, 2);
+            s.arrow_head((x, cy), (x + SWATCH_W, cy), 9, p);
+        }
+    }
+}
+
+/// Draws a mark at column centre `x` on a bar spanning `top..bottom`:
+/// pipe write = triangle up in the upper half, read = triangle down in the
+/// lower half, channel send = dot (upper), receive = ring (lower).
+pub fn mark(s: &mut Scene, kind: crate::model::MarkKind, x: i32, top: i32, bottom: i32) {
+    use crate::model::MarkKind::*;
+    let ink = Rgb(0x11, 0x11, 0x11);
+    let mid = (top + bottom) / 2;
+    match kind {
+        PipeWrite => s.polygon(vec![(x, top + 1), (x - 5, mid), (x + 5, mid)], ink),
+        PipeRead => s.polygon(vec![(x - 5, mid), (x + 5, mid), (x, bottom - 1)], ink),
+        Send => s.circle(x, top + (mid - top) / 2 + 1, 3, ink, true),
+        Recv => {
+            s.circle(x, mid + (bottom - mid) / 2, 3, palette::WHITE, true);
+            s.circle(x, mid + (bottom - mid) / 2, 3, ink, false);
+        }
+    }
+}
+
+/// Draws a legend (symbols and labels, wrapped to the width) from `y` and
+/// returns the y below it.
+pub fn legend(s: &mut Scene, items: &[(Swatch, String)], x0: i32, x1: i32, y: i32) -> i32 {
+    let row = 26;
+    let (mut x, mut cy) = (x0, y + row / 2);
+    for (sw, label) in items {
+        let w = SWATCH_W + 8 + fonts::width(label, SMALL, false);
+        if x > x0 && x + w > x1 {
+            x = x0;
+            cy += row;
+        }
+        draw_swatch(s, *sw, x, cy);
+        s.text_mid(x + SWATCH_W + 8, cy, label, SMALL, false, palette::INK, Anchor::Left);
+        x += w + 26;
+    }
+    cy + row / 2 + 4
+}
+
+/// The scene of a chart with nothing to draw: the title and one sentence.
+pub fn empty(m: &Model, what: &str, sentence: &str, width: u32) -> Scene {
+    let mut s = Scene::new(width, 0);
+    let y = title(&mut s, m, what, MARGIN);
+    s.rect(MARGIN, y, width as i32 - MARGIN, y + 80, alpha(palette::GRID, 110));
+    s.text_mid(width as i32 / 2, y + 40, sentence, TEXT, false, palette::MUTED, Anchor::Center);
+    s.height = (y + 80 + MARGIN) as u32;
+    s
+}
+
+/// Task names as they fit in `max` pixels.
+pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
+    fonts::fit(text, size, bold, max).unwrap_or_default()
+}

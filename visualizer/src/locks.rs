@@ -1,0 +1,315 @@
+//! The lock chart: one lane per mutex, RWMutex or monitor.
+//!
+//! A lane shows who holds the lock over time, in the holder's task colour
+//! and with its name where there is room. An RWMutex lane has one row per
+//! concurrent reader (readers stacked); a write lock covers every row. Under
+//! the holders, a row shows how many tasks wait to acquire the lock
+//! (darker: more). A tail after the axis shows the holders and waiters at
+//! the end, and the locks of a deadlock cycle have their names in red.
+//!
+//! ```
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let m = visualizer::Model::new(&trace).unwrap();
+//! let scene = visualizer::locks::scene(&m, &visualizer::Options::default()).unwrap();
+//! assert!(scene.height > 150);
+//! ```
+
+use std::collections::BTreeSet;
+
+use crate::columns::{boundaries, runs, Dominant, XMap, SUB};
+use crate::fonts;
+use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
+use crate::model::{Hold, Mode, Model};
+use crate::palette;
+use crate::scene::{alpha, Anchor, Scene};
+use crate::{Error, Options, XAxis};
+
+/// Most reader rows drawn for one RWMutex; more readers share the last row.
+const MAX_READER_ROWS: usize = 4;
+const TAIL: i32 = 76;
+const PALE: u8 = 110;
+
+struct Lane {
+    resource: u32,
+    top: i32,
+    /// Holder rows: `(y0, y1)`.
+    rows: Vec<(i32, i32)>,
+    /// Row of each hold of the resource (index into `Model::resources[r].holds`);
+    /// `None` for write holds (every row).
+    slot: Vec<Option<usize>>,
+    wait: (i32, i32),
+    bottom: i32,
+}
+
+/// Lays out the lock chart of `m`.
+pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    let locks = m.locks();
+    if locks.is_empty() {
+        return Ok(layout::empty(m, "Locks", "This trace has no mutex, RWMutex or monitor.", opts.width));
+    }
+    let (a, b, note) = opts.window.resolve(m)?;
+    let width = opts.width as i32;
+    let mut s = Scene::new(opts.width, 0);
+    let mut y = layout::title(&mut s, m, "Locks", MARGIN);
+
+    let cycle_res: BTreeSet<u32> =
+        m.trace.deadlock.as_ref().map(|d| d.cycle.iter().filter_map(|bt| bt.resource).collect()).unwrap_or_default();
+    let label_w = locks
+        .iter()
+        .map(|&r| fonts::width(m.resource_name(r), TEXT, true).max(fonts::width(&kind_label(m, r), TINY, false)))
+        .max()
+        .unwrap_or(0)
+        .clamp(110, width / 4)
+        + 12;
+    let left = MARGIN + label_w + 12;
+    let right = width - MARGIN;
+    let tail = if b >= m.end { TAIL } else { 0 };
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+
+    y += 30;
+    let plot_top = y;
+    let mut lanes = Vec::new();
+    for &r in &locks {
+        let holds = &m.resources[r as usize].holds;
+        let rw = m.trace.resources[r as usize].kind == "rwmutex";
+        let (slot, nslots) = if rw { reader_slots(holds, xm.a, xm.b) } else { (vec![None; holds.len()], 1) };
+        let top = y;
+        let mut yy = top + 8;
+        let mut rows = Vec::new();
+        if nslots <= 1 {
+            rows.push((yy, yy + 24));
+            yy += 24;
+        } else {
+            for _ in 0..nslots {
+                rows.push((yy, yy + 15));
+                yy += 17;
+            }
+            yy -= 2;
+        }
+        yy += 4;
+        let wait = (yy, yy + 16);
+        yy += 16 + 8;
+        lanes.push(Lane { resource: r, top, rows, slot, wait, bottom: yy });
+        y = yy;
+    }
+    let plot_bottom = y;
+
+    for lane in &lanes {
+        if cycle_res.contains(&lane.resource) {
+            s.rect(MARGIN, lane.top + 1, width - MARGIN, lane.bottom, palette::CYCLE_TINT);
+        }
+        s.rect(MARGIN, lane.bottom, width - MARGIN, lane.bottom + 1, palette::GRID);
+    }
+    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
+    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+
+    let max_wait = max_waiting(m, &locks, &xm);
+    let mut holders: BTreeSet<u32> = BTreeSet::new();
+    let mut pale = false;
+    for lane in &lanes {
+        draw_lane(&mut s, m, &xm, lane, label_w, max_wait, cycle_res.contains(&lane.resource), &mut holders, &mut pale);
+        if tail > 0 {
+            draw_tail(&mut s, m, &xm, lane, right, &mut holders);
+        }
+    }
+    if tail > 0 {
+        s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
+    }
+    layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
+    let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+
+    let mut items: Vec<(Swatch, String)> = holders
+        .iter()
+        .map(|&t| (Swatch::Fill(palette::task(t).into()), format!("held by {}", m.task_name(t))))
+        .collect();
+    if pale {
+        items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
+    }
+    items.push((Swatch::Fill(palette::WAITING.into()), "tasks waiting to acquire (darker: more)".into()));
+    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
+        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
+    }
+    if !cycle_res.is_empty() {
+        items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
+    }
+    y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
+    s.height = (y + MARGIN) as u32;
+    Ok(s)
+}
+
+fn kind_label(m: &Model, r: u32) -> String {
+    let res = &m.trace.resources[r as usize];
+    let kind = match res.kind.as_str() {
+        "rwmutex" => "RWMutex",
+        k => k,
+    };
+    match &res.class {
+        Some(c) => format!("{kind} · class {c}"),
+        None => kind.to_string(),
+    }
+}
+
+/// Reader rows for the read holds of an RWMutex overlapping `a..b`: each
+/// read hold goes to the lowest row free at its start.
+fn reader_slots(holds: &[Hold], a: u64, b: u64) -> (Vec<Option<usize>>, usize) {
+    let mut ends: Vec<u64> = Vec::new();
+    let mut slot = vec![None; holds.len()];
+    for (i, h) in holds.iter().enumerate() {
+        if h.mode != Mode::Read || h.end < a || h.start > b {
+            continue;
+        }
+        let k = match ends.iter().position(|&e| e <= h.start) {
+            Some(k) => k,
+            None if ends.len() < MAX_READER_ROWS => {
+                ends.push(0);
+                ends.len() - 1
+            }
+            None => ends.len() - 1,
+        };
+        ends[k] = ends[k].max(h.end);
+        slot[i] = Some(k);
+    }
+    let n = ends.len().max(1);
+    (slot, n)
+}
+
+/// Per column, the average number of tasks waiting (rounded up).
+fn waiting(m: &Model, r: u32, xm: &XMap) -> Vec<u32> {
+    let mut cov = vec![0u64; xm.width as usize];
+    for w in &m.resources[r as usize].waits {
+        if w.end < xm.a || w.start > xm.b {
+            continue;
+        }
+        xm.cover(w.start, w.end, |c, amt| cov[c] += amt as u64);
+    }
+    cov.iter().map(|&c| c.div_ceil(SUB as u64) as u32).collect()
+}
+
+fn max_waiting(m: &Model, locks: &[u32], xm: &XMap) -> u32 {
+    locks.iter().map(|&r| waiting(m, r, xm).into_iter().max().unwrap_or(0)).max().unwrap_or(0).max(1)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_lane(
+    s: &mut Scene,
+    m: &Model,
+    xm: &XMap,
+    lane: &Lane,
+    label_w: i32,
+    max_wait: u32,
+    in_cycle: bool,
+    holders: &mut BTreeSet<u32>,
+    pale: &mut bool,
+) {
+    let r = lane.resource;
+    let w = xm.width as usize;
+    let (y0, y1) = (lane.rows[0].0, lane.rows[lane.rows.len() - 1].1);
+    let name_color = if in_cycle { palette::DEADLOCK } else { palette::INK };
+    let name = layout::fit_or_cut(m.resource_name(r), TEXT, true, label_w);
+    s.text_mid(MARGIN + 2, (y0 + y1) / 2 - 6, &name, TEXT, true, name_color, Anchor::Left);
+    let kind = layout::fit_or_cut(&kind_label(m, r), TINY, false, label_w);
+    s.text_mid(MARGIN + 2, (y0 + y1) / 2 + 12, &kind, TINY, false, palette::MUTED, Anchor::Left);
+    s.text_mid(xm.left - 8, (lane.wait.0 + lane.wait.1) / 2, "waiting", TINY, false, palette::MUTED, Anchor::Right);
+    s.rect(xm.left, y0, xm.left + xm.width, y1, alpha(palette::GRID, 90));
+
+    // Holders, row by row: the task holding most of each column.
+    let holds = &m.resources[r as usize].holds;
+    for (row, &(ry0, ry1)) in lane.rows.iter().enumerate() {
+        let mut dom = Dominant::new(w);
+        for (i, h) in holds.iter().enumerate() {
+            if h.end < xm.a || h.start > xm.b {
+                continue;
+            }
+            let here = match lane.slot[i] {
+                None => h.mode == Mode::Exclusive,
+                Some(k) => k == row,
+            };
+            if here {
+                xm.cover(h.start, h.end, |c, amt| dom.add(c, h.task, amt));
+            }
+        }
+        let busy = boundaries(xm, holds.iter().map(|h| (h.start, h.end)));
+        let cols: Vec<Option<(u32, bool)>> = dom
+            .result()
+            .into_iter()
+            .zip(&busy)
+            .map(|(x, &n)| x.map(|(t, share)| (t, share * 2 >= SUB as u32 || n < 2)))
+            .collect();
+        for (c0, c1, (t, full)) in runs(&cols) {
+            let color = palette::task(t);
+            let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
+            s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
+            holders.insert(t);
+            *pale |= !full;
+            let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
+            if full {
+                if let Some(text) = fonts::fit(m.task_name(t), size, false, x1 - x0 - 8) {
+                    if x1 - x0 >= 30 {
+                        s.text_mid(x0 + 4, (ry0 + ry1) / 2, &text, size, false, palette::text_on(color), Anchor::Left);
+                    }
+                }
+            }
+        }
+    }
+
+    // Waiting tasks.
+    let wait = waiting(m, r, xm);
+    let cols: Vec<Option<u32>> = wait.iter().map(|&n| (n > 0).then_some(n)).collect();
+    for (c0, c1, n) in runs(&cols) {
+        let a = (110 + 145 * n.min(max_wait) / max_wait) as u8;
+        let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
+        s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
+        let text = format!("{n} waiting");
+        if x1 - x0 >= fonts::width(&text, TINY, true) + 10 {
+            let ink = if a >= 200 { palette::WHITE } else { palette::INK };
+            s.text_mid(x0 + 4, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Left);
+        }
+    }
+}
+
+/// Holders and waiters at the end of the trace.
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holders: &mut BTreeSet<u32>) {
+    let x0 = xm.left + xm.width + 6;
+    let r = lane.resource;
+    let holds = &m.resources[r as usize].holds;
+    let open: Vec<(usize, &Hold)> = holds.iter().enumerate().filter(|(_, h)| h.open).collect();
+    for (row, &(ry0, ry1)) in lane.rows.iter().enumerate() {
+        let h = open.iter().find(|(i, h)| match lane.slot[*i] {
+            None => h.mode == Mode::Exclusive,
+            Some(k) => k == row,
+        });
+        if let Some((_, h)) = h {
+            let color = palette::task(h.task);
+            s.rect(x0, ry0, right, ry1, color);
+            holders.insert(h.task);
+            let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
+            if let Some(text) = fonts::fit(m.task_name(h.task), size, false, right - x0 - 8) {
+                s.text_mid(
+                    (x0 + right) / 2,
+                    (ry0 + ry1) / 2,
+                    &text,
+                    size,
+                    false,
+                    palette::text_on(color),
+                    Anchor::Center,
+                );
+            }
+        }
+    }
+    let n = m.resources[r as usize].waits.iter().filter(|w| w.open).count();
+    if n > 0 {
+        s.rect(x0, lane.wait.0, right, lane.wait.1, palette::WAITING);
+        let text = format!("{n} waiting");
+        if let Some(text) = fonts::fit(&text, TINY, true, right - x0 - 6) {
+            s.text_mid(
+                (x0 + right) / 2,
+                (lane.wait.0 + lane.wait.1) / 2,
+                &text,
+                TINY,
+                true,
+                palette::WHITE,
+                Anchor::Center,
+            );
+        }
+    }
+}

@@ -1,0 +1,530 @@
+//! What the charts draw, derived from a trace's events: task states over
+//! time, locks held, blocked intervals, frames, pipe levels.
+//!
+//! Positions are step boundaries: position `k` is the end of step `k`
+//! (position 0 the start of the run). Step `s` runs from position `s - 1` to
+//! `s`; an event of step `s` takes effect at position `s`. The states follow
+//! `traces/README.md`: a task is *blocked* from a `block` (or `sleep`) to the
+//! next `wake`, *finished* after `finish`, *running* during the steps the
+//! `schedule` gives it, and *ready* otherwise.
+//!
+//! ```
+//! let trace = sim::trace::Trace::read_file("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let m = visualizer::Model::new(&trace).unwrap();
+//! // T2 (task 2) took B at step 4 and still held it at the deadlock.
+//! let h = &m.tasks[2].holds[0];
+//! assert_eq!((m.trace.resources[h.resource as usize].name.as_str(), h.start, h.open), ("B", 4, true));
+//! assert_eq!(m.state_at(1, 7), Some(visualizer::model::State::Blocked));
+//! ```
+
+use std::collections::BTreeMap;
+
+use sim::trace::{EventKind, Trace};
+
+use crate::Error;
+
+/// A task's state at a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum State {
+    Running,
+    Ready,
+    Blocked,
+    Finished,
+}
+
+impl State {
+    /// The four states, in legend order.
+    pub const ALL: [State; 4] = [State::Running, State::Ready, State::Blocked, State::Finished];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Ready => "ready",
+            State::Blocked => "blocked",
+            State::Finished => "finished",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a lock is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    /// A mutex, an RWMutex write lock, a monitor.
+    Exclusive,
+    /// An RWMutex read lock.
+    Read,
+}
+
+/// A lock or monitor held by a task from `start` to `end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub task: u32,
+    pub resource: u32,
+    pub start: u64,
+    pub end: u64,
+    pub mode: Mode,
+    /// Still held when the trace ends.
+    pub open: bool,
+    /// Frame where it was taken.
+    pub frame: Option<u32>,
+}
+
+/// A blocked interval: from a `block` or `sleep` to the next `wake`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub task: u32,
+    pub start: u64,
+    pub end: u64,
+    /// The resource it waits for (none for a join, a select or a sleep).
+    pub resource: Option<u32>,
+    /// `lock`, `rlock`, `wait`, `send`, `recv`, `select`, `write`, `read`, `join` or `sleep`.
+    pub op: String,
+    /// Still blocked when the trace ends.
+    pub open: bool,
+    pub frame: Option<u32>,
+}
+
+/// A point event drawn as a mark on a task's lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MarkKind {
+    PipeWrite,
+    PipeRead,
+    Send,
+    Recv,
+}
+
+impl MarkKind {
+    pub const ALL: [MarkKind; 4] = [MarkKind::PipeWrite, MarkKind::PipeRead, MarkKind::Send, MarkKind::Recv];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkKind::PipeWrite => "pipe write",
+            MarkKind::PipeRead => "pipe read",
+            MarkKind::Send => "channel send",
+            MarkKind::Recv => "channel receive",
+        }
+    }
+}
+
+/// A mark: a pipe read or write, a channel send or receive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub pos: u64,
+    pub kind: MarkKind,
+    pub resource: u32,
+    /// Bytes moved (pipes) or messages buffered after (channels).
+    pub amount: u64,
+}
+
+/// Everything about one task.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskTrack {
+    /// Position of its spawn (none: never seen).
+    pub spawn: Option<u64>,
+    /// State changes: the state from each position to the next change (the
+    /// last one lasts to the end). Empty before the spawn.
+    pub states: Vec<(u64, State)>,
+    /// Blocked intervals, in order.
+    pub blocks: Vec<Block>,
+    /// Locks held, by start.
+    pub holds: Vec<Hold>,
+    /// Innermost frame changes: `(position, frame id)`.
+    pub frames: Vec<(u64, u32)>,
+    /// Pipe and channel marks, in order.
+    pub marks: Vec<Mark>,
+}
+
+/// A pipe byte-count change, or a read or write on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeOp {
+    pub pos: u64,
+    pub task: u32,
+    /// true: write; false: read.
+    pub write: bool,
+    pub amount: u64,
+    pub buffered: u64,
+}
+
+/// Everything about one resource.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceTrack {
+    /// Holds of this lock, by start.
+    pub holds: Vec<Hold>,
+    /// Tasks blocked acquiring it (`lock`, `rlock`), by start.
+    pub waits: Vec<Block>,
+    /// Pipe reads and writes, in order.
+    pub pipe_ops: Vec<PipeOp>,
+}
+
+/// The derived view of a trace that every chart draws from.
+pub struct Model<'a> {
+    pub trace: &'a Trace,
+    /// The last position (the number of steps).
+    pub end: u64,
+    /// Virtual time at each position (index = position, length `end + 1`).
+    pub times: Vec<u64>,
+    pub tasks: Vec<TaskTrack>,
+    pub resources: Vec<ResourceTrack>,
+    /// Position of the deadlock, when the run ended in one.
+    pub deadlock: Option<u64>,
+}
+
+/// Pushes a state change, merging with the previous one when it is at the
+/// same position or has the same state.
+fn push_state(v: &mut Vec<(u64, State)>, pos: u64, st: State) {
+    if let Some(last) = v.last_mut() {
+        if last.0 == pos {
+            last.1 = st;
+            if v.len() >= 2 && v[v.len() - 2].1 == st {
+                v.pop();
+            }
+            return;
+        }
+        if last.1 == st {
+            return;
+        }
+    }
+    v.push((pos, st));
+}
+
+fn is_lock_kind(kind: &str) -> bool {
+    matches!(kind, "mutex" | "rwmutex" | "monitor")
+}
+
+impl<'a> Model<'a> {
+    /// Derives the model. Fails on a trace with no events.
+    pub fn new(trace: &'a Trace) -> Result<Model<'a>, Error> {
+        if trace.events.is_empty() {
+            return Err(Error("the trace has no events, nothing to draw".into()));
+        }
+        let nt = trace.tasks.len();
+        let nr = trace.resources.len();
+        let last_event = trace.events.last().map_or(0, |e| e.step);
+        let end = trace.meta.steps.max(trace.schedule.len() as u64).max(last_event);
+        let times = boundary_times(trace, end);
+
+        // Base states (without running) and everything else from the events.
+        let mut base: Vec<Vec<(u64, State)>> = vec![Vec::new(); nt];
+        let mut tasks: Vec<TaskTrack> = vec![TaskTrack::default(); nt];
+        let mut resources: Vec<ResourceTrack> = vec![ResourceTrack::default(); nr];
+        // (task, resource, mode) -> (start, depth, frame) of the holds still open.
+        type Open = BTreeMap<(u32, u32, Mode), (u64, u32, Option<u32>)>;
+        let mut open_holds: Open = BTreeMap::new();
+        let mut open_blocks: Vec<Option<Block>> = vec![None; nt];
+        let mut all_holds: Vec<Hold> = Vec::new();
+        let mut all_blocks: Vec<Block> = Vec::new();
+
+        let close_block = |b: &mut Option<Block>, pos: u64, all: &mut Vec<Block>| {
+            if let Some(mut blk) = b.take() {
+                blk.end = pos.max(blk.start);
+                all.push(blk);
+            }
+        };
+
+        for e in &trace.events {
+            let t = e.task as usize;
+            let pos = e.step;
+            let tt = &mut tasks[t];
+            if tt.spawn.is_none() {
+                // A task seen before its spawn event (or without one) exists from here.
+                tt.spawn = Some(pos);
+                base[t].push((pos, State::Ready));
+            }
+            if let Some(f) = e.frame {
+                if tt.frames.last().map(|x| x.1) != Some(f) {
+                    tt.frames.push((pos, f));
+                }
+            }
+            let res_kind = e.resource.map(|r| trace.resources[r as usize].kind.as_str());
+            match e.kind {
+                EventKind::Spawn => {
+                    // Already recorded as the first sighting above.
+                }
+                EventKind::Block | EventKind::Sleep => {
+                    close_block(&mut open_blocks[t], pos, &mut all_blocks);
+                    let op = match e.kind {
+                        EventKind::Sleep => "sleep".to_string(),
+                        _ => e.op.as_deref().unwrap_or("wait").to_string(),
+                    };
+                    let resource = if e.kind == EventKind::Sleep { None } else { e.resource };
+                    open_blocks[t] =
+                        Some(Block { task: e.task, start: pos, end: pos, resource, op, open: false, frame: e.frame });
+                    push_state(&mut base[t], pos, State::Blocked);
+                }
+                EventKind::Wake => {
+                    close_block(&mut open_blocks[t], pos, &mut all_blocks);
+                    push_state(&mut base[t], pos, State::Ready);
+                }
+                EventKind::Finish => {
+                    close_block(&mut open_blocks[t], pos, &mut all_blocks);
+                    push_state(&mut base[t], pos, State::Finished);
+                }
+                EventKind::Lock | EventKind::RLock | EventKind::Enter => {
+                    if let Some(r) = e.resource {
+                        let mode = if e.kind == EventKind::RLock { Mode::Read } else { Mode::Exclusive };
+                        let entry = open_holds.entry((e.task, r, mode)).or_insert((pos, 0, e.frame));
+                        entry.1 += 1;
+                        if e.kind == EventKind::Enter {
+                            // A monitor counts its own entries: one hold however deep.
+                            entry.1 = 1;
+                        }
+                    }
+                }
+                EventKind::Unlock | EventKind::RUnlock | EventKind::Exit | EventKind::Wait => {
+                    if let Some(r) = e.resource {
+                        let mode = if e.kind == EventKind::RUnlock { Mode::Read } else { Mode::Exclusive };
+                        let release = match e.kind {
+                            EventKind::Exit => e.amount.unwrap_or(0) == 0,
+                            EventKind::Wait => true,
+                            _ => {
+                                let d = open_holds.get_mut(&(e.task, r, mode)).map(|x| {
+                                    x.1 = x.1.saturating_sub(1);
+                                    x.1
+                                });
+                                d == Some(0)
+                            }
+                        };
+                        if release {
+                            if let Some((start, _, frame)) = open_holds.remove(&(e.task, r, mode)) {
+                                all_holds.push(Hold {
+                                    task: e.task,
+                                    resource: r,
+                                    start,
+                                    end: pos,
+                                    mode,
+                                    open: false,
+                                    frame,
+                                });
+                            }
+                        }
+                    }
+                }
+                EventKind::Write | EventKind::Read => {
+                    if let (Some(r), Some("pipe")) = (e.resource, res_kind) {
+                        let write = e.kind == EventKind::Write;
+                        let amount = e.amount.unwrap_or(0);
+                        let buffered = e.buffered.unwrap_or(0);
+                        resources[r as usize].pipe_ops.push(PipeOp { pos, task: e.task, write, amount, buffered });
+                        // A write of 0 bytes is an attempt that blocks (a full or
+                        // unbuffered pipe): still a write on the lane.
+                        if amount > 0 || write {
+                            let kind = if write { MarkKind::PipeWrite } else { MarkKind::PipeRead };
+                            tasks[t].marks.push(Mark { pos, kind, resource: r, amount });
+                        }
+                    }
+                }
+                EventKind::Send | EventKind::Recv => {
+                    if let Some(r) = e.resource {
+                        let kind = if e.kind == EventKind::Send { MarkKind::Send } else { MarkKind::Recv };
+                        tasks[t].marks.push(Mark { pos, kind, resource: r, amount: e.amount.unwrap_or(0) });
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (t, b) in open_blocks.iter_mut().enumerate() {
+            if let Some(mut blk) = b.take() {
+                blk.end = end.max(blk.start);
+                blk.open = true;
+                all_blocks.push(blk);
+            }
+            let _ = t;
+        }
+        for ((task, resource, mode), (start, _, frame)) in open_holds {
+            all_holds.push(Hold { task, resource, start, end: end.max(start), mode, open: true, frame });
+        }
+        all_holds.sort_by_key(|h| (h.start, h.end, h.task, h.resource, h.mode));
+        all_blocks.sort_by_key(|b| (b.start, b.end, b.task));
+        for h in &all_holds {
+            tasks[h.task as usize].holds.push(h.clone());
+            if is_lock_kind(&trace.resources[h.resource as usize].kind) {
+                resources[h.resource as usize].holds.push(h.clone());
+            }
+        }
+        for b in &all_blocks {
+            if let (Some(r), "lock" | "rlock") = (b.resource, b.op.as_str()) {
+                resources[r as usize].waits.push(b.clone());
+            }
+            tasks[b.task as usize].blocks.push(b.clone());
+        }
+
+        // Running steps from the schedule, merged with the base states.
+        let mut runs: Vec<Vec<u64>> = vec![Vec::new(); nt];
+        for (i, &t) in trace.schedule.iter().enumerate() {
+            runs[t as usize].push(i as u64 + 1);
+        }
+        for t in 0..nt {
+            let b = &base[t];
+            let mut out: Vec<(u64, State)> = Vec::with_capacity(b.len() + 2 * runs[t].len());
+            let mut bi = 0;
+            let mut cur: Option<State> = None;
+            for &s in &runs[t] {
+                while bi < b.len() && b[bi].0 < s {
+                    cur = Some(b[bi].1);
+                    push_state(&mut out, b[bi].0, b[bi].1);
+                    bi += 1;
+                }
+                if tasks[t].spawn.is_none() {
+                    tasks[t].spawn = Some(s - 1);
+                }
+                push_state(&mut out, s - 1, State::Running);
+                while bi < b.len() && b[bi].0 == s {
+                    cur = Some(b[bi].1);
+                    bi += 1;
+                }
+                push_state(&mut out, s, cur.unwrap_or(State::Ready));
+            }
+            while bi < b.len() {
+                push_state(&mut out, b[bi].0, b[bi].1);
+                bi += 1;
+            }
+            tasks[t].states = out;
+        }
+
+        let deadlock = trace.deadlock.as_ref().map(|d| d.step.min(end));
+        Ok(Model { trace, end, times, tasks, resources, deadlock })
+    }
+
+    /// The state of `task` at position `pos` (the state of the step after
+    /// it), or `None` before its spawn.
+    pub fn state_at(&self, task: u32, pos: u64) -> Option<State> {
+        let st = &self.tasks.get(task as usize)?.states;
+        let i = st.partition_point(|(p, _)| *p <= pos);
+        if i == 0 {
+            None
+        } else {
+            Some(st[i - 1].1)
+        }
+    }
+
+    /// Virtual time at position `pos`.
+    pub fn time(&self, pos: u64) -> u64 {
+        self.times[pos.min(self.end) as usize]
+    }
+
+    /// The first position whose time is at least `t`.
+    pub fn pos_at_or_after(&self, t: u64) -> u64 {
+        self.times.partition_point(|&x| x < t) as u64
+    }
+
+    /// The last position whose time is at most `t`.
+    pub fn pos_at_or_before(&self, t: u64) -> u64 {
+        (self.times.partition_point(|&x| x <= t) as u64).saturating_sub(1)
+    }
+
+    /// Where the story ends: the deadlock, or the end of the trace.
+    pub fn stop(&self) -> u64 {
+        self.deadlock.unwrap_or(self.end)
+    }
+
+    /// Ids of the tasks in the deadlock cycle.
+    pub fn cycle_tasks(&self) -> Vec<u32> {
+        self.trace.deadlock.as_ref().map(|d| d.cycle.iter().map(|b| b.task).collect()).unwrap_or_default()
+    }
+
+    /// Where the deadlock's story starts: the earliest step at which a task
+    /// of the cycle took a lock it still holds, or blocked for the last time.
+    pub fn story_start(&self) -> Option<u64> {
+        let cycle = self.cycle_tasks();
+        let mut start: Option<u64> = None;
+        for &t in &cycle {
+            let Some(tt) = self.tasks.get(t as usize) else { continue };
+            let holds = tt.holds.iter().filter(|h| h.open).map(|h| h.start);
+            let block = tt.blocks.last().filter(|b| b.open).map(|b| b.start);
+            for p in holds.chain(block) {
+                start = Some(start.map_or(p, |s| s.min(p)));
+            }
+        }
+        start
+    }
+
+    /// Ids of lock-like resources (mutex, RWMutex, monitor).
+    pub fn locks(&self) -> Vec<u32> {
+        self.trace.resources.iter().filter(|r| is_lock_kind(&r.kind)).map(|r| r.id).collect()
+    }
+
+    /// Ids of pipes.
+    pub fn pipes(&self) -> Vec<u32> {
+        self.trace.resources.iter().filter(|r| r.kind == "pipe").map(|r| r.id).collect()
+    }
+
+    /// Name of a task.
+    pub fn task_name(&self, t: u32) -> &str {
+        self.trace.tasks.get(t as usize).map_or("?", |x| x.name.as_str())
+    }
+
+    /// Name of a resource.
+    pub fn resource_name(&self, r: u32) -> &str {
+        self.trace.resources.get(r as usize).map_or("?", |x| x.name.as_str())
+    }
+}
+
+/// Virtual time at every step boundary: taken from the events where a step
+/// has any, interpolated linearly between them otherwise (steps cost the same
+/// unless the clock jumped), never going back.
+fn boundary_times(trace: &Trace, end: u64) -> Vec<u64> {
+    const UNKNOWN: u64 = u64::MAX;
+    let n = end as usize + 1;
+    let mut t = vec![UNKNOWN; n];
+    for e in &trace.events {
+        if let Some(slot) = t.get_mut(e.step as usize) {
+            if *slot == UNKNOWN {
+                *slot = e.time;
+            }
+        }
+    }
+    if t[0] == UNKNOWN {
+        t[0] = 0;
+    }
+    if trace.meta.steps == end && t[n - 1] == UNKNOWN {
+        t[n - 1] = trace.meta.time_ns;
+    }
+    // Interpolate between known anchors; extend past the last one with the
+    // last known cost per step.
+    let mut prev = 0usize;
+    let mut slope_num = sim::DEFAULT_STEP_NS as u128;
+    let mut slope_den = 1u128;
+    for i in 1..n {
+        if t[i] == UNKNOWN {
+            continue;
+        }
+        if t[i] < t[prev] {
+            t[i] = t[prev];
+        }
+        let (a, b) = (t[prev] as u128, t[i] as u128);
+        let span = (i - prev) as u128;
+        for (k, slot) in t.iter_mut().enumerate().take(i).skip(prev + 1) {
+            *slot = (a + (b - a) * (k - prev) as u128 / span) as u64;
+        }
+        slope_num = b - a;
+        slope_den = span;
+        prev = i;
+    }
+    for k in prev + 1..n {
+        t[k] = (t[prev] as u128 + slope_num * (k - prev) as u128 / slope_den) as u64;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_state_merges() {
+        let mut v = Vec::new();
+        push_state(&mut v, 0, State::Ready);
+        push_state(&mut v, 1, State::Running);
+        push_state(&mut v, 2, State::Ready);
+        push_state(&mut v, 2, State::Running); // the next run starts where the last ended
+        push_state(&mut v, 3, State::Ready);
+        assert_eq!(v, vec![(0, State::Ready), (1, State::Running), (3, State::Ready)]);
+        push_state(&mut v, 3, State::Running);
+        push_state(&mut v, 3, State::Ready);
+        assert_eq!(v, vec![(0, State::Ready), (1, State::Running), (3, State::Ready)]);
+    }
+}

@@ -1,0 +1,125 @@
+//! Colours: a colour-blind-safe palette shared by every chart.
+//!
+//! Task states use Okabe-Ito colours that differ in lightness as well as in
+//! hue (blue running, pale yellow ready, vermillion blocked, grey finished),
+//! so they stay apart for every kind of colour vision and in greyscale.
+//! Tasks get Paul Tol's "muted" qualitative scheme, indexed by task id, so
+//! the same task has the same colour in the timeline, the lock chart, the
+//! pipe chart and the wait-for graph of one trace.
+//!
+//! ```
+//! use visualizer::palette;
+//! assert_eq!(palette::task(1), palette::task(1));
+//! assert_ne!(palette::task(1), palette::task(2));
+//! ```
+
+/// An sRGB colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rgb(pub u8, pub u8, pub u8);
+
+impl Rgb {
+    /// `#RRGGBB`.
+    pub fn hex(self) -> String {
+        format!("#{:02X}{:02X}{:02X}", self.0, self.1, self.2)
+    }
+
+    /// Relative luminance (WCAG), in thousandths, computed in integers so
+    /// that it is the same on every machine.
+    fn luminance_milli(self) -> u32 {
+        fn lin(c: u8) -> u32 {
+            // sRGB -> linear, tabulated coarsely: enough to pick black or white text.
+            let c = c as u32 * 1000 / 255;
+            if c <= 40 {
+                c * 1000 / 12920
+            } else {
+                // ((c + 55) / 1055)^2.4 approximated by a square and a cube mix.
+                let x = (c + 55) * 1000 / 1055; // 0..1000
+                let sq = x * x / 1000;
+                let cu = sq * x / 1000;
+                (sq * 6 + cu * 4) / 10
+            }
+        }
+        (2126 * lin(self.0) + 7152 * lin(self.1) + 722 * lin(self.2)) / 10000
+    }
+}
+
+/// The text colour (near-black or white) that reads best on `bg`.
+pub fn text_on(bg: Rgb) -> Rgb {
+    // Contrast with white = 1.05 / (L + 0.05), with black = (L + 0.05) / 0.05.
+    // Equal at L ~ 0.179.
+    if bg.luminance_milli() > 179 {
+        INK
+    } else {
+        WHITE
+    }
+}
+
+/// Body text.
+pub const INK: Rgb = Rgb(0x22, 0x22, 0x22);
+/// Secondary text, axis labels.
+pub const MUTED: Rgb = Rgb(0x5F, 0x5F, 0x5F);
+/// Chart background.
+pub const WHITE: Rgb = Rgb(0xFF, 0xFF, 0xFF);
+/// Grid lines and lane separators.
+pub const GRID: Rgb = Rgb(0xE4, 0xE4, 0xE4);
+/// Axis lines.
+pub const AXIS: Rgb = Rgb(0x88, 0x88, 0x88);
+
+/// Task state: running (scheduled at this step). Okabe-Ito blue.
+pub const RUNNING: Rgb = Rgb(0x00, 0x72, 0xB2);
+/// Task state: ready but not scheduled. A pale Okabe-Ito yellow.
+pub const READY: Rgb = Rgb(0xF3, 0xE3, 0x8C);
+/// Task state: blocked (waiting for a resource, a join or a timer). Okabe-Ito vermillion.
+pub const BLOCKED: Rgb = Rgb(0xD5, 0x5E, 0x00);
+/// Task state: finished (drawn as a thin line).
+pub const FINISHED: Rgb = Rgb(0x99, 0x99, 0x99);
+
+/// The deadlock: cycle edges, the deadlock line, names of tasks in the cycle.
+pub const DEADLOCK: Rgb = Rgb(0xC0, 0x1C, 0x1C);
+/// Background tint of a lane whose task is in the deadlock cycle.
+pub const CYCLE_TINT: Rgb = Rgb(0xFB, 0xE4, 0xDC);
+/// Waiting tasks (lock chart) and blocked writers/readers (pipe chart).
+pub const WAITING: Rgb = BLOCKED;
+/// Buffered bytes (pipe chart). Okabe-Ito sky blue, with a darker outline.
+pub const BUFFER_FILL: Rgb = Rgb(0x56, 0xB4, 0xE9);
+/// Outline of the buffered bytes.
+pub const BUFFER_LINE: Rgb = Rgb(0x00, 0x5A, 0x8C);
+/// Non-cycle edges of the wait-for graph.
+pub const EDGE: Rgb = Rgb(0x70, 0x70, 0x70);
+/// Fill of resource nodes in the wait-for graph.
+pub const RESOURCE_FILL: Rgb = Rgb(0xF2, 0xF2, 0xF2);
+
+/// Paul Tol's "muted" scheme, reordered so that neighbouring task ids differ
+/// most in lightness.
+const TASKS: [Rgb; 9] = [
+    Rgb(0x33, 0x22, 0x88), // indigo
+    Rgb(0xCC, 0x66, 0x77), // rose
+    Rgb(0x11, 0x77, 0x33), // green
+    Rgb(0x88, 0xCC, 0xEE), // cyan
+    Rgb(0x88, 0x22, 0x55), // wine
+    Rgb(0x44, 0xAA, 0x99), // teal
+    Rgb(0xDD, 0xCC, 0x77), // sand
+    Rgb(0xAA, 0x44, 0x99), // purple
+    Rgb(0x99, 0x99, 0x33), // olive
+];
+
+/// The colour of task `id`, the same in every chart. Ids beyond nine reuse
+/// the scheme; charts always label tasks by name as well.
+pub fn task(id: u32) -> Rgb {
+    TASKS[id as usize % TASKS.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_contrast() {
+        assert_eq!(text_on(WHITE), INK);
+        assert_eq!(text_on(Rgb(0, 0, 0)), WHITE);
+        assert_eq!(text_on(RUNNING), WHITE);
+        assert_eq!(text_on(READY), INK);
+        assert_eq!(text_on(task(0)), WHITE);
+        assert_eq!(text_on(task(3)), INK);
+    }
+}

@@ -1,0 +1,277 @@
+//! Chrome Trace Event JSON, for Perfetto (ui.perfetto.dev) and chrome://tracing.
+//!
+//! One process for the run; per task, a thread lane named after the task
+//! with `running` and `wait <resource>` slices, and below it one lane per
+//! lock held at the same time (`hold <lock>` slices, nesting is never
+//! required). Flow arrows go from each release of a lock to its next
+//! acquire; a counter per pipe follows its buffered bytes (and one per
+//! channel its buffered messages); a global instant marks the deadlock.
+//! Timestamps are microseconds of virtual time (the trace's nanoseconds / 1000).
+//!
+//! ```
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let json = visualizer::perfetto::export(&trace).unwrap();
+//! let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+//! assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "hold A"));
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use sim::trace::{EventKind, Trace};
+
+use crate::model::{Hold, Mode, Model, State};
+use crate::Error;
+
+const PID: u32 = 1;
+/// Thread ids: `1 + task * STRIDE + lane` (lane 0: the task, 1..: its locks).
+const STRIDE: u32 = 16;
+
+fn tid(task: u32, lane: u32) -> u32 {
+    1 + task * STRIDE + lane.min(STRIDE - 1)
+}
+
+/// Virtual nanoseconds as a JSON number of microseconds (exact, no float).
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+fn js(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+/// The trace as Chrome Trace Event JSON.
+pub fn export(trace: &Trace) -> Result<String, Error> {
+    Ok(export_model(&Model::new(trace)?))
+}
+
+/// The same, from a derived model.
+pub fn export_model(m: &Model) -> String {
+    let t = m.trace;
+    let mut ev: Vec<String> = Vec::new();
+    let meta = &t.meta;
+    ev.push(format!(
+        r#"{{"ph":"M","pid":{PID},"name":"process_name","args":{{"name":{}}}}}"#,
+        js(&format!("deadsim {} seed {} ({})", meta.model, meta.seed, meta.verdict))
+    ));
+
+    // Lanes: every task, and as many lock lanes as it holds locks at once.
+    let mut flows = 0usize;
+    // The lane of each hold, by (task, resource, start, mode).
+    let mut hold_tid: BTreeMap<(u32, u32, u64, Mode), u32> = BTreeMap::new();
+    for (i, task) in t.tasks.iter().enumerate() {
+        let i = i as u32;
+        ev.push(format!(
+            r#"{{"ph":"M","pid":{PID},"tid":{},"name":"thread_name","args":{{"name":{}}}}}"#,
+            tid(i, 0),
+            js(&task.name)
+        ));
+        ev.push(format!(
+            r#"{{"ph":"M","pid":{PID},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}}"#,
+            tid(i, 0),
+            tid(i, 0)
+        ));
+        let tt = &m.tasks[i as usize];
+        // Lock lanes by interval partitioning (holds are sorted by start).
+        let mut lane_end: Vec<u64> = Vec::new();
+        for h in &tt.holds {
+            let lane = match lane_end.iter().position(|&e| e <= h.start) {
+                Some(k) => k,
+                None => {
+                    lane_end.push(0);
+                    let k = lane_end.len() - 1;
+                    let name = if k == 0 {
+                        format!("{} · locks", task.name)
+                    } else {
+                        format!("{} · locks {}", task.name, k + 1)
+                    };
+                    let id = tid(i, k as u32 + 1);
+                    ev.push(format!(
+                        r#"{{"ph":"M","pid":{PID},"tid":{id},"name":"thread_name","args":{{"name":{}}}}}"#,
+                        js(&name)
+                    ));
+                    ev.push(format!(
+                        r#"{{"ph":"M","pid":{PID},"tid":{id},"name":"thread_sort_index","args":{{"sort_index":{id}}}}}"#
+                    ));
+                    k
+                }
+            };
+            lane_end[lane] = h.end;
+            hold_tid.insert((i, h.resource, h.start, h.mode), tid(i, lane as u32 + 1));
+        }
+    }
+
+    let mut body: Vec<(u64, String)> = Vec::new();
+    let frame_arg = |f: Option<u32>| -> String {
+        match f {
+            Some(f) => format!(r#","frame":{}"#, js(&t.frames[f as usize].to_string())),
+            None => String::new(),
+        }
+    };
+    for (i, tt) in m.tasks.iter().enumerate() {
+        let i = i as u32;
+        // Running slices.
+        for (k, &(p, st)) in tt.states.iter().enumerate() {
+            if st != State::Running {
+                continue;
+            }
+            let e = tt.states.get(k + 1).map_or(m.end, |x| x.0);
+            let (t0, t1) = (m.time(p), m.time(e));
+            body.push((
+                t0,
+                format!(
+                    r#"{{"ph":"X","pid":{PID},"tid":{},"ts":{},"dur":{},"name":"running","cat":"state","args":{{"steps":"{}..{}"}}}}"#,
+                    tid(i, 0),
+                    us(t0),
+                    us(t1 - t0),
+                    p + 1,
+                    e
+                ),
+            ));
+        }
+        // Waiting slices.
+        for b in &tt.blocks {
+            let what = match b.resource {
+                Some(r) => format!("wait {}", m.resource_name(r)),
+                None => format!("wait ({})", b.op),
+            };
+            let (t0, t1) = (m.time(b.start), m.time(b.end));
+            let res = b.resource.map(|r| format!(r#","resource":{}"#, js(m.resource_name(r)))).unwrap_or_default();
+            body.push((
+                t0,
+                format!(
+                    r#"{{"ph":"X","pid":{PID},"tid":{},"ts":{},"dur":{},"name":{},"cat":"wait","args":{{"op":{}{res}{}{}}}}}"#,
+                    tid(i, 0),
+                    us(t0),
+                    us(t1 - t0),
+                    js(&what),
+                    js(&b.op),
+                    frame_arg(b.frame),
+                    if b.open { r#","still_blocked_at_end":true"# } else { "" }
+                ),
+            ));
+        }
+        // Hold slices.
+        for h in &tt.holds {
+            let lane = hold_tid.get(&(i, h.resource, h.start, h.mode)).copied().unwrap_or(tid(i, 1));
+            let name = match h.mode {
+                Mode::Exclusive => format!("hold {}", m.resource_name(h.resource)),
+                Mode::Read => format!("read-hold {}", m.resource_name(h.resource)),
+            };
+            let (t0, t1) = (m.time(h.start), m.time(h.end));
+            body.push((
+                t0,
+                format!(
+                    r#"{{"ph":"X","pid":{PID},"tid":{lane},"ts":{},"dur":{},"name":{},"cat":"lock","args":{{"resource":{},"kind":{}{}{}}}}}"#,
+                    us(t0),
+                    us(t1 - t0),
+                    js(&name),
+                    js(m.resource_name(h.resource)),
+                    js(&m.trace.resources[h.resource as usize].kind),
+                    frame_arg(h.frame),
+                    if h.open { r#","still_held_at_end":true"# } else { "" }
+                ),
+            ));
+        }
+    }
+
+    // Flows: each release of a lock to the next acquire of it.
+    let lane_of = |h: &Hold| hold_tid.get(&(h.task, h.resource, h.start, h.mode)).copied().unwrap_or(0);
+    for r in m.locks() {
+        let holds = &m.resources[r as usize].holds;
+        for (k, h) in holds.iter().enumerate().filter(|(_, h)| !h.open) {
+            // Holds are sorted by start: the next acquire is the first that starts at or after the release.
+            let j = holds.partition_point(|n| n.start < h.end);
+            let next = holds[j..].iter().enumerate().find(|(o, _)| j + o != k).map(|(_, n)| n);
+            if let Some(n) = next {
+                flows += 1;
+                let (t_rel, t_acq) = (m.time(h.end), m.time(n.start));
+                let start_t = m.time(h.start);
+                // Bind the start inside the releasing slice, the end to the acquiring one.
+                let ts_s = if t_rel > start_t { t_rel - 1 } else { t_rel };
+                let id = flows;
+                let name = js(&format!("{} handed over", m.resource_name(r)));
+                body.push((
+                    ts_s,
+                    format!(
+                        r#"{{"ph":"s","pid":{PID},"tid":{},"ts":{},"id":{id},"name":{name},"cat":"handover"}}"#,
+                        lane_of(h),
+                        us(ts_s)
+                    ),
+                ));
+                body.push((
+                    t_acq,
+                    format!(
+                        r#"{{"ph":"f","bp":"e","pid":{PID},"tid":{},"ts":{},"id":{id},"name":{name},"cat":"handover"}}"#,
+                        lane_of(n),
+                        us(t_acq)
+                    ),
+                ));
+            }
+        }
+    }
+
+    // Counters: pipe bytes, channel messages.
+    for (r, res) in t.resources.iter().enumerate() {
+        if res.kind == "pipe" {
+            for o in &m.resources[r].pipe_ops {
+                let ts = m.time(o.pos);
+                body.push((
+                    ts,
+                    format!(
+                        r#"{{"ph":"C","pid":{PID},"ts":{},"name":{},"args":{{"buffered bytes":{}}}}}"#,
+                        us(ts),
+                        js(&format!("pipe {}", res.name)),
+                        o.buffered
+                    ),
+                ));
+            }
+        }
+    }
+    for e in &t.events {
+        if let (EventKind::Send | EventKind::Recv, Some(r), Some(n)) = (e.kind, e.resource, e.amount) {
+            let res = &t.resources[r as usize];
+            if res.kind == "chan" {
+                body.push((
+                    e.time,
+                    format!(
+                        r#"{{"ph":"C","pid":{PID},"ts":{},"name":{},"args":{{"buffered messages":{n}}}}}"#,
+                        us(e.time),
+                        js(&format!("chan {}", res.name))
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(d) = &t.deadlock {
+        body.push((
+            d.time,
+            format!(
+                r#"{{"ph":"i","s":"g","pid":{PID},"tid":{},"ts":{},"name":"deadlock","cat":"deadlock","args":{{"message":{}}}}}"#,
+                tid(d.cycle.first().map_or(0, |b| b.task), 0),
+                us(d.time),
+                js(&meta.message)
+            ),
+        ));
+    }
+    // Stable order: by time, then as generated.
+    let mut idx: Vec<usize> = (0..body.len()).collect();
+    idx.sort_by_key(|&i| (body[i].0, i));
+
+    let mut out = String::with_capacity(256 + body.iter().map(|b| b.1.len() + 2).sum::<usize>());
+    let _ = write!(
+        out,
+        "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"model\":{},\"seed\":{},\"verdict\":{},\"deadsim\":{}}},\n\"traceEvents\":[\n",
+        js(&meta.model),
+        meta.seed,
+        js(&meta.verdict),
+        js(&meta.deadsim)
+    );
+    let n = ev.len() + idx.len();
+    for (k, line) in ev.iter().chain(idx.iter().map(|&i| &body[i].1)).enumerate() {
+        out.push_str(line);
+        out.push_str(if k + 1 < n { ",\n" } else { "\n" });
+    }
+    out.push_str("]}\n");
+    out
+}

@@ -1,0 +1,291 @@
+//! The pipe chart: bytes buffered in each pipe over time, against its
+//! capacity.
+//!
+//! One panel per pipe: the buffered bytes as an area under a step line (per
+//! pixel column, the line spans the lowest and highest level of the column),
+//! the capacity as a dashed line, and a band where the buffer is full. Under
+//! the panel, a row for the writes and one for the reads, in the colour of
+//! the task doing them, with the stretches where a writer (or reader) is
+//! blocked on the pipe. A tail after the axis gives the level at the end.
+//!
+//! ```
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let m = visualizer::Model::new(&trace).unwrap();
+//! // abba has no pipes: the chart says so.
+//! let scene = visualizer::pipes::scene(&m, &visualizer::Options::default()).unwrap();
+//! assert!(scene.height > 100);
+//! ```
+
+use std::collections::BTreeSet;
+
+use crate::columns::{group, runs, Dominant, XMap};
+use crate::fonts;
+use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
+use crate::model::Model;
+use crate::palette;
+use crate::scene::{alpha, Anchor, Scene};
+use crate::{Error, Options, XAxis};
+
+const PANEL: i32 = 120;
+const ROW: i32 = 16;
+const TAIL: i32 = 76;
+
+/// Per column, the bytes read (an unbuffered pipe's hand-overs).
+fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
+    let mut v = vec![0u64; xm.width as usize];
+    for o in ops.iter().filter(|o| !o.write) {
+        if let Some(c) = xm.column(o.pos) {
+            v[c] += o.amount;
+        }
+    }
+    v
+}
+
+/// Lays out the pipe chart of `m`.
+pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    let pipes = m.pipes();
+    if pipes.is_empty() {
+        return Ok(layout::empty(m, "Pipes", "This trace has no pipes.", opts.width));
+    }
+    let (a, b, note) = opts.window.resolve(m)?;
+    let width = opts.width as i32;
+    let mut s = Scene::new(opts.width, 0);
+    let mut y = layout::title(&mut s, m, "Pipes", MARGIN);
+
+    let cycle_res: BTreeSet<u32> =
+        m.trace.deadlock.as_ref().map(|d| d.cycle.iter().filter_map(|bt| bt.resource).collect()).unwrap_or_default();
+    let label_w =
+        pipes.iter().map(|&r| fonts::width(m.resource_name(r), TEXT, true)).max().unwrap_or(0).clamp(120, width / 4)
+            + 12;
+    let left = MARGIN + label_w + 12;
+    let right = width - MARGIN;
+    let tail = if b >= m.end { TAIL } else { 0 };
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+
+    y += 30;
+    let plot_top = y;
+    let mut tasks: BTreeSet<u32> = BTreeSet::new();
+    let mut any_full = false;
+    let mut any_blocked = false;
+    let mut panels = Vec::new();
+    for &r in &pipes {
+        let top = y;
+        let name_y = top + 22;
+        let p0 = name_y + 14;
+        let p1 = p0 + PANEL;
+        let wr = (p1 + 6, p1 + 6 + ROW);
+        let rd = (wr.1 + 4, wr.1 + 4 + ROW);
+        let bottom = rd.1 + 10;
+        panels.push((r, top, name_y, (p0, p1), wr, rd, bottom));
+        y = bottom;
+    }
+    let plot_bottom = y;
+    for &(r, top, _, _, _, _, bottom) in &panels {
+        if cycle_res.contains(&r) {
+            s.rect(MARGIN, top + 1, width - MARGIN, bottom, palette::CYCLE_TINT);
+        }
+        s.rect(MARGIN, bottom, width - MARGIN, bottom + 1, palette::GRID);
+    }
+    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
+    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+
+    for &(r, _, name_y, (p0, p1), wr, rd, _) in &panels {
+        let res = &m.trace.resources[r as usize];
+        let ops = &m.resources[r as usize].pipe_ops;
+        let cap = res.capacity.unwrap_or(0);
+        let peak = ops.iter().map(|o| o.buffered).max().unwrap_or(0);
+        // An unbuffered pipe (Go net.Pipe) holds nothing: its panel shows the
+        // bytes each read takes from a writer instead, per column.
+        let unbuffered = cap == 0 && peak == 0;
+        let handed = if unbuffered { handed_over(ops, &xm) } else { Vec::new() };
+        let scale = if unbuffered { handed.iter().copied().max().unwrap_or(0).max(1) } else { cap.max(peak).max(1) };
+        let yv = |v: u64| p1 - (v.min(scale) as i64 * PANEL as i64 / scale as i64) as i32;
+
+        // Name and scale.
+        let name_color = if cycle_res.contains(&r) { palette::DEADLOCK } else { palette::INK };
+        let name = layout::fit_or_cut(&res.name, TEXT, true, label_w);
+        s.text(MARGIN + 2, name_y, &name, TEXT, true, name_color, Anchor::Left);
+        let cap_text = if unbuffered {
+            "unbuffered (capacity 0): bars are the bytes each read takes from the writer".to_string()
+        } else {
+            format!("capacity {} B", group(cap))
+        };
+        s.text(
+            MARGIN + 2 + fonts::width(&name, TEXT, true) + 12,
+            name_y,
+            &cap_text,
+            SMALL,
+            false,
+            palette::MUTED,
+            Anchor::Left,
+        );
+        s.rect(xm.left, p0, xm.left + xm.width, p1, alpha(palette::GRID, 90));
+        s.rect(xm.left - 1, p0, xm.left, p1 + 1, palette::AXIS);
+        s.rect(xm.left - 5, p1, xm.left, p1 + 1, palette::AXIS);
+        s.text_mid(xm.left - 8, p1, "0", TINY, false, palette::MUTED, Anchor::Right);
+        s.rect(xm.left - 5, yv(scale), xm.left, yv(scale) + 1, palette::AXIS);
+        s.text_mid(xm.left - 8, yv(scale), &format!("{} B", group(scale)), TINY, false, palette::MUTED, Anchor::Right);
+        s.text_mid(xm.left - 8, (wr.0 + wr.1) / 2, "writes", TINY, false, palette::MUTED, Anchor::Right);
+        s.text_mid(xm.left - 8, (rd.0 + rd.1) / 2, "reads", TINY, false, palette::MUTED, Anchor::Right);
+
+        // Per column: lowest, highest and last level.
+        let w = xm.width as usize;
+        let first = ops.partition_point(|o| o.pos < xm.a);
+        let mut level = if first > 0 { ops[first - 1].buffered } else { 0 };
+        let start_level = level;
+        let mut cols: Vec<Option<(u64, u64, u64)>> = vec![None; w];
+        let mut writes = Dominant::new(w);
+        let mut reads = Dominant::new(w);
+        for o in &ops[first..] {
+            if o.pos > xm.b {
+                break;
+            }
+            let Some(c) = xm.column(o.pos) else { continue };
+            let e = cols[c].get_or_insert((o.buffered, o.buffered, o.buffered));
+            e.0 = e.0.min(o.buffered);
+            e.1 = e.1.max(o.buffered);
+            e.2 = o.buffered;
+            if o.amount > 0 || o.write {
+                let d = if o.write { &mut writes } else { &mut reads };
+                d.add(c, o.task, o.amount.clamp(1, u32::MAX as u64) as u32);
+            }
+        }
+
+        // Area (per column, the highest level) and the step line.
+        let mut area: Vec<Option<u64>> = Vec::with_capacity(w);
+        let mut line: Vec<(i32, i32)> = vec![(xm.left, yv(level))];
+        for (c, col) in cols.iter().enumerate() {
+            let x = xm.col_x(c);
+            match col {
+                Some((lo, hi, last)) => {
+                    for v in [level, *lo, *hi, *last] {
+                        let p = (x, yv(v));
+                        if line.last() != Some(&p) {
+                            line.push(p);
+                        }
+                    }
+                    area.push(Some(*hi.max(&level)));
+                    level = *last;
+                }
+                None => area.push(Some(level)),
+            }
+        }
+        line.push((xm.left + xm.width, yv(level)));
+        let _ = start_level;
+        for (c0, c1, v) in runs(&area) {
+            if v > 0 {
+                s.rect(xm.col_x(c0), yv(v), xm.col_x(c1), p1, alpha(palette::BUFFER_FILL, 120));
+            }
+        }
+        // Buffer full: a band above the capacity line.
+        if cap > 0 {
+            let full: Vec<Option<()>> = area.iter().map(|v| (v.unwrap_or(0) >= cap).then_some(())).collect();
+            let full_runs = runs(&full);
+            for (i, &(c0, c1, ())) in full_runs.iter().enumerate() {
+                let (x0, x1) = (xm.col_x(c0), xm.col_x(c1).max(xm.col_x(c0) + 2));
+                s.rect(x0, p0 - 7, x1, p0 - 1, palette::WAITING);
+                if i == 0 {
+                    s.text(x0, p0 - 10, "buffer full", TINY, true, palette::WAITING, Anchor::Left);
+                }
+                any_full = true;
+            }
+        }
+        if unbuffered {
+            for (c, &v) in handed.iter().enumerate() {
+                if v > 0 {
+                    let x = xm.col_x(c);
+                    s.rect(x - 2, yv(v), x + 3, p1, palette::BUFFER_LINE);
+                }
+            }
+        } else {
+            s.path(line, palette::BUFFER_LINE, 2);
+        }
+        if cap > 0 {
+            s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::DEADLOCK, 1, 6, 4);
+        }
+
+        // Writes and reads, and blocked writers and readers.
+        for (dom, (r0, r1)) in [(&writes, wr), (&reads, rd)] {
+            for (c0, c1, (t, _)) in runs(&dom.result()) {
+                s.rect(xm.col_x(c0), r0, xm.col_x(c1).max(xm.col_x(c0) + 2), r1 - 5, palette::task(t));
+                tasks.insert(t);
+            }
+        }
+        for tt in &m.tasks {
+            for blk in &tt.blocks {
+                if blk.resource != Some(r) || blk.end < xm.a || blk.start > xm.b {
+                    continue;
+                }
+                let row = match blk.op.as_str() {
+                    "write" => wr,
+                    "read" => rd,
+                    _ => continue,
+                };
+                let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
+                s.rect(x0, row.1 - 4, x1.max(x0 + 1), row.1, palette::WAITING);
+                any_blocked = true;
+                let who = format!("{} blocked", m.task_name(blk.task));
+                if x1 - x0 >= fonts::width(&who, TINY, false) + 8 {
+                    s.text(x0 + 3, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
+                }
+            }
+        }
+
+        // Tail: the level at the end.
+        if tail > 0 {
+            let x0 = xm.left + xm.width + 6;
+            let end_level = if unbuffered { 0 } else { ops.last().map_or(0, |o| o.buffered) };
+            s.rect(x0, p0, right, p1, alpha(palette::GRID, 90));
+            if end_level > 0 {
+                s.rect(x0, yv(end_level), right, p1, alpha(palette::BUFFER_FILL, 120));
+                s.rect(x0, yv(end_level), right, yv(end_level) + 2, palette::BUFFER_LINE);
+            }
+            let text = if cap > 0 && end_level >= cap { "full".to_string() } else { format!("{} B", group(end_level)) };
+            s.text_mid((x0 + right) / 2, (p0 + p1) / 2, &text, SMALL, true, palette::INK, Anchor::Center);
+            if cap > 0 {
+                s.dashed((x0, yv(cap)), (right, yv(cap)), palette::DEADLOCK, 1, 6, 4);
+            }
+            for (row, op) in [(wr, "write"), (rd, "read")] {
+                let blocked: Vec<u32> = m
+                    .tasks
+                    .iter()
+                    .filter_map(|tt| tt.blocks.last())
+                    .filter(|blk| blk.open && blk.resource == Some(r) && blk.op == op)
+                    .map(|blk| blk.task)
+                    .collect();
+                if !blocked.is_empty() {
+                    s.rect(x0, row.1 - 4, right, row.1, palette::WAITING);
+                }
+            }
+        }
+    }
+    if tail > 0 {
+        s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
+    }
+    layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
+    let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+
+    let mut items: Vec<(Swatch, String)> = Vec::new();
+    if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {
+        items.push((Swatch::Fill(alpha(palette::BUFFER_FILL, 120)), "bytes buffered".into()));
+        items.push((Swatch::HDash(palette::DEADLOCK.into()), "capacity".into()));
+    }
+    if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity == Some(0)) {
+        items.push((Swatch::Fill(palette::BUFFER_LINE.into()), "bytes read from an unbuffered pipe".into()));
+    }
+    if any_full {
+        items.push((Swatch::Fill(palette::WAITING.into()), "buffer full".into()));
+    }
+    if any_blocked {
+        items.push((Swatch::Thin(palette::WAITING.into()), "writer / reader blocked on the pipe".into()));
+    }
+    for &t in &tasks {
+        items.push((Swatch::Fill(palette::task(t).into()), m.task_name(t).to_string()));
+    }
+    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
+        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
+    }
+    y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
+    s.height = (y + MARGIN) as u32;
+    Ok(s)
+}

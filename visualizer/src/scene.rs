@@ -1,0 +1,256 @@
+//! A chart as a list of shapes in pixel coordinates, and its rendering to PNG
+//! and SVG through plotters.
+//!
+//! Charts lay themselves out into a [`Scene`]; the same scene is drawn on
+//! plotters' bitmap backend (then encoded as PNG) or its SVG backend, so the
+//! two formats show the same picture. Everything is integer pixels, and
+//! nothing depends on time or hash order: the same scene gives the same bytes.
+
+use plotters::backend::{BitMapBackend, DrawingBackend, SVGBackend};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{RGBAColor, ShapeStyle, TextStyle};
+
+use crate::fonts;
+use crate::palette::{Rgb, WHITE};
+use crate::Error;
+
+/// Horizontal anchor of a text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    Left,
+    Center,
+    Right,
+}
+
+/// A colour with opacity (0..=255).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Paint {
+    pub rgb: Rgb,
+    pub alpha: u8,
+}
+
+impl From<Rgb> for Paint {
+    fn from(rgb: Rgb) -> Paint {
+        Paint { rgb, alpha: 255 }
+    }
+}
+
+impl Paint {
+    fn rgba(self) -> RGBAColor {
+        RGBAColor(self.rgb.0, self.rgb.1, self.rgb.2, self.alpha as f64 / 255.0)
+    }
+}
+
+/// `rgb` at opacity `alpha` (0..=255).
+pub fn alpha(rgb: Rgb, alpha: u8) -> Paint {
+    Paint { rgb, alpha }
+}
+
+/// One shape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A filled rectangle covering pixels x0..x1, y0..y1 (ends excluded).
+    Rect { x0: i32, y0: i32, x1: i32, y1: i32, paint: Paint },
+    /// A polyline.
+    Path { points: Vec<(i32, i32)>, paint: Paint, width: u32 },
+    /// A filled polygon.
+    Polygon { points: Vec<(i32, i32)>, paint: Paint },
+    /// A circle, filled or outlined.
+    Circle { x: i32, y: i32, r: u32, paint: Paint, filled: bool },
+    /// Text with its baseline at `y`.
+    Text { x: i32, y: i32, text: String, size: f64, bold: bool, paint: Paint, anchor: Anchor },
+}
+
+/// A chart ready to render.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    pub width: u32,
+    pub height: u32,
+    pub items: Vec<Item>,
+}
+
+impl Scene {
+    /// An empty scene (white background).
+    pub fn new(width: u32, height: u32) -> Scene {
+        Scene { width, height, items: Vec::new() }
+    }
+
+    pub fn rect(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, paint: impl Into<Paint>) {
+        if x1 > x0 && y1 > y0 {
+            self.items.push(Item::Rect { x0, y0, x1, y1, paint: paint.into() });
+        }
+    }
+
+    /// A 1-pixel (or `w`-pixel) outline of a rectangle.
+    pub fn frame(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, paint: impl Into<Paint>, w: i32) {
+        let p = paint.into();
+        self.rect(x0, y0, x1, y0 + w, p);
+        self.rect(x0, y1 - w, x1, y1, p);
+        self.rect(x0, y0 + w, x0 + w, y1 - w, p);
+        self.rect(x1 - w, y0 + w, x1, y1 - w, p);
+    }
+
+    pub fn path(&mut self, points: Vec<(i32, i32)>, paint: impl Into<Paint>, width: u32) {
+        if points.len() >= 2 {
+            self.items.push(Item::Path { points, paint: paint.into(), width });
+        }
+    }
+
+    pub fn line(&mut self, a: (i32, i32), b: (i32, i32), paint: impl Into<Paint>, width: u32) {
+        self.path(vec![a, b], paint, width);
+    }
+
+    /// A horizontal or vertical dashed line (dash and gap in pixels).
+    pub fn dashed(&mut self, a: (i32, i32), b: (i32, i32), paint: impl Into<Paint>, width: u32, dash: i32, gap: i32) {
+        let p = paint.into();
+        let (dx, dy) = ((b.0 - a.0).signum(), (b.1 - a.1).signum());
+        let len = (b.0 - a.0).abs().max((b.1 - a.1).abs());
+        let mut s = 0;
+        while s < len {
+            let e = (s + dash).min(len);
+            self.line((a.0 + dx * s, a.1 + dy * s), (a.0 + dx * e, a.1 + dy * e), p, width);
+            s = e + gap;
+        }
+    }
+
+    pub fn polygon(&mut self, points: Vec<(i32, i32)>, paint: impl Into<Paint>) {
+        if points.len() >= 3 {
+            self.items.push(Item::Polygon { points, paint: paint.into() });
+        }
+    }
+
+    pub fn circle(&mut self, x: i32, y: i32, r: u32, paint: impl Into<Paint>, filled: bool) {
+        self.items.push(Item::Circle { x, y, r, paint: paint.into(), filled });
+    }
+
+    /// Text with its baseline at `y`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn text(&mut self, x: i32, y: i32, text: &str, size: f64, bold: bool, paint: impl Into<Paint>, anchor: Anchor) {
+        if !text.is_empty() {
+            self.items.push(Item::Text { x, y, text: text.to_string(), size, bold, paint: paint.into(), anchor });
+        }
+    }
+
+    /// Text vertically centred (on its capital letters) at `cy`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn text_mid(
+        &mut self,
+        x: i32,
+        cy: i32,
+        text: &str,
+        size: f64,
+        bold: bool,
+        paint: impl Into<Paint>,
+        anchor: Anchor,
+    ) {
+        let y = cy + (fonts::CAP * size / 2.0).round() as i32;
+        self.text(x, y, text, size, bold, paint, anchor);
+    }
+
+    /// An arrow head at `tip`, pointing along `from -> tip`.
+    pub fn arrow_head(&mut self, from: (i32, i32), tip: (i32, i32), size: i32, paint: impl Into<Paint>) {
+        let (dx, dy) = ((tip.0 - from.0) as f64, (tip.1 - from.1) as f64);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len == 0.0 {
+            return;
+        }
+        let (ux, uy) = (dx / len, dy / len);
+        let s = size as f64;
+        let base = (tip.0 as f64 - ux * s, tip.1 as f64 - uy * s);
+        let half = s * 0.45;
+        let l = ((base.0 - uy * half).round() as i32, (base.1 + ux * half).round() as i32);
+        let r = ((base.0 + uy * half).round() as i32, (base.1 - ux * half).round() as i32);
+        self.polygon(vec![tip, l, r], paint);
+    }
+
+    /// The scene as PNG bytes (8-bit RGB).
+    pub fn png(&self) -> Result<Vec<u8>, Error> {
+        let (w, h) = (self.width, self.height);
+        let mut buf = vec![255u8; w as usize * h as usize * 3];
+        {
+            let mut be = BitMapBackend::with_buffer(&mut buf, (w, h));
+            self.draw(&mut be, false).map_err(|e| Error(format!("cannot draw the PNG: {e}")))?;
+            be.present().map_err(|e| Error(format!("cannot draw the PNG: {e}")))?;
+        }
+        encode_png(&buf, w, h)
+    }
+
+    /// The scene as SVG text.
+    pub fn svg(&self) -> Result<Vec<u8>, Error> {
+        let mut out = String::with_capacity(64 * self.items.len() + 256);
+        {
+            let mut be = SVGBackend::with_string(&mut out, (self.width, self.height));
+            self.draw(&mut be, true).map_err(|e| Error(format!("cannot draw the SVG: {e}")))?;
+            be.present().map_err(|e| Error(format!("cannot draw the SVG: {e}")))?;
+        }
+        Ok(out.into_bytes())
+    }
+
+    fn draw<DB: DrawingBackend>(&self, be: &mut DB, svg: bool) -> Result<(), String> {
+        fonts::ensure();
+        let bg = ShapeStyle::from(Paint::from(WHITE).rgba()).filled();
+        be.draw_rect((0, 0), (self.width as i32, self.height as i32), &bg, true).map_err(|e| e.to_string())?;
+        for item in &self.items {
+            match item {
+                Item::Rect { x0, y0, x1, y1, paint } => {
+                    let style = ShapeStyle::from(paint.rgba()).filled();
+                    be.draw_rect((*x0, *y0), (*x1, *y1), &style, true).map_err(|e| e.to_string())?;
+                }
+                Item::Path { points, paint, width } => {
+                    let style = ShapeStyle::from(paint.rgba()).stroke_width(*width);
+                    be.draw_path(points.iter().copied(), &style).map_err(|e| e.to_string())?;
+                }
+                Item::Polygon { points, paint } => {
+                    let style = ShapeStyle::from(paint.rgba()).filled();
+                    be.fill_polygon(points.iter().copied(), &style).map_err(|e| e.to_string())?;
+                }
+                Item::Circle { x, y, r, paint, filled } => {
+                    let style = if *filled {
+                        ShapeStyle::from(paint.rgba()).filled()
+                    } else {
+                        ShapeStyle::from(paint.rgba()).stroke_width(1)
+                    };
+                    be.draw_circle((*x, *y), *r, &style, *filled).map_err(|e| e.to_string())?;
+                }
+                Item::Text { x, y, text, size, bold, paint, anchor } => {
+                    let h = match anchor {
+                        Anchor::Left => HPos::Left,
+                        Anchor::Center => HPos::Center,
+                        Anchor::Right => HPos::Right,
+                    };
+                    // plotters places a glyph run differently per backend:
+                    // ab_glyph puts the baseline at top + size / 2; the SVG
+                    // backend writes `dy="0.76em"` and a font-size of
+                    // size / 1.24. Both are brought to the same baseline and
+                    // the same em here.
+                    let (size, top) = if svg {
+                        let s = size * fonts::EM * 1.24;
+                        (s, *y - (0.76 * fonts::EM * size).round() as i32)
+                    } else {
+                        (*size, *y - (size / 2.0).round() as i32)
+                    };
+                    let color = paint.rgba();
+                    let style = TextStyle::from(fonts::desc(size, *bold)).color(&color).pos(Pos::new(h, VPos::Top));
+                    be.draw_text(text, &style, (*x, top)).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::Best);
+        enc.set_filter(png::FilterType::Paeth);
+        enc.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+        let mut wr = enc.write_header().map_err(|e| Error(format!("cannot encode the PNG: {e}")))?;
+        wr.write_image_data(rgb).map_err(|e| Error(format!("cannot encode the PNG: {e}")))?;
+        wr.finish().map_err(|e| Error(format!("cannot encode the PNG: {e}")))?;
+    }
+    Ok(out)
+}

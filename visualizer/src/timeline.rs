@@ -1,0 +1,483 @@
+//! The timeline: one lane per task.
+//!
+//! Each lane shows the task's state over time (running, ready, blocked,
+//! finished), the frame it is in (above the bar, where there is room), the
+//! pipe and channel operations it does (marks on the bar), and the locks it
+//! holds (one thin bar per lock under the state bar, in the task's colour).
+//! Blocked stretches say what they wait for when there is room. At a
+//! deadlock, the lanes of the cycle are tinted, a dashed line marks the step,
+//! and arrows on the right go from each waiting task to the task holding
+//! what it waits for.
+//!
+//! ```
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let m = visualizer::Model::new(&trace).unwrap();
+//! let scene = visualizer::timeline::scene(&m, &visualizer::Options::default()).unwrap();
+//! assert!(scene.height > 200);
+//! ```
+
+use crate::columns::{boundaries, runs, XMap, SUB};
+use crate::fonts;
+use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
+use crate::model::{MarkKind, Mode, Model, State};
+use crate::palette::{self, Rgb};
+use crate::scene::{alpha, Anchor, Scene};
+use crate::{Error, Options, XAxis};
+
+/// Heights of the parts of a lane.
+struct Dims {
+    pad: i32,
+    frame_row: i32,
+    bar: i32,
+    hold: i32,
+    hold_gap: i32,
+    max_holds: usize,
+}
+
+const ROOMY: Dims = Dims { pad: 8, frame_row: 19, bar: 24, hold: 12, hold_gap: 4, max_holds: 6 };
+const COMPACT: Dims = Dims { pad: 4, frame_row: 0, bar: 16, hold: 6, hold_gap: 2, max_holds: 2 };
+
+/// Lanes above this count use the compact layout (no frame row, two lock rows).
+const COMPACT_ABOVE: usize = 24;
+
+struct Lane {
+    task: u32,
+    top: i32,
+    frame_y: Option<i32>,
+    bar: (i32, i32),
+    /// `(resource, mode, y0, y1)`; the last row may gather several locks.
+    rows: Vec<(u32, Mode, i32, i32, String)>,
+    bottom: i32,
+}
+
+/// An arrow of the right-hand strip: `from` waits for `what`, held by `to`.
+struct Arrow {
+    from: u32,
+    to: u32,
+    what: String,
+    cycle: bool,
+    col: usize,
+}
+
+/// Lays out the timeline of `m`.
+pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    let (a, b, note) = opts.window.resolve(m)?;
+    let width = opts.width as i32;
+    let mut s = Scene::new(opts.width, 0);
+    let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
+    let nt = m.tasks.len();
+    let dims = if nt > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
+    let cycle = m.cycle_tasks();
+
+    // The label column fits the longest task name (within limits).
+    let name_w = m.trace.tasks.iter().map(|t| fonts::width(&t.name, TEXT, true)).max().unwrap_or(0);
+    let label_w = (name_w + 22).clamp(110, width / 4);
+
+    // Arrows of the deadlock strip.
+    let mut arrows = deadlock_arrows(m);
+    let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120);
+    let left = MARGIN + label_w + 12;
+
+    // Lanes (positions only; drawn below, once the plot's height is known).
+    y += 30; // room for the deadlock label above the plot
+    let plot_top = y;
+    let mut lanes = Vec::with_capacity(nt);
+    for t in 0..nt as u32 {
+        let tt = &m.tasks[t as usize];
+        let top = y;
+        let mut yy = top + dims.pad;
+        let frame_y = if dims.frame_row > 0 && !tt.frames.is_empty() {
+            let fy = yy;
+            yy += dims.frame_row;
+            Some(fy)
+        } else {
+            None
+        };
+        let bar = (yy, yy + dims.bar);
+        yy += dims.bar + dims.hold_gap;
+        // One row per lock held in the window, in order of first taking.
+        let mut keys: Vec<(u32, Mode)> = Vec::new();
+        for h in &tt.holds {
+            if h.start <= b && h.end >= a && !keys.contains(&(h.resource, h.mode)) {
+                keys.push((h.resource, h.mode));
+            }
+        }
+        let mut rows = Vec::new();
+        let shown = keys.len().min(dims.max_holds);
+        for (i, &(r, mode)) in keys.iter().take(shown).enumerate() {
+            let mut name = match mode {
+                Mode::Exclusive => format!("holds {}", m.resource_name(r)),
+                Mode::Read => format!("reads {}", m.resource_name(r)),
+            };
+            if i + 1 == shown && keys.len() > shown {
+                name = format!("{} more locks", keys.len() - shown + 1);
+            }
+            rows.push((r, mode, yy, yy + dims.hold, name));
+            yy += dims.hold + dims.hold_gap;
+        }
+        let bottom = yy + dims.pad;
+        y = bottom;
+        lanes.push(Lane { task: t, top, frame_y, bar, rows, bottom });
+    }
+    let plot_bottom = y;
+
+    // Arrow columns: arrows whose vertical spans overlap get different columns.
+    let lane_of = |t: u32| &lanes[t as usize];
+    let span = |a: &Arrow| {
+        let (y0, y1) = (mid(lane_of(a.from).bar), mid(lane_of(a.to).bar));
+        (y0.min(y1) - 6, y0.max(y1) + 6)
+    };
+    let mut taken: Vec<Vec<(i32, i32)>> = Vec::new();
+    for arrow in arrows.iter_mut() {
+        let sp = span(arrow);
+        let col = (0..)
+            .find(|&c| taken.get(c).is_none_or(|v: &Vec<(i32, i32)>| v.iter().all(|o| sp.1 < o.0 || sp.0 > o.1)))
+            .unwrap_or(0);
+        if taken.len() <= col {
+            taken.resize(col + 1, Vec::new());
+        }
+        taken[col].push(sp);
+        arrow.col = col;
+    }
+    let strip = if arrows.is_empty() { 0 } else { 14 + arrow_label_w + 12 + taken.len() as i32 * 16 + 8 };
+    let right = width - MARGIN - strip;
+    // When the window reaches the end of the trace, a short tail after the
+    // axis shows the final state of every task (a task that blocks in the
+    // last step has no time left to show it in).
+    let tail = if b >= m.end { TAIL } else { 0 };
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+
+    // Backgrounds: cycle tint, lane separators, grid.
+    for lane in &lanes {
+        if cycle.contains(&lane.task) {
+            s.rect(MARGIN, lane.top + 1, width - MARGIN, lane.bottom, palette::CYCLE_TINT);
+        }
+        s.rect(MARGIN, lane.bottom, width - MARGIN, lane.bottom + 1, palette::GRID);
+    }
+    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
+    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+
+    let mut flags = Flags::default();
+    for lane in &lanes {
+        draw_lane(&mut s, m, &xm, lane, dims, cycle.contains(&lane.task), label_w, &mut flags);
+        if tail > 0 {
+            draw_tail(&mut s, m, &xm, lane, right);
+        }
+    }
+    if tail > 0 {
+        s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
+    }
+
+    layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
+    draw_arrows(&mut s, &arrows, &lanes, right, right + 14 + arrow_label_w + 12);
+
+    let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+
+    // Legend: only what this picture shows.
+    let mut items: Vec<(Swatch, String)> = vec![
+        (Swatch::Fill(palette::RUNNING.into()), "running".into()),
+        (Swatch::Fill(palette::READY.into()), "ready".into()),
+        (Swatch::Fill(palette::BLOCKED.into()), "blocked".into()),
+        (Swatch::Thin(palette::FINISHED.into()), "finished".into()),
+    ];
+    if lanes.iter().any(|l| !l.rows.is_empty()) {
+        items.push((Swatch::Fill(palette::AXIS.into()), "lock held (task's colour)".into()));
+    }
+    if flags.pale {
+        items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "read-locked, or held part of the time".into()));
+    }
+    for k in MarkKind::ALL {
+        let present = m.tasks.iter().any(|t| t.marks.iter().any(|mk| mk.kind == k && mk.pos >= a && mk.pos <= b));
+        if present {
+            let sw = match k {
+                MarkKind::PipeWrite => Swatch::Up,
+                MarkKind::PipeRead => Swatch::Down,
+                MarkKind::Send => Swatch::Dot,
+                MarkKind::Recv => Swatch::Ring,
+            };
+            items.push((sw, k.name().into()));
+        }
+    }
+    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
+        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
+    }
+    if !cycle.is_empty() {
+        items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "task in the deadlock cycle".into()));
+        items.push((Swatch::Arrow(palette::DEADLOCK.into()), "waits for (held by)".into()));
+    }
+    if arrows.iter().any(|a| !a.cycle) {
+        items.push((Swatch::Arrow(palette::EDGE.into()), "blocked behind the cycle".into()));
+    }
+    y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
+    s.height = (y + MARGIN) as u32;
+    Ok(s)
+}
+
+fn mid((y0, y1): (i32, i32)) -> i32 {
+    (y0 + y1) / 2
+}
+
+fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
+    let Some(d) = &m.trace.deadlock else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let n = d.cycle.len();
+    for (i, bt) in d.cycle.iter().enumerate() {
+        let next = d.cycle[(i + 1) % n].task;
+        out.push(Arrow { from: bt.task, to: next, what: bt.waits_for.clone(), cycle: true, col: 0 });
+    }
+    // Tasks blocked behind the cycle are in the wait-for graph; arrows for
+    // them here would crowd the strip.
+    out.retain(|a| (a.from as usize) < m.tasks.len() && (a.to as usize) < m.tasks.len());
+    out
+}
+
+fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], right: i32, col0: i32) {
+    for a in arrows {
+        let color = if a.cycle { palette::DEADLOCK } else { palette::EDGE };
+        let y0 = mid(lanes[a.from as usize].bar) - 5;
+        let y1 = mid(lanes[a.to as usize].bar) + 5;
+        let xc = col0 + a.col as i32 * 16;
+        s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
+        s.arrow_head((xc, y1), (right + 1, y1), 10, color);
+        if let Some(t) = fonts::fit(&a.what, TINY, true, col0 - right - 10) {
+            s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);
+        }
+    }
+}
+
+fn state_color(st: State) -> Rgb {
+    match st {
+        State::Running => palette::RUNNING,
+        State::Ready => palette::READY,
+        State::Blocked => palette::BLOCKED,
+        State::Finished => palette::FINISHED,
+    }
+}
+
+/// What the lanes drew, for the legend.
+#[derive(Default)]
+struct Flags {
+    pale: bool,
+}
+
+/// Width of the final-state tail.
+const TAIL: i32 = 76;
+/// Opacity of read locks and partly held columns.
+const PALE: u8 = 110;
+
+/// The final state of a lane, in the tail after the axis.
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
+    let t = lane.task;
+    let x0 = xm.left + xm.width + 6;
+    let x1 = right;
+    let (bar0, bar1) = lane.bar;
+    let cy = mid(lane.bar);
+    match m.state_at(t, m.end) {
+        None => {}
+        Some(State::Finished) => s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED),
+        Some(st) => {
+            s.rect(x0, bar0, x1, bar1, state_color(st));
+            if st == State::Blocked {
+                if let Some(blk) = m.tasks[t as usize].blocks.last().filter(|b| b.open) {
+                    let what = match blk.resource {
+                        Some(r) => m.resource_name(r).to_string(),
+                        None => blk.op.clone(),
+                    };
+                    if let Some(text) = fonts::fit(&what, TINY, true, x1 - x0 - 8) {
+                        s.text_mid((x0 + x1) / 2, cy, &text, TINY, true, palette::WHITE, Anchor::Center);
+                    }
+                }
+            }
+        }
+    }
+    let color = palette::task(t);
+    for (r, mode, y0, y1, _) in &lane.rows {
+        let held = m.tasks[t as usize].holds.iter().any(|h| h.open && h.resource == *r && h.mode == *mode);
+        if held {
+            let a = if *mode == Mode::Read { PALE } else { 255 };
+            s.rect(x0, *y0, x1, *y1, alpha(color, a));
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_lane(
+    s: &mut Scene,
+    m: &Model,
+    xm: &XMap,
+    lane: &Lane,
+    dims: &Dims,
+    in_cycle: bool,
+    label_w: i32,
+    flags: &mut Flags,
+) {
+    let t = lane.task;
+    let tt = &m.tasks[t as usize];
+    let info = &m.trace.tasks[t as usize];
+    let (bar0, bar1) = lane.bar;
+    let w = xm.width as usize;
+
+    // Label column: colour swatch and name; lock names beside their rows.
+    let cy = mid(lane.bar);
+    s.rect(MARGIN + 2, cy - 6, MARGIN + 14, cy + 6, palette::task(t));
+    let name_color = if in_cycle { palette::DEADLOCK } else { palette::INK };
+    let name = layout::fit_or_cut(&info.name, TEXT, true, label_w - 20);
+    s.text_mid(MARGIN + 20, cy, &name, TEXT, true, name_color, Anchor::Left);
+    if info.background && dims.frame_row > 0 {
+        // Above the name, level with the frame row.
+        s.text_mid(MARGIN + 20, bar0 - 10, "background task", TINY, false, palette::MUTED, Anchor::Left);
+    }
+
+    // State bar: per column, the state that covers most of it.
+    let mut cov = vec![[0u32; 4]; w];
+    let st = &tt.states;
+    let first = st.partition_point(|(p, _)| *p <= xm.a).saturating_sub(1);
+    for i in first..st.len() {
+        let (p, state) = st[i];
+        let e = st.get(i + 1).map_or(m.end, |x| x.0);
+        if p >= xm.b {
+            break;
+        }
+        if e <= xm.a {
+            continue;
+        }
+        xm.cover(p, e, |c, amt| cov[c][state.index()] += amt);
+    }
+    let cols: Vec<Option<State>> = cov
+        .iter()
+        .map(|c| {
+            // Most coverage wins; ties go to blocked, then running, ready, finished.
+            let order = [State::Blocked, State::Running, State::Ready, State::Finished];
+            let best = order.iter().copied().max_by_key(|s| (c[s.index()], 4 - order_pos(*s)))?;
+            (c[best.index()] > 0).then_some(best)
+        })
+        .collect();
+    for (c0, c1, state) in runs(&cols) {
+        let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
+        if state == State::Finished {
+            s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED);
+        } else {
+            s.rect(x0, bar0, x1, bar1, state_color(state));
+        }
+    }
+
+    // What a long enough blocked stretch waits for, inside the bar.
+    for blk in &tt.blocks {
+        if blk.end <= xm.a || blk.start >= xm.b {
+            continue;
+        }
+        let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
+        if x1 - x0 < 44 {
+            continue;
+        }
+        let what = match blk.resource {
+            Some(r) => format!("{} {}", blk.op, m.resource_name(r)),
+            None => blk.op.clone(),
+        };
+        if let Some(text) = fonts::fit(&what, TINY, true, x1 - x0 - 10) {
+            s.text_mid(x0 + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);
+        }
+    }
+
+    // Marks, merged per column (and kept apart by a few pixels).
+    for kind in MarkKind::ALL {
+        let mut last = -1_000_000;
+        let from = tt.marks.partition_point(|mk| mk.pos < xm.a);
+        for mk in &tt.marks[from..] {
+            if mk.pos > xm.b {
+                break;
+            }
+            if mk.kind != kind {
+                continue;
+            }
+            if let Some(c) = xm.column(mk.pos) {
+                let x = xm.col_x(c);
+                if x - last >= 6 {
+                    layout::mark(s, kind, x, bar0, bar1);
+                    last = x;
+                }
+            }
+        }
+    }
+
+    // Frame names above the bar where there is room; ticks where it changes.
+    if let Some(fy) = lane.frame_y {
+        let fr = &tt.frames;
+        let mut segs: Vec<(u64, u64, &str)> = Vec::new();
+        for (i, &(p, f)) in fr.iter().enumerate() {
+            let e = fr.get(i + 1).map_or(m.end, |x| x.0);
+            let name = m.trace.frames[f as usize].name.as_str();
+            match segs.last_mut() {
+                Some(last) if last.2 == name => last.1 = e,
+                _ => segs.push((p, e, name)),
+            }
+        }
+        let mut last_tick = -1_000_000;
+        for (p, e, name) in segs {
+            if e < xm.a || p > xm.b {
+                continue;
+            }
+            let (x0, x1) = (xm.px(p.max(xm.a)), xm.px(e.min(xm.b)));
+            if p >= xm.a && x0 - last_tick >= 4 {
+                s.rect(x0, fy + 4, x0 + 1, fy + dims.frame_row, palette::AXIS);
+                last_tick = x0;
+            }
+            if x1 - x0 >= 36 {
+                if let Some(text) = fonts::fit(name, TINY, false, x1 - x0 - 8) {
+                    s.text(x0 + 4, fy + dims.frame_row - 5, &text, TINY, false, palette::MUTED, Anchor::Left);
+                }
+            }
+        }
+    }
+
+    // Locks held: one row each; full colour where held most of a column,
+    // pale where held part of it (or read-locked).
+    let color = palette::task(t);
+    for (i, (r, mode, y0, y1, label)) in lane.rows.iter().enumerate() {
+        let last_row = i + 1 == lane.rows.len();
+        let mut cov = vec![0u32; w];
+        for h in &tt.holds {
+            let in_row = (h.resource, h.mode) == (*r, *mode)
+                || (last_row && !lane.rows[..i].iter().any(|x| (x.0, x.1) == (h.resource, h.mode)));
+            if !in_row || h.end < xm.a || h.start > xm.b {
+                continue;
+            }
+            xm.cover(h.start, h.end, |c, amt| cov[c] = (cov[c] + amt).min(SUB as u32));
+        }
+        let busy = boundaries(xm, tt.holds.iter().filter(|h| h.resource == *r).map(|h| (h.start, h.end)));
+        let cols: Vec<Option<u8>> = cov
+            .iter()
+            .zip(&busy)
+            .map(|(&c, &n)| match c {
+                0 => None,
+                _ if *mode == Mode::Read => Some(PALE),
+                c if c * 2 >= SUB as u32 || n < 2 => Some(255),
+                _ => Some(PALE),
+            })
+            .collect();
+        flags.pale |= cols.contains(&Some(PALE));
+        for (c0, c1, a) in runs(&cols) {
+            s.rect(xm.col_x(c0), *y0, xm.col_x(c1).max(xm.col_x(c0) + 1), *y1, alpha(color, a));
+        }
+        // Rows too thin for a label each (compact lanes) share one line.
+        if dims.hold + dims.hold_gap >= 12 {
+            let text = layout::fit_or_cut(label, TINY, false, label_w - 24);
+            s.text_mid(xm.left - 8, (y0 + y1) / 2, &text, TINY, false, palette::MUTED, Anchor::Right);
+        } else if i == 0 {
+            let names: Vec<&str> = lane.rows.iter().map(|x| m.resource_name(x.0)).collect();
+            let text = layout::fit_or_cut(&format!("holds {}", names.join(", ")), TINY, false, label_w - 24);
+            s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
+        }
+    }
+}
+
+fn order_pos(s: State) -> u32 {
+    match s {
+        State::Blocked => 0,
+        State::Running => 1,
+        State::Ready => 2,
+        State::Finished => 3,
+    }
+}

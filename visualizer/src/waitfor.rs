@@ -1,0 +1,576 @@
+//! The wait-for graph at the deadlock.
+//!
+//! Tasks (boxes, in their task colour) and resources (grey hexagons) are
+//! nodes; a task points to the resource it waits for ("waits for"), a
+//! resource to the tasks that could release it ("held by" for a lock,
+//! "released by" for a channel or pipe, whose other end they hold). The
+//! cycle is laid out on a circle and drawn in red; tasks blocked behind it,
+//! and holders outside it, sit further out in grey.
+//!
+//! Without a deadlock report, the graph is built from the tasks still
+//! blocked at the end of the trace, and the locks held then.
+//!
+//! ```
+//! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+//! let m = visualizer::Model::new(&trace).unwrap();
+//! let g = visualizer::waitfor::Graph::new(&m);
+//! // T1 -> B -> T2 -> A -> T1
+//! assert_eq!(g.nodes.len(), 4);
+//! assert_eq!(g.edges.iter().filter(|e| e.cycle).count(), 4);
+//! ```
+
+use crate::fonts;
+use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
+use crate::model::Model;
+use crate::palette::{self, Rgb};
+use crate::scene::{Anchor, Scene};
+use crate::{Error, Options};
+
+/// What a node stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A task, by id.
+    Task(u32),
+    /// A resource, by id.
+    Resource(u32),
+    /// What a `select` or a `join` waits on, by its description.
+    Other(String),
+}
+
+/// A node of the graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// The name.
+    pub label: String,
+    /// A second line: the frame of a task, the kind of a resource.
+    pub detail: String,
+    /// In the deadlock cycle.
+    pub cycle: bool,
+}
+
+/// An edge: `from` waits for `to` (task -> resource), or `to` can release
+/// `from` (resource -> task).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub from: usize,
+    pub to: usize,
+    /// `waits for`, `held by`, `released by`.
+    pub label: &'static str,
+    /// An edge of the deadlock cycle.
+    pub cycle: bool,
+}
+
+/// The wait-for graph of a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    /// The cycle's nodes, in order (tasks and what they wait for).
+    pub ring: Vec<usize>,
+    /// What the graph shows, for the chart.
+    pub caption: String,
+}
+
+fn short_site(site: &str) -> &str {
+    site.rsplit('/').next().unwrap_or(site)
+}
+
+fn frame_text(name: &str, site: &str) -> String {
+    if site.is_empty() {
+        format!("at {name}")
+    } else {
+        format!("at {name} ({})", short_site(site))
+    }
+}
+
+impl Graph {
+    /// The graph at the deadlock of `m`, or at the end of the trace.
+    pub fn new(m: &Model) -> Graph {
+        let mut g = Graph { nodes: Vec::new(), edges: Vec::new(), ring: Vec::new(), caption: String::new() };
+        match &m.trace.deadlock {
+            Some(d) => {
+                let n = d.cycle.len();
+                let scope = if d.global { "global" } else { "partial" };
+                g.caption = format!(
+                    "At the deadlock, step {} ({}): {} task{} in the cycle, {} blocked behind it ({scope} deadlock).",
+                    crate::columns::group(d.step),
+                    crate::columns::duration(d.time),
+                    n,
+                    if n == 1 { "" } else { "s" },
+                    d.behind.len()
+                );
+                let cycle_ids: Vec<u32> = d.cycle.iter().map(|b| b.task).collect();
+                // Task nodes of the cycle first, so that ring order is fixed.
+                let tnodes: Vec<usize> = d
+                    .cycle
+                    .iter()
+                    .map(|bt| {
+                        let detail = bt.stack.first().map(|f| frame_text(&f.name, &f.site)).unwrap_or_default();
+                        g.task_node(m, bt.task, detail, true)
+                    })
+                    .collect();
+                for (i, bt) in d.cycle.iter().enumerate() {
+                    let next = tnodes[(i + 1) % n];
+                    g.ring.push(tnodes[i]);
+                    if bt.op == "join" {
+                        g.edge(tnodes[i], next, "waits for", true);
+                        continue;
+                    }
+                    let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, true);
+                    g.ring.push(r);
+                    g.edge(tnodes[i], r, "waits for", true);
+                    let rel = release_label(&bt.kind);
+                    g.edge(r, next, rel, true);
+                    for name in &bt.released_by {
+                        if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
+                            if t.id != cycle_ids[(i + 1) % n] {
+                                let tn = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                                g.edge(r, tn, rel, false);
+                            }
+                        }
+                    }
+                }
+                for bt in &d.behind {
+                    let detail = bt.stack.first().map(|f| frame_text(&f.name, &f.site)).unwrap_or_default();
+                    let tn = g.task_node(m, bt.task, detail, false);
+                    if bt.op == "join" {
+                        if let Some(t) = m.trace.tasks.iter().find(|t| t.name == bt.waits_for) {
+                            let to = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                            g.edge(tn, to, "waits for", false);
+                        }
+                        continue;
+                    }
+                    let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
+                    g.edge(tn, r, "waits for", false);
+                    for name in &bt.released_by {
+                        if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
+                            let to = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                            g.edge(r, to, release_label(&bt.kind), false);
+                        }
+                    }
+                }
+            }
+            None => {
+                // No report: who is still blocked at the end, and who holds what they wait for.
+                let mut blocked = 0;
+                for (t, tt) in m.tasks.iter().enumerate() {
+                    let Some(blk) = tt.blocks.last().filter(|b| b.open) else {
+                        continue;
+                    };
+                    let Some(r) = blk.resource else { continue };
+                    blocked += 1;
+                    let detail = blk
+                        .frame
+                        .map(|f| &m.trace.frames[f as usize])
+                        .map(|f| frame_text(&f.name, &f.site))
+                        .unwrap_or_default();
+                    let tn = g.task_node(m, t as u32, detail, false);
+                    let kind = m.trace.resources[r as usize].kind.clone();
+                    let rn = g.wait_node(m, Some(r), m.resource_name(r), &kind, &blk.op, false);
+                    g.edge(tn, rn, "waits for", false);
+                    for h in m.resources[r as usize].holds.iter().filter(|h| h.open) {
+                        let hn = g.task_node(m, h.task, String::new(), false);
+                        g.edge(rn, hn, "held by", false);
+                    }
+                }
+                g.caption = if blocked == 0 {
+                    format!(
+                        "No deadlock, and no task blocked at the end of the run (verdict {}).",
+                        m.trace.meta.verdict
+                    )
+                } else {
+                    format!(
+                        "No deadlock report: the {blocked} task{} still blocked at the end of the run (verdict {}).",
+                        if blocked == 1 { "" } else { "s" },
+                        m.trace.meta.verdict
+                    )
+                };
+            }
+        }
+        g
+    }
+
+    /// True when there is anything to draw.
+    pub fn has_edges(&self) -> bool {
+        !self.edges.is_empty()
+    }
+
+    fn task_node(&mut self, m: &Model, t: u32, detail: String, cycle: bool) -> usize {
+        if let Some(i) = self.nodes.iter().position(|n| n.kind == NodeKind::Task(t)) {
+            if self.nodes[i].detail.is_empty() {
+                self.nodes[i].detail = detail;
+            }
+            return i;
+        }
+        self.nodes.push(Node { kind: NodeKind::Task(t), label: m.task_name(t).to_string(), detail, cycle });
+        self.nodes.len() - 1
+    }
+
+    fn wait_node(&mut self, m: &Model, r: Option<u32>, what: &str, kind: &str, op: &str, cycle: bool) -> usize {
+        let key = match r {
+            Some(r) => NodeKind::Resource(r),
+            None => NodeKind::Other(what.to_string()),
+        };
+        if let Some(i) = self.nodes.iter().position(|n| n.kind == key) {
+            self.nodes[i].cycle |= cycle;
+            return i;
+        }
+        let label = match r {
+            Some(r) => m.resource_name(r).to_string(),
+            None => what.to_string(),
+        };
+        let detail = match (r, kind) {
+            (Some(r), _) => {
+                let k = m.trace.resources[r as usize].kind.as_str();
+                if k == "rwmutex" {
+                    "RWMutex".to_string()
+                } else {
+                    k.to_string()
+                }
+            }
+            (None, "") => op.to_string(),
+            (None, k) => k.to_string(),
+        };
+        self.nodes.push(Node { kind: key, label, detail, cycle });
+        self.nodes.len() - 1
+    }
+
+    fn edge(&mut self, from: usize, to: usize, label: &'static str, cycle: bool) {
+        if !self.edges.iter().any(|e| e.from == from && e.to == to) {
+            self.edges.push(Edge { from, to, label, cycle });
+        }
+    }
+}
+
+fn release_label(kind: &str) -> &'static str {
+    match kind {
+        "mutex" | "rwmutex" | "monitor" => "held by",
+        _ => "released by",
+    }
+}
+
+/// sin and cos of `turns` full turns, with basic arithmetic only (the same
+/// bits on every machine, unlike a platform libm).
+fn sin_cos(turns: f64) -> (f64, f64) {
+    let t = turns - turns.floor(); // 0..1
+    let x = (t - 0.5) * std::f64::consts::TAU; // -pi..pi, angle - pi
+                                               // Taylor series of sin and cos around 0; 20 terms are exact to f64 on -pi..pi.
+    let (mut s, mut c) = (0.0, 0.0);
+    let (mut ts, mut tc) = (x, 1.0);
+    for k in 0..20 {
+        s += ts;
+        c += tc;
+        let n = 2.0 * k as f64;
+        ts *= -x * x / ((n + 2.0) * (n + 3.0));
+        tc *= -x * x / ((n + 1.0) * (n + 2.0));
+    }
+    // sin(a) = -sin(a - pi), cos(a) = -cos(a - pi).
+    (-s, -c)
+}
+
+struct Placed {
+    x: f64,
+    y: f64,
+    w: i32,
+    h: i32,
+}
+
+/// Widest a node's name may be before it wraps (at ` | ` between select cases).
+const WRAP: i32 = 300;
+
+/// A node's name in lines: a select's cases wrap between cases.
+fn label_lines(label: &str) -> Vec<String> {
+    if fonts::width(label, TEXT, true) <= WRAP || !label.contains(" | ") {
+        return vec![layout::fit_or_cut(label, TEXT, true, WRAP + 60)];
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split(" | ") {
+        match lines.last_mut() {
+            Some(l) if fonts::width(&format!("{l} | {part}"), TEXT, true) <= WRAP => {
+                l.push_str(" | ");
+                l.push_str(part);
+            }
+            _ => lines.push(part.to_string()),
+        }
+    }
+    lines.into_iter().map(|l| layout::fit_or_cut(&l, TEXT, true, WRAP + 60)).collect()
+}
+
+const LINE: i32 = 21;
+
+/// Cycles with more nodes than this snake through rows when a ring would not fit.
+const SNAKE_ABOVE: usize = 12;
+
+fn node_size(n: &Node) -> (i32, i32) {
+    let lines = label_lines(&n.label);
+    let w =
+        lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
+    let h = 33 + LINE * lines.len() as i32;
+    match n.kind {
+        NodeKind::Task(_) => (w + 28, h),
+        _ => (w + 48, h - 4),
+    }
+}
+
+/// Lays out the wait-for graph of `m`: the cycle on a ring (an ellipse when
+/// it is too wide for the picture), then the tasks blocked behind it, one
+/// row each.
+pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    let g = Graph::new(m);
+    if !g.has_edges() {
+        return Ok(layout::empty(m, "Wait-for graph", &g.caption, opts.width));
+    }
+    let width = opts.width as i32;
+    let mut s = Scene::new(opts.width, 0);
+    let mut y = layout::title(&mut s, m, "Wait-for graph", MARGIN);
+    if let Some(t) = fonts::fit(&g.caption, SMALL, false, width - 2 * MARGIN) {
+        s.text(MARGIN, y + 8, &t, SMALL, false, palette::MUTED, Anchor::Left);
+    }
+    y += 24;
+
+    let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
+    let ring: Vec<usize> = if g.ring.is_empty() { (0..g.nodes.len()).collect() } else { g.ring.clone() };
+    let in_ring = |i: usize| ring.contains(&i);
+
+    // The ring: clockwise from the top, on an ellipse that fits the width.
+    let k = ring.len().max(1);
+    let perimeter: i32 = ring.iter().map(|&i| sizes[i].0.max(sizes[i].1 * 2) + 80).sum();
+    let r = (perimeter as f64 / std::f64::consts::TAU).max(if k <= 2 { 150.0 } else { 180.0 });
+    let maxw = ring.iter().map(|&i| sizes[i].0).max().unwrap_or(0) as f64;
+    let maxh = ring.iter().map(|&i| sizes[i].1).max().unwrap_or(0) as f64;
+    let rx = r.min(((width - 2 * MARGIN) as f64 - maxw) / 2.0 - 20.0).max(60.0);
+    let ry = if rx < r { (r * r / rx).min(1.6 * r) } else { r };
+    let cx = width as f64 / 2.0;
+    let cy = y as f64 + 40.0 + maxh / 2.0 + ry;
+    let mut placed: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
+    // A long cycle does not fit on a ring: it snakes through rows instead
+    // (left to right, then right to left), and the edge that closes it runs
+    // along the left margin.
+    let snake = k > SNAKE_ABOVE && rx < r;
+    let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
+    let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
+    for (j, &i) in ring.iter().enumerate() {
+        let (x, yy) = if snake {
+            let (row, c) = (j as i32 / cols, j as i32 % cols);
+            let col = if row % 2 == 1 { cols - 1 - c } else { c };
+            ((MARGIN + 40 + col * cell_w + cell_w / 2) as f64, (y + 40 + row * cell_h + cell_h / 2) as f64)
+        } else {
+            let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
+            ((cx + rx * cs).round(), (cy + ry * sn).round())
+        };
+        placed[i] = Some(Placed { x, y: yy, w: sizes[i].0, h: sizes[i].1 });
+    }
+    let ring_bottom =
+        placed.iter().flatten().map(|p| p.y as i32 + p.h / 2).max().unwrap_or(y) + if snake { 24 } else { 0 };
+
+    // Edges between ring nodes (grey ones first, the cycle on top), then the nodes.
+    let mut order: Vec<&Edge> = g.edges.iter().filter(|e| in_ring(e.from) && in_ring(e.to)).collect();
+    order.sort_by_key(|e| e.cycle);
+    for e in order {
+        let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
+        if snake && e.from == ring[k - 1] && e.to == ring[0] {
+            // Down from the last node, left to the margin, up, into the first.
+            let (x0, y0) = (a.x as i32, a.y as i32 + a.h / 2 + 4);
+            let lane = MARGIN + 12;
+            let (x1, y1) = (b.x as i32 - b.w / 2 - 6, b.y as i32);
+            s.path(vec![(x0, y0), (x0, y0 + 22), (lane, y0 + 22), (lane, y1), (x1 - 10, y1)], palette::DEADLOCK, 3);
+            s.arrow_head((lane, y1), (x1, y1), 13, palette::DEADLOCK);
+            continue;
+        }
+        let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
+        draw_edge(&mut s, a, b, e, reverse);
+    }
+    for &i in &ring {
+        if let Some(p) = &placed[i] {
+            draw_node(&mut s, &g.nodes[i], p);
+            // Who else could release a resource of the ring.
+            let others: Vec<&str> = g
+                .edges
+                .iter()
+                .filter(|e| e.from == i && !e.cycle && !in_ring(e.to))
+                .map(|e| g.nodes[e.to].label.as_str())
+                .collect();
+            if !others.is_empty() {
+                let text = format!(
+                    "also {}: {}",
+                    g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label),
+                    others.join(", ")
+                );
+                let text = layout::fit_or_cut(&text, TINY, false, 320);
+                s.text(p.x as i32, p.y as i32 + p.h / 2 + 18, &text, TINY, false, palette::EDGE, Anchor::Center);
+            }
+        }
+    }
+
+    // Tasks blocked behind the cycle (or outside it): one row each.
+    let rows: Vec<&Edge> = g
+        .edges
+        .iter()
+        .filter(|e| !in_ring(e.from) && matches!(g.nodes[e.from].kind, NodeKind::Task(_)) && e.label == "waits for")
+        .collect();
+    let mut y = ring_bottom + 34;
+    if !rows.is_empty() {
+        s.rect(MARGIN, y, width - MARGIN, y + 1, palette::GRID);
+        y += 26;
+        s.text(MARGIN, y, "Blocked behind the cycle", TEXT, true, palette::INK, Anchor::Left);
+        y += 18;
+        let task_w = rows.iter().map(|e| sizes[e.from].0).max().unwrap_or(0);
+        let wait_w = rows.iter().map(|e| sizes[e.to].0).max().unwrap_or(0);
+        for e in rows {
+            let h = sizes[e.from].1.max(sizes[e.to].1);
+            let cy = y + 10 + h / 2;
+            let a =
+                Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
+            let bx = MARGIN + 10 + task_w + 90 + wait_w / 2;
+            let b = Placed { x: bx as f64, y: cy as f64, w: sizes[e.to].0, h: sizes[e.to].1 };
+            draw_edge(&mut s, &a, &b, e, false);
+            draw_node(&mut s, &g.nodes[e.from], &a);
+            draw_node(&mut s, &g.nodes[e.to], &b);
+            // Who could release it, as names in their colours.
+            let mut x = bx + wait_w / 2 + 40;
+            // (A join waits for a task: its own waits are in its own row.)
+            let joined = matches!(g.nodes[e.to].kind, NodeKind::Task(_));
+            let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && !joined).collect();
+            if let Some(first) = rel.first() {
+                let lead = format!("{}:", first.label);
+                s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
+                x += fonts::width(&lead, SMALL, false) + 10;
+                for r in rel {
+                    let n = &g.nodes[r.to];
+                    if let NodeKind::Task(t) = n.kind {
+                        s.rect(x, cy - 6, x + 12, cy + 6, palette::task(t));
+                        x += 17;
+                    }
+                    let color = if n.cycle { palette::DEADLOCK } else { palette::INK };
+                    s.text_mid(x, cy, &n.label, SMALL, true, color, Anchor::Left);
+                    x += fonts::width(&n.label, SMALL, true) + 16;
+                    if x > width - MARGIN - 60 {
+                        break;
+                    }
+                }
+            }
+            y += h + 14;
+        }
+    }
+
+    let mut items: Vec<(Swatch, String)> = vec![
+        (Swatch::Outline(palette::AXIS.into()), "task, in its colour in every chart".into()),
+        (Swatch::Hex(palette::EDGE.into(), palette::RESOURCE_FILL.into()), "lock, channel or pipe".into()),
+        (Swatch::Arrow(palette::DEADLOCK.into()), "deadlock cycle".into()),
+    ];
+    if g.edges.iter().any(|e| !e.cycle) {
+        items.push((Swatch::Arrow(palette::EDGE.into()), "outside the cycle".into()));
+    }
+    let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
+    s.height = (y + MARGIN) as u32;
+    Ok(s)
+}
+
+/// The point where the segment from the centre of `p` towards `(dx, dy)`
+/// leaves its box, plus a gap.
+fn exit(p: &Placed, dx: f64, dy: f64, gap: f64) -> (f64, f64) {
+    let (hw, hh) = (p.w as f64 / 2.0 + gap, p.h as f64 / 2.0 + gap);
+    let tx = if dx.abs() > 1e-9 { hw / dx.abs() } else { f64::INFINITY };
+    let ty = if dy.abs() > 1e-9 { hh / dy.abs() } else { f64::INFINITY };
+    let t = tx.min(ty);
+    (p.x + dx * t, p.y + dy * t)
+}
+
+fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool) {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len < 1.0 {
+        return;
+    }
+    let (ux, uy) = (dx / len, dy / len);
+    // Two edges between the same nodes: move each to its own side.
+    let off = if reverse { 7.0 } else { 0.0 };
+    let (ox, oy) = (-uy * off, ux * off);
+    let p0 = exit(a, ux, uy, 4.0);
+    let p1 = exit(b, -ux, -uy, 5.0);
+    let (x0, y0) = ((p0.0 + ox).round() as i32, (p0.1 + oy).round() as i32);
+    let (x1, y1) = ((p1.0 + ox).round() as i32, (p1.1 + oy).round() as i32);
+    let color = if e.cycle { palette::DEADLOCK } else { palette::EDGE };
+    let wide = if e.cycle { 3 } else { 2 };
+    // Stop the line at the arrow head's base.
+    let head = 13.0;
+    let seg = (((x1 - x0) as f64).powi(2) + ((y1 - y0) as f64).powi(2)).sqrt().max(1.0);
+    let k = ((seg - head + 2.0) / seg).max(0.0);
+    let xb = x0 + ((x1 - x0) as f64 * k).round() as i32;
+    let yb = y0 + ((y1 - y0) as f64 * k).round() as i32;
+    s.line((x0, y0), (xb, yb), color, wide);
+    s.arrow_head((x0, y0), (x1, y1), head as i32, color);
+    // The label beside the middle, on the left of the direction of travel,
+    // when the edge is long enough to carry it.
+    let w = fonts::width(e.label, TINY, e.cycle) as f64;
+    if seg < w * (ux.abs() * 0.6 + 0.4) + 40.0 {
+        return;
+    }
+    let (mx, my) = ((x0 + x1) as f64 / 2.0, (y0 + y1) as f64 / 2.0);
+    let side = if reverse { 2.2 } else { 1.0 };
+    let (lx, ly) = (mx + uy * 12.0 * side, my - ux * 12.0 * side);
+    let anchor = if uy > 0.3 {
+        Anchor::Left
+    } else if uy < -0.3 {
+        Anchor::Right
+    } else {
+        Anchor::Center
+    };
+    s.text_mid(lx.round() as i32, ly.round() as i32, e.label, TINY, e.cycle, color, anchor);
+}
+
+fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
+    let (x, y) = (p.x as i32, p.y as i32);
+    let (x0, y0, x1, y1) = (x - p.w / 2, y - p.h / 2, x + p.w / 2, y + p.h / 2);
+    let name_color = if n.cycle { palette::DEADLOCK } else { palette::INK };
+    let lines = label_lines(&n.label);
+    let text_top = y0 + 21;
+    match n.kind {
+        NodeKind::Task(t) => {
+            let c = palette::task(t);
+            s.rect(x0, y0, x1, y1, palette::WHITE);
+            s.frame(x0, y0, x1, y1, c, 3);
+            s.rect(x0, y0, x0 + 8, y1, c);
+            for (i, l) in lines.iter().enumerate() {
+                s.text(x + 4, text_top + 2 + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
+            }
+            s.text(x + 4, y1 - 11, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+        }
+        _ => {
+            let tip = 18;
+            let border: Rgb = if n.cycle { palette::DEADLOCK } else { palette::EDGE };
+            let hex = |d: i32| {
+                vec![
+                    (x0 - d, y),
+                    (x0 + tip - d, y0 - d),
+                    (x1 - tip + d, y0 - d),
+                    (x1 + d, y),
+                    (x1 - tip + d, y1 + d),
+                    (x0 + tip - d, y1 + d),
+                ]
+            };
+            s.polygon(hex(2), border);
+            s.polygon(hex(0), palette::RESOURCE_FILL);
+            for (i, l) in lines.iter().enumerate() {
+                s.text(x, text_top + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
+            }
+            s.text(x, y1 - 9, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trig() {
+        for i in 0..16 {
+            let t = i as f64 / 16.0;
+            let (s, c) = sin_cos(t);
+            let a = t * std::f64::consts::TAU;
+            assert!((s - a.sin()).abs() < 1e-12 && (c - a.cos()).abs() < 1e-12, "{t}");
+        }
+    }
+}

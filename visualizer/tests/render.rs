@@ -1,0 +1,386 @@
+//! Charts of real traces: the committed one, traces the engine makes here,
+//! a long one; PNGs decoded and checked, SVGs parsed, outputs compared.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use visualizer::{Chart, Format, Model, Options, Trace, Window, XAxis};
+
+fn committed() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/abba-deadlock.json")
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// A fresh, empty directory for this test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("deadsim-vis-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Png {
+    width: u32,
+    height: u32,
+    colours: usize,
+    /// Share of pixels that are not white, in percent.
+    inked: usize,
+}
+
+fn decode_png(bytes: &[u8]) -> Png {
+    let dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = dec.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a PNG frame");
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let px = &buf[..info.buffer_size()];
+    // Every third pixel is plenty to count colours and ink (tests run unoptimised).
+    let mut colours: Vec<u32> = Vec::with_capacity(px.len() / 9 + 1);
+    let mut inked = 0usize;
+    for p in px.chunks_exact(3).step_by(3) {
+        let c = (p[0] as u32) << 16 | (p[1] as u32) << 8 | p[2] as u32;
+        if c != 0xFF_FF_FF {
+            inked += 1;
+        }
+        colours.push(c);
+    }
+    let n = colours.len();
+    colours.sort_unstable();
+    colours.dedup();
+    Png { width: info.width, height: info.height, colours: colours.len(), inked: inked * 100 / n.max(1) }
+}
+
+/// Checks a PNG: the size asked for, not blank, several colours.
+fn check_png(bytes: &[u8], width: u32) -> Png {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let p = decode_png(bytes);
+    assert_eq!(p.width, width);
+    assert!(p.height >= 150 && p.height < 20_000, "height {}", p.height);
+    assert!(p.colours >= 8, "only {} colours", p.colours);
+    assert!(p.inked >= 2, "only {}% of the pixels are inked", p.inked);
+    p
+}
+
+/// Parses an SVG and returns its texts.
+fn check_svg(bytes: &[u8], width: u32) -> Vec<String> {
+    let text = std::str::from_utf8(bytes).expect("UTF-8");
+    let doc = roxmltree::Document::parse(text).expect("well-formed SVG");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(root.attribute("width"), Some(width.to_string().as_str()));
+    let rects = root.descendants().filter(|n| n.has_tag_name("rect")).count();
+    assert!(rects >= 2, "{rects} rects");
+    let texts: Vec<String> = root
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect();
+    assert!(texts.len() >= 5);
+    for t in root.descendants().filter(|n| n.has_tag_name("text")) {
+        assert!(t.attribute("font-family").unwrap().starts_with("Noto Sans"));
+    }
+    texts
+}
+
+fn render(trace: &Trace, chart: Chart, format: Format, opts: &Options) -> Vec<u8> {
+    visualizer::render(trace, chart, format, opts).unwrap_or_else(|e| panic!("{}: {e}", chart.name()))
+}
+
+#[test]
+fn committed_trace_every_chart() {
+    let trace = visualizer::load(&committed()).unwrap();
+    let opts = Options::default();
+    for chart in Chart::ALL {
+        let png = render(&trace, chart, Format::Png, &opts);
+        check_png(&png, opts.width);
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &opts), opts.width);
+        assert!(texts.iter().any(|t| t.contains("abba")), "{chart:?}: {texts:?}");
+        match chart {
+            Chart::Timeline => {
+                for want in ["T1", "T2", "main", "holds A", "holds B", "deadlock, step 5", "running", "blocked"] {
+                    assert!(texts.iter().any(|t| t == want), "timeline lacks {want:?}: {texts:?}");
+                }
+            }
+            Chart::Locks => {
+                for want in ["A", "B", "held by T1", "held by T2", "1 waiting"] {
+                    assert!(texts.iter().any(|t| t == want), "locks lacks {want:?}: {texts:?}");
+                }
+            }
+            Chart::Pipes => assert!(texts.iter().any(|t| t == "This trace has no pipes.")),
+            Chart::WaitFor => {
+                for want in ["T1", "T2", "A", "B", "waits for", "held by"] {
+                    assert!(texts.iter().any(|t| t == want), "waitfor lacks {want:?}: {texts:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn same_trace_same_bytes() {
+    let trace = visualizer::load(&committed()).unwrap();
+    // Read back from its JSON: a different allocation, the same trace.
+    let again = Trace::from_json(&trace.to_json()).unwrap();
+    let pipes = common::pipes_deadlock();
+    for t in [&trace, &pipes] {
+        for chart in Chart::ALL {
+            for format in [Format::Png, Format::Svg] {
+                let opts = Options::default();
+                let a = render(t, chart, format, &opts);
+                let b = render(t, chart, format, &opts);
+                assert!(a == b, "{chart:?} {format:?} differs between two renders");
+                if std::ptr::eq(t, &trace) {
+                    assert!(a == render(&again, chart, format, &opts), "{chart:?} {format:?}");
+                }
+            }
+        }
+    }
+    // And from another thread (font registration is per process, not per thread).
+    let t2 = trace.clone();
+    let other = std::thread::spawn(move || render(&t2, Chart::Timeline, Format::Png, &Options::default()));
+    assert!(other.join().unwrap() == render(&trace, Chart::Timeline, Format::Png, &Options::default()));
+}
+
+/// The figures in `tests/golden` were made by a release build of the CLI:
+///
+/// ```text
+/// cargo run --release -- render traces/abba-deadlock.json --chart all -o visualizer/tests/golden/
+/// cargo run --release -- render traces/abba-deadlock.json --chart all -o visualizer/tests/golden/ --format svg
+/// ```
+///
+/// This debug build must make the same bytes. (`UPDATE_GOLDEN=1` rewrites them.)
+#[test]
+fn debug_build_matches_release_figures() {
+    let trace = visualizer::load(&committed()).unwrap();
+    let m = Model::new(&trace).unwrap();
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    for chart in [Chart::Timeline, Chart::Locks, Chart::WaitFor] {
+        for format in [Format::Png, Format::Svg] {
+            let bytes = visualizer::render_model(&m, chart, format, &Options::default()).unwrap();
+            let path = golden_dir().join(format!("abba-deadlock-{}.{}", chart.name(), format.ext()));
+            if update {
+                visualizer::write_file(&path, &bytes).unwrap();
+                continue;
+            }
+            let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(
+                bytes == want,
+                "{} differs from this build's output; if the change is meant, regenerate (see this test's doc)",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn engine_traces_through_files() {
+    let dir = scratch("engine");
+    let mut cases: Vec<(String, Trace)> = Vec::new();
+    for (model, params, seeds) in [
+        ("abba", vec![], 0..4u64),
+        ("abba", vec![("fixed".to_string(), "true".to_string())], 0..1),
+        ("philosophers", vec![], 0..2),
+        ("philosophers", vec![("ordered".to_string(), "true".to_string())], 0..1),
+    ] {
+        let cfg = sim::models::find(model).unwrap().configure(&params).unwrap();
+        for seed in seeds {
+            let run = cfg.run(seed, true);
+            let path = dir.join(format!("{model}-{}-{seed}.json", params.len()));
+            run.trace.unwrap().write_file(&path).unwrap();
+            cases.push((path.display().to_string(), visualizer::load(&path).unwrap()));
+        }
+    }
+    for (name, trace) in &cases {
+        let m = Model::new(trace).unwrap();
+        for chart in Chart::ALL {
+            for (format, x) in [(Format::Png, XAxis::Time), (Format::Svg, XAxis::Steps)] {
+                let opts = Options { x, ..Options::default() };
+                let bytes =
+                    visualizer::render_model(&m, chart, format, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+                match format {
+                    Format::Png => {
+                        check_png(&bytes, opts.width);
+                    }
+                    Format::Svg => {
+                        let texts = check_svg(&bytes, opts.width);
+                        if chart == Chart::Timeline {
+                            assert!(texts.iter().any(|t| t == "scheduler step"), "{name}");
+                        }
+                    }
+                }
+                // Whole files, through the atomic writer.
+                let out = dir.join(format!("out.{}", format.ext()));
+                visualizer::write_file(&out, &bytes).unwrap();
+                assert_eq!(std::fs::read(&out).unwrap(), bytes);
+            }
+        }
+        // Deadlocked runs have a cycle in their wait-for graph; the others say so in words.
+        let g = visualizer::waitfor::Graph::new(&m);
+        assert_eq!(g.edges.iter().any(|e| e.cycle), trace.meta.verdict == "deadlock", "{name}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().contains(".tmp")), "temporary files left: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pipes_locks_monitors_channels() {
+    let trace = common::pipes_deadlock();
+    assert_eq!(trace.meta.verdict, "deadlock");
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width);
+    for want in ["client->server", "server->client", "buffer full", "capacity 256 B", "writes", "reads"] {
+        assert!(texts.iter().any(|t| t == want), "pipes lacks {want:?}: {texts:?}");
+    }
+    let texts = check_svg(&render(&trace, Chart::Locks, Format::Svg, &opts), opts.width);
+    for want in ["sendLock", "streamLock", "RWMutex", "bufferQueue", "monitor"] {
+        assert!(texts.iter().any(|t| t == want), "locks lacks {want:?}: {texts:?}");
+    }
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    for want in ["pipe write", "pipe read", "channel send", "channel receive", "background task", "reads streamLock"] {
+        assert!(texts.iter().any(|t| t == want), "timeline lacks {want:?}: {texts:?}");
+    }
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), opts.width);
+    let d = trace.deadlock.as_ref().unwrap();
+    assert!(!d.behind.is_empty(), "the test model leaves a task behind the cycle");
+    let behind: Vec<&str> = d.behind.iter().map(|b| b.name.as_str()).collect();
+    for want in ["Blocked behind the cycle"].into_iter().chain(behind) {
+        assert!(texts.iter().any(|t| t == want), "waitfor lacks {want:?}: {texts:?}");
+    }
+    for chart in Chart::ALL {
+        check_png(&render(&trace, chart, Format::Png, &opts), opts.width);
+    }
+}
+
+#[test]
+fn windows_and_widths() {
+    let trace = common::pipes_deadlock();
+    let m = Model::new(&trace).unwrap();
+    for window in [Window::All, Window::Last(10), Window::Steps(20, 40), Window::Time(1_000, 2_500)] {
+        for chart in [Chart::Timeline, Chart::Locks, Chart::Pipes] {
+            for width in [600, 1200, 2400] {
+                let opts = Options { window, width, ..Options::default() };
+                let png = visualizer::render_model(&m, chart, Format::Png, &opts).unwrap();
+                check_png(&png, width);
+            }
+        }
+    }
+    let outside = Options { window: Window::Steps(10_000, 20_000), ..Options::default() };
+    let err = visualizer::render_model(&m, Chart::Timeline, Format::Png, &outside).unwrap_err();
+    assert!(err.0.contains("outside the trace"), "{err}");
+    let narrow = Options { width: 100, ..Options::default() };
+    assert!(visualizer::render_model(&m, Chart::Timeline, Format::Png, &narrow).is_err());
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_leave_nothing() {
+    let dir = scratch("bad");
+    let good = std::fs::read_to_string(committed()).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let mut empty: serde_json::Value = serde_json::from_str(&good).unwrap();
+    empty["events"] = serde_json::json!([]);
+    empty["schedule"] = serde_json::json!([]);
+    empty["deadlock"] = serde_json::Value::Null;
+    let cases = [
+        (dir.join("missing.json"), "cannot read"),
+        (write("text.json", "this is not json"), "not JSON"),
+        (write("other.json", "{\"format\":\"something-else\",\"version\":1}"), "not a deadsim trace"),
+        (write("array.json", "[1, 2, 3]"), "not a deadsim trace"),
+        (write("v2.json", &good.replace("\"version\":1", "\"version\":2")), "version 2 is not supported"),
+        (write("empty.json", &empty.to_string()), "no events"),
+    ];
+    for (path, want) in &cases {
+        let err = visualizer::load(path).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
+    }
+    // An empty trace passed directly fails to render, and writes nothing.
+    let empty: Trace = serde_json::from_value(empty).unwrap();
+    let out = dir.join("empty.png");
+    let err = visualizer::render_file(&empty, Chart::Timeline, Format::Png, &Options::default(), &out).unwrap_err();
+    assert!(err.0.contains("no events"), "{err}");
+    assert!(!out.exists());
+    // A path that cannot be written: an error naming it, and no file.
+    let trace = visualizer::load(&committed()).unwrap();
+    let bad = dir.join("no-such-dir").join("x.png");
+    let err = visualizer::render_file(&trace, Chart::Timeline, Format::Png, &Options::default(), &bad).unwrap_err();
+    assert!(err.0.contains("x.png"), "{err}");
+    assert!(!bad.exists());
+    let left: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(left.iter().all(|n| n.ends_with(".json")), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn perfetto_export() {
+    for trace in [visualizer::load(&committed()).unwrap(), common::pipes_deadlock()] {
+        let json = visualizer::perfetto::export(&trace).unwrap();
+        assert_eq!(json, visualizer::perfetto::export(&trace).unwrap());
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let names: BTreeSet<&str> = ev
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        for t in &trace.tasks {
+            assert!(names.contains(t.name.as_str()), "no lane for {}", t.name);
+        }
+        for e in ev.iter().filter(|e| e["ph"] == "X") {
+            assert!(e["ts"].is_number() && e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        }
+        let holds = ev.iter().filter(|e| e["ph"] == "X" && e["cat"] == "lock").count();
+        let waits = ev.iter().filter(|e| e["ph"] == "X" && e["cat"] == "wait").count();
+        assert!(holds > 0 && waits > 0);
+        // Every flow start has its end.
+        let starts: BTreeSet<u64> = ev.iter().filter(|e| e["ph"] == "s").map(|e| e["id"].as_u64().unwrap()).collect();
+        let ends: BTreeSet<u64> = ev.iter().filter(|e| e["ph"] == "f").map(|e| e["id"].as_u64().unwrap()).collect();
+        assert_eq!(starts, ends);
+        assert!(ev.iter().any(|e| e["ph"] == "i" && e["name"] == "deadlock"));
+        if trace.meta.model == "abba" {
+            // T2 waits for A from step 5 (500 ns): the step the deadlock forms.
+            let w = ev.iter().find(|e| e["name"] == "wait A").unwrap();
+            assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.5, 0.0));
+        } else {
+            assert!(starts.len() >= 5);
+            assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == "pipe client->server"));
+        }
+    }
+}
+
+#[test]
+fn long_trace_renders_bounded() {
+    // A million events in release builds; fewer in debug builds, where this
+    // crate is not optimised (the aggregation is the same).
+    let events = if cfg!(debug_assertions) { 150_000 } else { 1_000_000 };
+    let trace = common::trace_with_events(events);
+    assert!(trace.events.len() >= events);
+    let m = Model::new(&trace).unwrap();
+    for window in [Window::All, Window::Auto] {
+        let opts = Options { window, ..Options::default() };
+        for chart in Chart::ALL {
+            let png = visualizer::render_model(&m, chart, Format::Png, &opts).unwrap();
+            let p = check_png(&png, opts.width);
+            assert!(p.height < 2000, "{chart:?}: {} px high", p.height);
+            assert!(png.len() < 400_000, "{chart:?}: PNG of {} bytes", png.len());
+            let svg = visualizer::render_model(&m, chart, Format::Svg, &opts).unwrap();
+            check_svg(&svg, opts.width);
+            assert!(svg.len() < 1_500_000, "{chart:?}: SVG of {} bytes", svg.len());
+        }
+    }
+    // The default window ends at the deadlock and shows its story.
+    let (a, b, _) = Window::Auto.resolve(&m).unwrap();
+    assert_eq!(b, m.deadlock.unwrap());
+    assert!(b - a >= Window::AUTO_MIN && b - a <= Window::AUTO_LAST, "{a}..{b}");
+}
