@@ -1,49 +1,115 @@
-//! `deadsim bench`: schedules/s and steps/s of every built-in model.
+//! `deadsim bench`: throughput per model and strategy, schedules and time to
+//! the first deadlock, and executions to exhaust the small models.
 
 use std::time::Instant;
 
-use sim::models;
+use sim::models::{self, Configured};
+use sim::scheduler::{explore, ExploreConfig, StrategyKind};
 
 use crate::output::{flags_label, print_table};
 
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn configured(name: &str, p: &[(&str, &str)]) -> Configured {
+    models::find(name).unwrap().configure(&pairs(p)).unwrap()
+}
+
 pub fn bench(seconds: f64) {
-    println!("deadsim bench: random strategy, recording off, one core, {seconds}s per row\n");
-    let rows: Vec<(&str, Vec<(String, String)>)> = vec![
-        ("abba", vec![("fixed".into(), "true".into())]),
+    println!("deadsim bench: recording off, one core, {seconds}s per throughput row\n");
+    let throughput: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("abba", vec![("fixed", "true")]),
         ("abba", vec![]),
-        ("philosophers", vec![("ordered".into(), "true".into())]),
+        ("philosophers", vec![("ordered", "true")]),
         ("philosophers", vec![]),
-        ("ttrpc", vec![("server".into(), "v1.0.2".into()), ("client".into(), "v1.2.3".into())]),
-        ("ttrpc", vec![("server".into(), "v1.2.3".into()), ("client".into(), "v1.2.4".into())]),
-        ("flink", vec![("flink-version".into(), "1.13.1".into()), ("scenario".into(), "pipeline".into())]),
-        ("flink", vec![("flink-version".into(), "1.13.2".into()), ("scenario".into(), "pipeline".into())]),
+        ("ttrpc", vec![("server", "v1.0.2"), ("client", "v1.2.3")]),
+        ("ttrpc", vec![("server", "v1.2.3"), ("client", "v1.2.4")]),
+        ("flink", vec![("flink-version", "1.13.1"), ("scenario", "pipeline")]),
+        ("flink", vec![("flink-version", "1.13.2"), ("scenario", "pipeline")]),
     ];
-    let mut table = vec![["model", "variant", "schedules/s", "steps/s", "steps/run"].map(String::from)];
-    for (name, params) in rows {
-        let m = models::find(name).unwrap();
-        let cfg = m.configure(&params).unwrap();
-        // Warm up, then measure whole batches until the time is up.
-        for seed in 0..1000 {
-            std::hint::black_box(cfg.run(seed, false));
-        }
-        let started = Instant::now();
-        let (mut runs, mut steps, mut seed) = (0u64, 0u64, 0u64);
-        while started.elapsed().as_secs_f64() < seconds {
-            for _ in 0..1000 {
-                let r = cfg.run(seed, false);
-                steps += r.steps;
-                runs += 1;
-                seed += 1;
+    let mut table = vec![["model", "variant", "strategy", "schedules/s", "steps/s", "steps/run"].map(String::from)];
+    for (name, params) in &throughput {
+        let cfg = configured(name, params);
+        for kind in [StrategyKind::Random, StrategyKind::Pct(3)] {
+            // Warm up, then measure whole batches until the time is up.
+            for seed in 0..200 {
+                std::hint::black_box(kind.run(&cfg, seed, false, sim::DEFAULT_MAX_STEPS));
             }
+            let started = Instant::now();
+            let (mut runs, mut steps, mut seed) = (0u64, 0u64, 0u64);
+            while started.elapsed().as_secs_f64() < seconds {
+                for _ in 0..200 {
+                    let r = kind.run(&cfg, seed, false, sim::DEFAULT_MAX_STEPS);
+                    steps += r.steps;
+                    runs += 1;
+                    seed += 1;
+                }
+            }
+            let t = started.elapsed().as_secs_f64();
+            table.push([
+                name.to_string(),
+                flags_label(&pairs(params)),
+                kind.to_string(),
+                format!("{:.0}", runs as f64 / t),
+                format!("{:.0}", steps as f64 / t),
+                format!("{:.1}", steps as f64 / runs as f64),
+            ]);
         }
-        let t = started.elapsed().as_secs_f64();
-        table.push([
-            name.to_string(),
-            flags_label(&params),
-            format!("{:.0}", runs as f64 / t),
-            format!("{:.0}", steps as f64 / t),
-            format!("{:.1}", steps as f64 / runs as f64),
-        ]);
+    }
+    print_table(&table, &[false, false, false, true, true, true]);
+    println!("(PCT runs each seed twice: once to learn the step bound, once with its change points.)");
+
+    println!("\nFirst deadlock from seed 0, one job:\n");
+    let buggy: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("abba", vec![]),
+        ("philosophers", vec![]),
+        ("ttrpc", vec![("server", "v1.0.2"), ("client", "v1.0.2")]),
+        ("ttrpc", vec![("server", "v1.0.2"), ("client", "v1.2.3")]),
+        ("flink", vec![("flink-version", "1.13.1"), ("scenario", "minimal")]),
+        ("flink", vec![("flink-version", "1.13.1"), ("scenario", "pipeline")]),
+    ];
+    let mut table = vec![["model", "variant", "strategy", "schedules", "time"].map(String::from)];
+    for (name, params) in &buggy {
+        let cfg = configured(name, params);
+        for kind in [StrategyKind::Random, StrategyKind::Pct(3)] {
+            let started = Instant::now();
+            let limit = 100_000u64;
+            let found = (0..limit).find(|&s| kind.run(&cfg, s, false, sim::DEFAULT_MAX_STEPS).outcome.is_failure());
+            let t = started.elapsed().as_secs_f64();
+            table.push([
+                name.to_string(),
+                flags_label(&pairs(params)),
+                kind.to_string(),
+                found.map_or(format!("none in {limit}"), |s| (s + 1).to_string()),
+                format!("{:.2} ms", t * 1e3),
+            ]);
+        }
+    }
+    print_table(&table, &[false, false, false, true, true]);
+
+    println!("\nExecutions to explore every schedule (budget 300,000):\n");
+    let small: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("abba", vec![("fixed", "true")]),
+        ("philosophers", vec![("philosophers", "3"), ("ordered", "true"), ("rounds", "1")]),
+        ("philosophers", vec![("philosophers", "4"), ("ordered", "true"), ("rounds", "1")]),
+        ("flink", vec![("flink-version", "1.13.2"), ("scenario", "minimal")]),
+    ];
+    let mut table = vec![["model", "variant", "with reduction", "without", "time with"].map(String::from)];
+    for (name, params) in &small {
+        let cfg = configured(name, params);
+        let run = |reduction| {
+            let started = Instant::now();
+            let r = explore(
+                &cfg,
+                &ExploreConfig { reduction, max_executions: 300_000, keep_going: true, ..ExploreConfig::default() },
+            );
+            let shown = if r.exhausted { r.executions.to_string() } else { format!("> {}", r.executions) };
+            (shown, started.elapsed().as_secs_f64())
+        };
+        let (with, t) = run(true);
+        let (without, _) = run(false);
+        table.push([name.to_string(), flags_label(&pairs(params)), with, without, format!("{:.2} ms", t * 1e3)]);
     }
     print_table(&table, &[false, false, true, true, true]);
 }
