@@ -5,7 +5,10 @@
 //! Every acquisition of a mutex, RWMutex or monitor while the task holds
 //! other locks adds an edge from each held lock to the new one, with both
 //! sites. A reentrant re-entry of a held monitor adds nothing. A cycle among
-//! lock instances is a possible circular locking dependency. Nesting two
+//! lock instances is a possible circular locking dependency; so is a cycle
+//! among lock classes (all `bufferQueue` monitors of `BufferManager` are one
+//! class), which catches two classes taken in both orders by different
+//! instances. Nesting two
 //! instances of one lock class is reported apart, as information (lockdep
 //! asks for a nesting annotation there). Channel and pipe waits are not
 //! locks: a lock held while blocked in a channel send or a pipe write is
@@ -63,6 +66,9 @@ pub struct LockOrder {
 pub enum WarningKind {
     /// A cycle among lock instances: a potential deadlock.
     CircularDependency,
+    /// A cycle among lock classes (two classes taken in both orders, by any
+    /// instances): a potential deadlock that instance edges alone may not show.
+    ClassCircularDependency,
     /// Two instances of one lock class nested (information).
     SameClassNesting,
     /// A lock held while blocked in a channel send or pipe write (information).
@@ -77,6 +83,7 @@ impl WarningKind {
     pub fn as_str(self) -> &'static str {
         match self {
             WarningKind::CircularDependency => "circular-locking-dependency",
+            WarningKind::ClassCircularDependency => "circular-class-dependency",
             WarningKind::SameClassNesting => "same-class-nesting",
             WarningKind::HeldAcrossBlocking => "lock-held-across-blocking-operation",
             WarningKind::ChainIntoBlocking => "lock-chain-into-blocking-operation",
@@ -135,6 +142,61 @@ impl LockOrder {
                 if reported.insert(set) {
                     out.push(self.circular(&cycle));
                 }
+            }
+        }
+        // Cycles among classes (a lock without a class is its own class),
+        // other than the instance cycles already reported.
+        let class_of =
+            |name: &str, class: Option<&'static str>| class.map(str::to_string).unwrap_or_else(|| name.to_string());
+        let mut cadj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in &self.edges {
+            let (a, b) = (class_of(&e.from, e.class_from), class_of(&e.to, e.class_to));
+            cadj.entry(b.clone()).or_default();
+            if a != b {
+                cadj.entry(a).or_default().insert(b);
+            }
+        }
+        let cadj_ref: BTreeMap<&str, BTreeSet<&str>> =
+            cadj.iter().map(|(k, v)| (k.as_str(), v.iter().map(|x| x.as_str()).collect())).collect();
+        let mut reported_classes: BTreeSet<BTreeSet<&str>> = BTreeSet::new();
+        for &start in cadj_ref.keys() {
+            if let Some(cycle) = shortest_cycle(&cadj_ref, start) {
+                let set: BTreeSet<&str> = cycle.iter().copied().collect();
+                if reported.contains(&set) || !reported_classes.insert(set) {
+                    continue;
+                }
+                let names: Vec<String> = cycle.iter().map(|c| c.to_string()).collect();
+                let mut report = String::from(
+                    "WARNING: possible circular locking dependency between lock classes
+",
+                );
+                for w in cycle.windows(2).chain(std::iter::once([cycle[cycle.len() - 1], cycle[0]].as_slice())) {
+                    if let Some(e) = self
+                        .edges
+                        .iter()
+                        .find(|e| class_of(&e.from, e.class_from) == w[0] && class_of(&e.to, e.class_to) == w[1])
+                    {
+                        report.push_str(&format!(
+                            "-> {} then {}: \"{}\" took \"{}\" at {} while holding \"{}\", taken at {}\n",
+                            w[0],
+                            w[1],
+                            e.task,
+                            e.to,
+                            at(&e.to_at),
+                            e.from,
+                            at(&e.from_at)
+                        ));
+                    }
+                }
+                out.push(Warning {
+                    kind: WarningKind::ClassCircularDependency,
+                    summary: format!(
+                        "possible circular dependency between lock classes: {} -> {}",
+                        names.join(" -> "),
+                        names[0]
+                    ),
+                    report,
+                });
             }
         }
         let mut seen_class = BTreeSet::new();
@@ -270,4 +332,41 @@ fn shortest_cycle<'a>(adj: &BTreeMap<&'a str, BTreeSet<&'a str>>, start: &'a str
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(from: &'static str, to: &'static str, cf: Option<&'static str>, ct: Option<&'static str>) -> OrderEdge {
+        OrderEdge {
+            from: Cow::Borrowed(from),
+            to: Cow::Borrowed(to),
+            class_from: cf,
+            class_to: ct,
+            from_at: None,
+            to_at: None,
+            task: Cow::Borrowed("t"),
+        }
+    }
+
+    #[test]
+    fn class_cycles_are_found_where_instances_do_not_cycle() {
+        // x1 (class X) -> y1 (class Y) in one place, y2 (Y) -> x2 (X) in another:
+        // no instance cycle, but the classes are taken in both orders.
+        let g = LockOrder {
+            edges: vec![edge("x1", "y1", Some("X"), Some("Y")), edge("y2", "x2", Some("Y"), Some("X"))],
+            held_across: vec![],
+        };
+        let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, vec![WarningKind::ClassCircularDependency]);
+        // Nesting within one class is information, not a class cycle.
+        let g = LockOrder { edges: vec![edge("x1", "x2", Some("X"), Some("X"))], held_across: vec![] };
+        let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, vec![WarningKind::SameClassNesting]);
+        // An instance cycle of unclassed locks is reported once, not again per class.
+        let g = LockOrder { edges: vec![edge("a", "b", None, None), edge("b", "a", None, None)], held_across: vec![] };
+        let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, vec![WarningKind::CircularDependency]);
+    }
 }
