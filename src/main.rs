@@ -98,7 +98,7 @@ enum Command {
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
         /// Stop taking seeds after this many seconds and say how far the hunt got
-        #[arg(long, value_name = "SECONDS")]
+        #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         time_budget: Option<f64>,
         /// Run each seed twice, recorded, and report the first divergent step if they differ
         #[arg(long)]

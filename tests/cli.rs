@@ -103,3 +103,84 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot write trace /nonexistent-dir/x.json"), "{err}");
 }
+
+#[test]
+fn explore_proves_or_finds_and_schedules_replay() {
+    let (code, out, _) = deadsim(&["explore", "abba", "--fixed"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("proved: 35 executions, every schedule completes without deadlock"), "{out}");
+    let (code, v) = json(&["explore", "abba", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "deadlock");
+    let schedule = v["schedule"].as_str().unwrap().to_string();
+    let (code, out, _) = deadsim(&["replay", "abba", "--schedule", &schedule]);
+    assert_eq!(code, 1);
+    assert!(out.contains("Found a deadlock"), "{out}");
+    for (args, needle) in [
+        (vec!["replay", "philosophers", "--schedule", schedule.as_str()], "recorded on model abba, not philosophers"),
+        (vec!["replay", "abba", "--rounds", "2", "--schedule", schedule.as_str()], "recorded with other parameters"),
+        (vec!["replay", "abba", "--schedule", "ds1:abba:zz:1"], "fingerprint `zz` is not 8 hex digits"),
+        (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
+        (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
+        (vec!["hunt", "abba", "--shard", "2/2"], "--shard `2/2`"),
+        (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget"),
+        (vec!["shrink", "abba", "--fixed", "--seed", "0"], "this run does not fail"),
+    ] {
+        let (code, _, err) = deadsim(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_result() {
+    let dir = std::env::temp_dir().join(format!("deadsim-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, whole) = json(&["hunt", "flink", "--seeds", "0..6000", "--json"]);
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let (_, out, _) = deadsim(&["hunt", "flink", "--seeds", "0..6000", "--shard", &format!("{i}/3"), "--json"]);
+        let f = dir.join(format!("{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(|s| s.as_str()));
+    let (code, merged) = json(&args);
+    assert_eq!(code, if whole["seed"].is_null() { 0 } else { 1 });
+    for key in ["verdict", "seed", "schedules", "cycle"] {
+        assert_eq!(merged[key], whole[key], "{key}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn keep_going_reports_the_share_and_distinct_failures() {
+    let (code, v) = json(&["hunt", "abba", "--keep-going", "--seeds", "0..500", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["schedules"], 500);
+    let share = v["share"]["failing"].as_f64().unwrap();
+    let ci = v["share"]["ci95"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= share && share <= ci[1].as_f64().unwrap());
+    assert_eq!(v["distinct"].as_array().unwrap().len(), 1);
+    assert_eq!(v["distinct"][0]["seed"], v["seed"]);
+    assert!(v["warnings"][0]["kind"] == "circular-locking-dependency", "{}", v["warnings"]);
+}
+
+#[test]
+fn an_interrupted_hunt_reports_what_it_covered() {
+    let child = Command::new(env!("CARGO_BIN_EXE_deadsim"))
+        .args(["hunt", "abba", "--fixed", "--seeds", "0..1000000000", "--jobs", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("interrupted after"), "{stdout}");
+    assert!(stdout.contains("covered of 0..=999999999"), "{stdout}");
+}
