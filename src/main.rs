@@ -110,15 +110,8 @@ enum Command {
     Replay {
         /// Model name
         model: String,
-        /// The seed to replay
-        #[arg(long, allow_hyphen_values = true)]
-        seed: Option<u64>,
-        /// The strategy the seed was run with
-        #[arg(long, default_value = "random", value_name = "STRATEGY")]
-        strategy: String,
-        /// A schedule string (printed under every failure) instead of a seed
-        #[arg(long, value_name = "STRING")]
-        schedule: Option<String>,
+        #[command(flatten)]
+        which: WhichArgs,
         /// Write the trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
@@ -159,15 +152,8 @@ enum Command {
     Shrink {
         /// Model name
         model: String,
-        /// The failing seed
-        #[arg(long, allow_hyphen_values = true)]
-        seed: Option<u64>,
-        /// The strategy the seed was run with
-        #[arg(long, default_value = "random", value_name = "STRATEGY")]
-        strategy: String,
-        /// A failing schedule string instead of a seed
-        #[arg(long, value_name = "STRING")]
-        schedule: Option<String>,
+        #[command(flatten)]
+        which: WhichArgs,
         /// Write the shrunk run's trace to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
@@ -195,6 +181,26 @@ enum Command {
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
+}
+
+/// Which run: a seed (with the strategy it ran under) or a schedule string.
+#[derive(clap::Args)]
+struct WhichArgs {
+    /// The seed
+    #[arg(long, allow_hyphen_values = true)]
+    seed: Option<u64>,
+    /// The strategy the seed was run with
+    #[arg(long, default_value = "random", value_name = "STRATEGY")]
+    strategy: String,
+    /// A schedule string (printed under every failure) instead of a seed
+    #[arg(long, value_name = "STRING")]
+    schedule: Option<String>,
+}
+
+impl WhichArgs {
+    fn which(self) -> Result<Which, UsageError> {
+        Which::from_args(self.seed, &self.strategy, self.schedule)
+    }
 }
 
 /// A failure that ends the command with exit code 2 (bad usage or input).
@@ -377,9 +383,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
             }
         }
-        Command::Replay { model, seed, strategy, schedule, trace, max_steps, params } => {
+        Command::Replay { model, which, trace, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
-            let which = Which::from_args(seed, &strategy, schedule)?;
+            let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
             match &which {
                 Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
@@ -402,9 +408,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let a = search_cmd::ExploreArgs { preemptions, no_reduction, max_executions, max_steps, trace, json };
             search_cmd::explore_cmd(m, &cfg, a)
         }
-        Command::Shrink { model, seed, strategy, schedule, trace, max_tries, max_steps, params } => {
+        Command::Shrink { model, which, trace, max_tries, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
-            let which = Which::from_args(seed, &strategy, schedule)?;
+            let which = which.which()?;
             search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace)
         }
         Command::Merge { files } => hunt_cmd::merge(&files),

@@ -51,24 +51,7 @@ impl Client {
 
     /// `Client.Call` -> `dispatch` (client.go:146-171), in the caller's goroutine.
     pub async fn call(self: &Rc<Self>, call: u32, registered: bool, payload: u64) -> Answer {
-        let _f = frame_at("Client.dispatch", "client.go:146");
-        let errs: Chan<Answer> = Chan::new(format!("errs#{call}"), 1);
-        errs.declare_receiver();
-        self.calls.declare_sender();
-        self.done.declare_receiver();
-        at("client.go:155");
-        let mut hand = self.calls.send_case(CallRequest { call, registered, payload, errs: errs.clone() });
-        let mut closed = self.done.recv_case();
-        if select(&mut [&mut hand, &mut closed], false).await != Some(0) {
-            return Answer::Closed;
-        }
-        at("client.go:163");
-        let mut answer = errs.recv_case();
-        let mut closed = self.done.recv_case();
-        match select(&mut [&mut answer, &mut closed], false).await {
-            Some(0) => answer.take().unwrap_or(Answer::Closed),
-            _ => Answer::Closed,
-        }
+        dispatch(&self.calls, &self.done, call, registered, payload).await
     }
 
     /// `Client.Close` (client.go:173): cancels `c.ctx`; `run` closes the connection.
@@ -147,6 +130,30 @@ impl Client {
                 }
             }
         }
+    }
+}
+
+/// `dispatch` (client.go:146-171) of v1.0.x and v1.1.x, the same code in
+/// both: hand the call to the client's goroutine over `c.calls`, then wait
+/// for its answer on `errs` (capacity 1).
+pub async fn dispatch(calls: &Chan<CallRequest>, done: &Chan<()>, call: u32, registered: bool, payload: u64) -> Answer {
+    let _f = frame_at("Client.dispatch", "client.go:146");
+    let errs: Chan<Answer> = Chan::new(format!("errs#{call}"), 1);
+    errs.declare_receiver();
+    calls.declare_sender();
+    done.declare_receiver();
+    at("client.go:155");
+    let mut hand = calls.send_case(CallRequest { call, registered, payload, errs: errs.clone() });
+    let mut closed = done.recv_case();
+    if select(&mut [&mut hand, &mut closed], false).await != Some(0) {
+        return Answer::Closed;
+    }
+    at("client.go:163");
+    let mut answer = errs.recv_case();
+    let mut closed = done.recv_case();
+    match select(&mut [&mut answer, &mut closed], false).await {
+        Some(0) => answer.take().unwrap_or(Answer::Closed),
+        _ => Answer::Closed,
     }
 }
 

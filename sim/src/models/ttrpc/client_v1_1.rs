@@ -12,6 +12,7 @@ use super::channel::{Channel, Conn, LINES_V1_0};
 use super::client_v1_0::CallRequest;
 use super::wire::{Answer, Code, Frame, MessageType, SharedLedger};
 use crate::sync::{select, Chan, Mutex};
+
 use crate::{at, frame_at};
 
 /// `callMap` (client.go:197-251): calls by stream id, behind `m`.
@@ -79,24 +80,7 @@ impl Client {
 
     /// `dispatch` (client.go:146-171): unchanged from v1.0.2.
     pub async fn call(self: &Rc<Self>, call: u32, registered: bool, payload: u64) -> Answer {
-        let _f = frame_at("Client.dispatch", "client.go:146");
-        let errs: Chan<Answer> = Chan::new(format!("errs#{call}"), 1);
-        errs.declare_receiver();
-        self.calls.declare_sender();
-        self.done.declare_receiver();
-        at("client.go:155");
-        let mut hand = self.calls.send_case(CallRequest { call, registered, payload, errs: errs.clone() });
-        let mut closed = self.done.recv_case();
-        if select(&mut [&mut hand, &mut closed], false).await != Some(0) {
-            return Answer::Closed;
-        }
-        at("client.go:163");
-        let mut answer = errs.recv_case();
-        let mut closed = self.done.recv_case();
-        match select(&mut [&mut answer, &mut closed], false).await {
-            Some(0) => answer.take().unwrap_or(Answer::Closed),
-            _ => Answer::Closed,
-        }
+        super::client_v1_0::dispatch(&self.calls, &self.done, call, registered, payload).await
     }
 
     /// `Client.Close` (client.go:173): cancels `c.ctx`.
