@@ -461,7 +461,7 @@ fn print_models() {
             let kind = match p.kind {
                 models::ParamKind::Flag => String::new(),
                 models::ParamKind::Int { min, max } => format!(" <{min}..={max}>"),
-                models::ParamKind::Choice(c) if c.len() > 6 => format!(" <{}|...|{}>", c[0], c[c.len() - 1]),
+                models::ParamKind::Choice(c) if c.len() > 8 => format!(" <{}|...|{}>", c[0], c[c.len() - 1]),
                 models::ParamKind::Choice(c) => format!(" <{}>", c.join("|")),
                 models::ParamKind::Float { min, max } => format!(" <{min}..={max}>"),
             };
