@@ -49,13 +49,17 @@ impl SimRng {
             // loses a forced step does not shift every later draw.
             return 0;
         }
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = (self.inner.next_u32() as u64) * (n as u64);
-            if (m as u32) >= threshold {
-                return (m >> 32) as u32;
+        // Lemire's nearly divisionless form: the division that gives the
+        // rejection threshold is needed only when the low half falls below n.
+        // It accepts exactly the draws the plain form accepts.
+        let mut m = (self.inner.next_u32() as u64) * (n as u64);
+        if (m as u32) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u32) < threshold {
+                m = (self.inner.next_u32() as u64) * (n as u64);
             }
         }
+        (m >> 32) as u32
     }
 
     /// A raw 64-bit draw (for strategies that need their own distributions).
@@ -80,6 +84,27 @@ mod tests {
         let mut c = SimRng::new(43);
         let zs: Vec<u32> = (0..16).map(|_| c.below(1000)).collect();
         assert_ne!(xs, zs);
+    }
+
+    #[test]
+    fn divisionless_form_accepts_the_same_draws_as_the_plain_one() {
+        // The plain form: compute the threshold first, reject below it.
+        fn plain(r: &mut ChaCha8Rng, n: u32) -> u32 {
+            let threshold = n.wrapping_neg() % n;
+            loop {
+                let m = (r.next_u32() as u64) * (n as u64);
+                if (m as u32) >= threshold {
+                    return (m >> 32) as u32;
+                }
+            }
+        }
+        for n in [2u32, 3, 5, 7, 1000, (1 << 31) + 1, u32::MAX] {
+            let mut a = SimRng::new(9);
+            let mut b = SimRng::new(9).inner;
+            for _ in 0..2000 {
+                assert_eq!(a.below(n), plain(&mut b, n), "n = {n}");
+            }
+        }
     }
 
     #[test]

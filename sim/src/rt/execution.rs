@@ -180,6 +180,7 @@ impl Execution {
         let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
         let mut last: Option<TaskId> = None;
+        let may_halt = unsafe { &*sp }.strategy.may_halt();
         let outcome = loop {
             let s = unsafe { &mut *sp };
             if let Some(f) = s.failure.take() {
@@ -219,8 +220,10 @@ impl Execution {
                 s.pending_ops = ops;
             }
             let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
-            if let Some(halt) = s.strategy.halt() {
-                break Outcome::Stopped { step: s.step + 1, halt };
+            if may_halt {
+                if let Some(halt) = s.strategy.halt() {
+                    break Outcome::Stopped { step: s.step + 1, halt };
+                }
             }
             debug_assert!(s.enabled.contains(t), "the strategy picked a task that is not enabled");
             if s.enabled.len() > 1 {

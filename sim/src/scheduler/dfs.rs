@@ -346,6 +346,10 @@ impl Strategy for DfsStrategy {
         }
     }
 
+    fn may_halt(&self) -> bool {
+        true
+    }
+
     fn halt(&mut self) -> Option<Halt> {
         self.0.borrow_mut().halt.take()
     }

@@ -165,7 +165,14 @@ pub trait Strategy {
     /// task's known next access: (task, resource).
     fn pending(&mut self, _accesses: &[(TaskId, u32)]) {}
 
-    /// Asked after every pick: `Some` stops the run (outcome `Stopped`).
+    /// True if the strategy may ever stop a run ([`Strategy::halt`]); the
+    /// engine then asks after every pick. Asked once per run.
+    fn may_halt(&self) -> bool {
+        false
+    }
+
+    /// Asked after every pick when [`Strategy::may_halt`]: `Some` stops the
+    /// run (outcome `Stopped`).
     fn halt(&mut self) -> Option<Halt> {
         None
     }

@@ -210,6 +210,10 @@ impl Strategy for ReplayStrategy {
         "replay".to_string()
     }
 
+    fn may_halt(&self) -> bool {
+        true
+    }
+
     fn halt(&mut self) -> Option<Halt> {
         self.halt.take().map(Halt::Diverged)
     }

@@ -324,6 +324,9 @@ fn split_data_choices(model: &Configured, schedule: &str) -> Option<Vec<u32>> {
         fn name(&self) -> String {
             "split".to_string()
         }
+        fn may_halt(&self) -> bool {
+            true
+        }
         fn halt(&mut self) -> Option<super::Halt> {
             self.0.halt()
         }
