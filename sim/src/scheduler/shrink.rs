@@ -22,9 +22,11 @@
 //! assert!(shrunk.preemptions <= shrunk.original_preemptions);
 //! ```
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
-use super::Strategy;
+use super::{Footprint, Halt, ReplayStrategy, Schedule, Strategy};
 use crate::hunt::signature;
 use crate::models::Configured;
 use crate::rt::{TaskId, TaskSet};
@@ -42,14 +44,22 @@ pub struct Shrunk {
     pub tries: u64,
 }
 
+/// What a segment run did: the task of each step, the preemptions made, and
+/// (when asked for) each step's footprint.
+#[derive(Default)]
+struct SegLog {
+    ran: Vec<TaskId>,
+    preemptions: u32,
+    footprints: Option<Vec<(TaskId, Footprint)>>,
+}
+
 /// Runs the tasks segment by segment; past the segments, keeps running the
-/// last task while it can, else the lowest-numbered enabled one.
+/// last task while it can, else the lowest-numbered enabled one. Data
+/// choices are taken in order from `data`.
 struct Segments {
     segs: VecDeque<(TaskId, u64)>,
     data: VecDeque<u32>,
-    /// The tasks that ran, and the preemptions made.
-    ran: Vec<TaskId>,
-    preemptions: u32,
+    log: Rc<RefCell<SegLog>>,
 }
 
 impl Strategy for Segments {
@@ -66,10 +76,11 @@ impl Strategy for Segments {
                 None => break last.filter(|&l| enabled.contains(l)).unwrap_or_else(|| enabled.nth(0)),
             }
         };
+        let mut log = self.log.borrow_mut();
         if last.is_some_and(|l| l != t && enabled.contains(l)) {
-            self.preemptions += 1;
+            log.preemptions += 1;
         }
-        self.ran.push(t);
+        log.ran.push(t);
         t
     }
 
@@ -82,6 +93,16 @@ impl Strategy for Segments {
 
     fn name(&self) -> String {
         "shrink".to_string()
+    }
+
+    fn wants_footprints(&self) -> bool {
+        self.log.borrow().footprints.is_some()
+    }
+
+    fn step_done(&mut self, task: TaskId, footprint: &Footprint) {
+        if let Some(f) = self.log.borrow_mut().footprints.as_mut() {
+            f.push((task, footprint.clone()));
+        }
     }
 }
 
@@ -97,27 +118,26 @@ fn segments_of(ran: &[TaskId]) -> Vec<(TaskId, u64)> {
     out
 }
 
+/// Runs `model` segment by segment.
+fn run_segments(model: &Configured, sim: Sim, segs: &[(TaskId, u64)], data: &[u32], footprints: bool) -> (Run, SegLog) {
+    let log = Rc::new(RefCell::new(SegLog { footprints: footprints.then(Vec::new), ..SegLog::default() }));
+    let strategy =
+        Segments { segs: segs.iter().copied().collect(), data: data.iter().copied().collect(), log: log.clone() };
+    let run = model.run_with(sim.strategy(Box::new(strategy)));
+    let log = std::mem::take(&mut *log.borrow_mut());
+    (run, log)
+}
+
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
     let trace = failing.trace.as_ref()?;
     let target = signature(&failing.outcome);
     // The data choices, separated from the task picks by replaying the schedule.
     let data = split_data_choices(model, &trace.meta.replay)?;
+    let max_steps = failing.steps.max(1) * 4 + 1000;
     let try_run = |segs: &[(TaskId, u64)]| -> (Run, Vec<TaskId>, u32) {
-        let strat = std::rc::Rc::new(std::cell::RefCell::new(None));
-        let s = Segments {
-            segs: segs.iter().copied().collect(),
-            data: data.iter().copied().collect(),
-            ran: Vec::new(),
-            preemptions: 0,
-        };
-        let run = model.run_with(
-            Sim::new(failing.seed)
-                .max_steps(failing.steps.max(1) * 4 + 1000)
-                .strategy(Box::new(Recorder(s, strat.clone()))),
-        );
-        let (ran, p) = strat.borrow_mut().take().unwrap_or_default();
-        (run, ran, p)
+        let (run, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, &data, false);
+        (run, log.ran, log.preemptions)
     };
     let (first, ran, p0) = try_run(&segments_of(&trace.schedule));
     if signature(&first.outcome) != target {
@@ -177,19 +197,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         }
     }
     // Record the best one.
-    let strat = std::rc::Rc::new(std::cell::RefCell::new(None));
-    let s = Segments {
-        segs: best.iter().copied().collect(),
-        data: data.iter().copied().collect(),
-        ran: Vec::new(),
-        preemptions: 0,
-    };
-    let run = model.run_with(
-        Sim::new(failing.seed)
-            .record(true)
-            .max_steps(failing.steps.max(1) * 4 + 1000)
-            .strategy(Box::new(Recorder(s, strat))),
-    );
+    let (run, _) = run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best, &data, false);
     Some(Shrunk { run, preemptions: best_p, original_preemptions: p0, original_steps: failing.steps, tries })
 }
 
@@ -197,34 +205,8 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
 /// its steps (a task per step) that keeps their happens-before order with
 /// the fewest switches between tasks.
 fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<TaskId>> {
-    use super::Footprint;
-    struct Capture(Segments, std::rc::Rc<std::cell::RefCell<Vec<(TaskId, Footprint)>>>);
-    impl Strategy for Capture {
-        fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
-            self.0.pick_task(enabled, last, step)
-        }
-        fn pick_index(&mut self, n: usize) -> usize {
-            self.0.pick_index(n)
-        }
-        fn name(&self) -> String {
-            "shrink".to_string()
-        }
-        fn wants_footprints(&self) -> bool {
-            true
-        }
-        fn step_done(&mut self, task: TaskId, fp: &Footprint) {
-            self.1.borrow_mut().push((task, fp.clone()));
-        }
-    }
-    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let seg = Segments {
-        segs: segments_of(ran).into_iter().collect(),
-        data: data.iter().copied().collect(),
-        ran: Vec::new(),
-        preemptions: 0,
-    };
-    model.run_with(Sim::new(0).max_steps(ran.len() as u64 + 10).strategy(Box::new(Capture(seg, log.clone()))));
-    let steps = log.borrow().clone();
+    let (_, log) = run_segments(model, Sim::new(0).max_steps(ran.len() as u64 + 10), &segments_of(ran), data, true);
+    let steps = log.footprints.unwrap_or_default();
     let n = steps.len();
     if n == 0 {
         return None;
@@ -282,36 +264,13 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Tas
     Some(order)
 }
 
-/// Where a finished run's task list and preemption count are handed back.
-type Log = std::rc::Rc<std::cell::RefCell<Option<(Vec<TaskId>, u32)>>>;
-
-/// Wraps the segment strategy to hand its log back when the run ends.
-struct Recorder(Segments, Log);
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        *self.1.borrow_mut() = Some((std::mem::take(&mut self.0.ran), self.0.preemptions));
-    }
-}
-
-impl Strategy for Recorder {
-    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
-        self.0.pick_task(enabled, last, step)
-    }
-    fn pick_index(&mut self, n: usize) -> usize {
-        self.0.pick_index(n)
-    }
-    fn name(&self) -> String {
-        "shrink".to_string()
-    }
-}
-
 /// The data choices of a schedule string, found by replaying it and noting
 /// which choices were data choices.
 fn split_data_choices(model: &Configured, schedule: &str) -> Option<Vec<u32>> {
-    let sched = super::Schedule::parse(schedule).ok()?;
-    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Split(super::ReplayStrategy, std::rc::Rc<std::cell::RefCell<Vec<u32>>>);
+    let sched = Schedule::parse(schedule).ok()?;
+    let log = Rc::new(RefCell::new(Vec::new()));
+    /// Replays a schedule, noting which of its choices were data choices.
+    struct Split(ReplayStrategy, Rc<RefCell<Vec<u32>>>);
     impl Strategy for Split {
         fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
             self.0.pick_task(enabled, last, step)
@@ -327,11 +286,11 @@ fn split_data_choices(model: &Configured, schedule: &str) -> Option<Vec<u32>> {
         fn may_halt(&self) -> bool {
             true
         }
-        fn halt(&mut self) -> Option<super::Halt> {
+        fn halt(&mut self) -> Option<Halt> {
             self.0.halt()
         }
     }
-    model.run_with(Sim::new(0).strategy(Box::new(Split(super::ReplayStrategy::new(sched.choices), log.clone()))));
+    model.run_with(Sim::new(0).strategy(Box::new(Split(ReplayStrategy::new(sched.choices), log.clone()))));
     let v = log.borrow().clone();
     Some(v)
 }
