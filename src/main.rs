@@ -183,6 +183,10 @@ enum Command {
     },
 }
 
+/// Failing runs longer than this are not re-run with recording just to print
+/// their schedule string; the seed is printed instead.
+const RECORD_FOR_SCHEDULE_MAX_STEPS: u64 = 200_000;
+
 /// Which run: a seed (with the strategy it ran under) or a schedule string.
 #[derive(clap::Args)]
 struct WhichArgs {
@@ -231,7 +235,30 @@ fn reset_sigpipe() {
 
 fn main() -> ExitCode {
     reset_sigpipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                });
+            }
+            // One line, as every other error: clap's first line, without its tips.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            eprintln!("deadsim: error: {first} (see deadsim --help)");
+            return ExitCode::from(2);
+        }
+    };
     match dispatch(cli.command) {
         Ok(found) => ExitCode::from(if found { 1 } else { 0 }),
         Err(UsageError(msg)) => {
@@ -245,8 +272,49 @@ fn strategy_kind(s: &str) -> Result<StrategyKind, UsageError> {
     s.parse().map_err(|e| UsageError(format!("--strategy {e}")))
 }
 
+/// Checks, before any work, that an output file can be written there: its
+/// folder exists. (The write itself is atomic: whole or not at all.)
+fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
+    if let Some(p) = path {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let dir = if p.to_string_lossy().ends_with('/') { p.as_path() } else { dir };
+        if !dir.is_dir() {
+            return Err(UsageError(format!("{flag} {}: the folder {} does not exist", p.display(), dir.display())));
+        }
+    }
+    Ok(())
+}
+
+fn check_max_steps(n: u64) -> Result<(), UsageError> {
+    if n == 0 {
+        return Err(UsageError("--max-steps must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// Runs a command; `Ok(true)` when it found a failure.
 fn dispatch(cmd: Command) -> Result<bool, UsageError> {
+    match &cmd {
+        Command::Run { trace, render, max_steps, .. } => {
+            check_output("--trace", trace)?;
+            check_output("--render", render)?;
+            check_max_steps(*max_steps)?;
+        }
+        Command::Hunt { trace, max_steps, .. }
+        | Command::Replay { trace, max_steps, .. }
+        | Command::Explore { trace, max_steps, .. } => {
+            check_output("--trace", trace)?;
+            check_max_steps(*max_steps)?;
+        }
+        Command::Shrink { trace, max_steps, max_tries, .. } => {
+            check_output("--trace", trace)?;
+            check_max_steps(*max_steps)?;
+            if *max_tries == 0 {
+                return Err(UsageError("--max-tries must be at least 1".into()));
+            }
+        }
+        _ => {}
+    }
     match cmd {
         Command::Models => {
             print_models();
@@ -257,8 +325,13 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let (m, cfg) = configure(&model, &params)?;
             let run = kind.run(&cfg, seed, trace.is_some() || render.is_some() || json, max_steps);
             let failed = run.outcome.is_failure();
-            // A failure is re-run recorded, for its schedule string.
-            let run = if failed && run.trace.is_none() { kind.run(&cfg, seed, true, max_steps) } else { run };
+            // A failure is re-run recorded, for its schedule string, unless it
+            // is too long to record cheaply (its seed replays it all the same).
+            let run = if failed && run.trace.is_none() && run.steps <= RECORD_FOR_SCHEDULE_MAX_STEPS {
+                kind.run(&cfg, seed, true, max_steps)
+            } else {
+                run
+            };
             if let (Some(path), Some(t)) = (&trace, &run.trace) {
                 write_trace(path, t)?;
             }
@@ -329,6 +402,18 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 Some(t) => return Err(UsageError(format!("--time-budget {t}: expected a number of seconds above 0"))),
             };
             if strategy == "dfs" {
+                let seed_only = [
+                    ("--keep-going", keep_going),
+                    ("--shard", shard.is_some()),
+                    ("--time-budget", time_budget.is_some()),
+                    ("--check-determinism", check_determinism),
+                    ("--matrix", matrix),
+                ];
+                if let Some((flag, _)) = seed_only.iter().find(|(_, set)| *set) {
+                    return Err(UsageError(format!(
+                        "{flag} does not apply to --strategy dfs, which explores schedules rather than seeds"
+                    )));
+                }
                 let name =
                     model.ok_or_else(|| UsageError("--strategy dfs needs a model: deadsim explore <model>".into()))?;
                 let (m, cfg) = configure(&name, &params)?;

@@ -143,6 +143,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
     let charts: Vec<Chart> = if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
     let files = plan(&args, &charts, all)?;
+    for (_, _, path) in &files {
+        refuse_overwriting_input(path, &args.trace)?;
+    }
     // Render everything first: an error leaves no file behind.
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
@@ -168,16 +171,29 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// An output path that names the input trace is refused: a chart or an
+/// export must never replace the trace it was made from.
+fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
+    let same = match (std::fs::canonicalize(out), std::fs::canonicalize(input)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(format!("{}: this is the input trace; choose another output name", out.display()));
+    }
+    Ok(())
+}
+
 /// Renders every chart that applies to `trace`, named as `render --chart all
 /// -o OUT` names them (OUT a directory or a prefix; `.svg` on it selects SVG),
-/// and returns the files written. Meant for `deadsim run ... --render OUT`,
-/// which needs one line in `Command::Run`:
-/// `if let (Some(out), Some(t)) = (&render, &run.trace) { render::render_trace(t, out)?; }`.
-#[allow(dead_code)]
+/// and returns the files written (`deadsim run ... --render OUT`). The names
+/// carry the model, its parameters' fingerprint and the seed, so runs with
+/// other parameters do not overwrite each other.
 pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf>, String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
+    let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     let args = RenderArgs {
-        trace: PathBuf::from(format!("{}-seed{}.json", trace.meta.model, trace.meta.seed)),
+        trace: PathBuf::from(format!("{}-{fingerprint}-seed{}.json", trace.meta.model, trace.meta.seed)),
         out: Some(out.to_path_buf()),
         chart: "all".into(),
         format: None,
@@ -199,6 +215,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf
 
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
+    refuse_overwriting_input(&args.perfetto, &args.trace)?;
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
     visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| e.to_string())?;

@@ -93,6 +93,9 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "--fixed"], "model parameters need a model"),
         (vec!["run", "abba", "--seed", "-1"], "--seed"),
         (vec!["frobnicate"], "frobnicate"),
+        (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
+        (vec!["hunt", "abba", "--strategy", "dfs", "--keep-going"], "--keep-going does not apply to --strategy dfs"),
+        (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -101,7 +104,11 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
     }
     let (code, _, err) = deadsim(&["run", "abba", "--trace", "/nonexistent-dir/x.json"]);
     assert_eq!(code, 2);
-    assert!(err.contains("cannot write trace /nonexistent-dir/x.json"), "{err}");
+    assert!(err.contains("--trace /nonexistent-dir/x.json: the folder /nonexistent-dir does not exist"), "{err}");
+    // Errors are one line: no clap usage block, no backtrace.
+    let (code, _, err) = deadsim(&["run", "abba", "--bogus"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -183,4 +190,37 @@ fn an_interrupted_hunt_reports_what_it_covered() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("interrupted after"), "{stdout}");
     assert!(stdout.contains("covered of 0..=999999999"), "{stdout}");
+}
+
+#[test]
+fn render_draws_a_trace_and_refuses_bad_paths() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("abba.json");
+    let t = trace.to_str().unwrap();
+    let (code, _, _) = deadsim(&["run", "abba", "--trace", t]);
+    assert_eq!(code, 1, "abba deadlocks on seed 0");
+    let before = std::fs::read(&trace).unwrap();
+
+    let png = dir.join("abba.png");
+    let (code, _, err) = deadsim(&["render", t, "--out", png.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+
+    // Writing over the input would lose the trace.
+    let (code, _, err) = deadsim(&["render", t, "--out", t, "--format", "svg"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("this is the input trace"), "{err}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+
+    // Something that is not a trace: one line naming the file, no image left behind.
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, "{\"not\": \"a trace\"}").unwrap();
+    let out = dir.join("junk.svg");
+    let (code, _, err) = deadsim(&["render", junk.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("junk.json"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

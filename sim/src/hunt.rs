@@ -116,14 +116,40 @@ pub struct HuntOptions<'a> {
 
 /// What makes two failures "the same": the verdict and, for a deadlock,
 /// the cycle (task, operation, resource); otherwise the message.
+///
+/// Numbered names (`caller-3`, `serverConn.run.func2#7`, `errs#12`) count as
+/// one role (`caller-*`), so the same cycle played by other callers is the
+/// same failure.
 pub fn signature(o: &Outcome) -> String {
     match o {
         Outcome::Deadlock(d) if !d.cycle.is_empty() => {
-            let parts: Vec<String> = d.cycle.iter().map(|b| format!("{} {} {}", b.name, b.op, b.waits_for)).collect();
+            let parts: Vec<String> =
+                d.cycle.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
             format!("deadlock: {}", parts.join(" -> "))
         }
         o => format!("{}: {}", o.verdict(), o.summary()),
     }
+}
+
+/// `caller-3` -> `caller-*`, `stream#9.recv` -> `stream#*.recv`: digits right
+/// after a `-` or `#` become `*`.
+fn role(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut after_mark = false;
+    let mut in_number = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() && (after_mark || in_number) {
+            if !in_number {
+                out.push('*');
+                in_number = true;
+            }
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+        after_mark = c == '-' || c == '#';
+    }
+    out
 }
 
 /// Seeds handed to a worker at a time.
@@ -341,6 +367,16 @@ mod tests {
         }
         let (p, lo, hi) = wilson(20, 100);
         assert!((p - 0.2).abs() < 1e-12 && lo > 0.13 && lo < 0.14 && hi > 0.28 && hi < 0.30, "{lo} {hi}");
+    }
+
+    #[test]
+    fn numbered_names_are_one_role() {
+        assert_eq!(role("caller-3"), "caller-*");
+        assert_eq!(role("serverConn.run.func2#17"), "serverConn.run.func2#*");
+        assert_eq!(role("stream#9.recv"), "stream#*.recv");
+        assert_eq!(role("channel-0.bufferQueue"), "channel-*.bufferQueue");
+        assert_eq!(role("T1"), "T1");
+        assert_eq!(role("client->server"), "client->server");
     }
 
     #[test]

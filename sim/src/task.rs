@@ -90,6 +90,7 @@ impl Future for Join {
             if s.tasks[task as usize].status == Status::Finished {
                 Poll::Ready(())
             } else {
+                s.joining += 1;
                 s.block(Wait::Join(task));
                 Poll::Pending
             }

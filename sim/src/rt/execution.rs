@@ -136,6 +136,7 @@ impl Execution {
                 st.pending_ops.clear();
                 st.lock_edges.clear();
                 st.held_across.clear();
+                st.joining = 0;
                 return Execution { state: st, futures };
             }
             None => Box::new(State {
@@ -163,6 +164,7 @@ impl Execution {
                 held_pool: Vec::new(),
                 lock_edges: Vec::new(),
                 held_across: Vec::new(),
+                joining: 0,
             }),
         };
         Execution { state, futures: Vec::new() }
@@ -441,9 +443,12 @@ fn finish_task(s: &mut State, t: TaskId) {
     }
     s.record(t, EventKind::Finish, None, None, None, None, None);
     s.touch(crate::scheduler::Footprint::task_resource(t));
-    for u in 0..s.tasks.len() as TaskId {
-        if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
-            s.wake(u);
+    if s.joining > 0 {
+        for u in 0..s.tasks.len() as TaskId {
+            if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
+                s.joining -= 1;
+                s.wake(u);
+            }
         }
     }
 }

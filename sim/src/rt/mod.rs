@@ -113,6 +113,28 @@ pub(crate) struct Task {
     pub held: Vec<(ResId, Option<Frame>)>,
 }
 
+/// The tasks holding one end of a channel or pipe, ascending. Usually a few,
+/// so a sorted list (a bit set per end would grow with every task spawned).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Holders(Vec<TaskId>);
+
+impl Holders {
+    pub fn new() -> Holders {
+        Holders(Vec::new())
+    }
+
+    #[inline]
+    pub fn insert(&mut self, t: TaskId) {
+        if let Err(i) = self.0.binary_search(&t) {
+            self.0.insert(i, t);
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.0.iter().copied()
+    }
+}
+
 /// Who holds a resource and the frame where it was taken.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hold {
@@ -138,14 +160,14 @@ pub(crate) enum ResState {
         wait_set: Vec<TaskId>,
     },
     Chan {
-        senders: TaskSet,
-        receivers: TaskSet,
+        senders: Holders,
+        receivers: Holders,
         /// Only ever closed, as a Go `ctx.Done()` or `done` channel.
         signal: bool,
     },
     Pipe {
-        writers: TaskSet,
-        readers: TaskSet,
+        writers: Holders,
+        readers: Holders,
         /// The writer whose write is in progress; other writers queue behind it.
         active_writer: Option<TaskId>,
     },
@@ -223,6 +245,8 @@ pub(crate) struct State {
     pub lock_edges: Vec<RawEdge>,
     /// Locks held while blocked in a send or a write, one per (lock, resource).
     pub held_across: Vec<RawHeldAcross>,
+    /// Tasks blocked in a join (a finishing task looks for its joiners only then).
+    pub joining: u32,
 }
 
 /// (from, to, from_at, to_at, task) of a lock-order edge.

@@ -48,7 +48,9 @@ impl std::str::FromStr for StrategyKind {
             _ => match s.strip_prefix("pct:").map(|d| d.parse::<u32>()) {
                 Some(Ok(d)) if (1..=10).contains(&d) => Ok(StrategyKind::Pct(d)),
                 Some(_) => Err(format!("`{s}`: the PCT depth is a whole number from 1 to 10 (pct:3)")),
-                None => Err(format!("`{s}` is not a strategy (random, pct, pct:D; dfs is `deadsim explore`)")),
+                None => Err(format!(
+                    "`{s}` is not a strategy (random, pct, pct:D; and dfs on `hunt`, the same as `deadsim explore`)"
+                )),
             },
         }
     }

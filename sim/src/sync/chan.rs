@@ -8,7 +8,7 @@ use std::task::Poll;
 
 use super::select::sealed::Case as SelectCase;
 use super::Op;
-use crate::rt::{self, Dir, ResId, ResKind, ResState, State, TaskId, TaskSet, Wait};
+use crate::rt::{self, Dir, Holders, ResId, ResKind, ResState, State, TaskId, Wait};
 use crate::trace::EventKind;
 
 /// Marks a grant that tells a parked sender its channel was closed.
@@ -98,7 +98,7 @@ impl<T: 'static> Chan<T> {
                 ResKind::Chan,
                 Some(cap as u64),
                 None,
-                ResState::Chan { senders: TaskSet::new(), receivers: TaskSet::new(), signal },
+                ResState::Chan { senders: Holders::new(), receivers: Holders::new(), signal },
             )
         });
         Chan {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use super::Op;
-use crate::rt::{self, Dir, ResId, ResKind, ResState, State, TaskId, TaskSet, Wait};
+use crate::rt::{self, Dir, Holders, ResId, ResKind, ResState, State, TaskId, Wait};
 use crate::trace::EventKind;
 
 /// The other end of the pipe was closed (Go's `io.ErrClosedPipe`).
@@ -92,7 +92,7 @@ impl<M: 'static> Pipe<M> {
                 ResKind::Pipe,
                 Some(capacity),
                 None,
-                ResState::Pipe { writers: TaskSet::new(), readers: TaskSet::new(), active_writer: None },
+                ResState::Pipe { writers: Holders::new(), readers: Holders::new(), active_writer: None },
             )
         });
         Pipe {
