@@ -207,9 +207,10 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             println!();
             println!("{}", replay_line(m, cfg, run));
             println!(
-                "   or: deadsim replay {} --seed {seed}{}",
+                "   or: deadsim replay {} --seed {seed}{}{}",
                 label,
-                if a.kind == StrategyKind::Random { String::new() } else { format!(" --strategy {}", a.kind) }
+                if a.kind == StrategyKind::Random { String::new() } else { format!(" --strategy {}", a.kind) },
+                crate::search_cmd::step_limit_flag(run)
             );
         }
         _ if !r.stopped_early => {
@@ -253,6 +254,31 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             }
         }
     }
+    // Every file must be a different shard i/n of the same n: a duplicate or a
+    // shard of another split would count seeds twice or leave gaps unseen.
+    let mut split: Option<u64> = None;
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, v) in &shards {
+        let (i, n) = v["shard"]
+            .as_str()
+            .and_then(|s| s.split_once('/'))
+            .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+            .ok_or_else(|| {
+                UsageError(format!("{name}: field `shard` is missing: not the JSON of a `--shard I/N` hunt"))
+            })?;
+        if *split.get_or_insert(n) != n {
+            return Err(UsageError(format!(
+                "{name}: shard {i}/{n} is from another split than {} (shards of {})",
+                shards[0].0,
+                split.unwrap()
+            )));
+        }
+        if !seen.insert(i) {
+            return Err(UsageError(format!("{name}: shard {i}/{n} is given twice")));
+        }
+    }
+    let n = split.unwrap_or(1);
+    let missing: Vec<String> = (0..n).filter(|i| !seen.contains(i)).map(|i| format!("{i}/{n}")).collect();
     let range: SeedRange =
         first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
     let mut blocks: Vec<(SeedRange, &serde_json::Value)> = Vec::new();
@@ -264,7 +290,14 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     blocks.sort_by_key(|(b, _)| b.first);
     let lowest = blocks.iter().filter_map(|(_, v)| v["seed"].as_u64().map(|s| (s, *v))).min_by_key(|(s, _)| *s);
     let keep_going = first.get("failures").is_some();
-    let covered: u64 = blocks.iter().map(|(b, _)| b.len()).sum();
+    // What each shard ran: all its seeds, or fewer if a time budget or Ctrl-C stopped it.
+    let covered: u64 = blocks
+        .iter()
+        .map(|(b, v)| {
+            v["covered"].as_str().and_then(|c| c.parse::<SeedRange>().ok()).map_or(0, |c| c.len()).min(b.len())
+        })
+        .sum();
+    let stopped_early = blocks.iter().any(|(_, v)| v["stopped_early"].as_bool().unwrap_or(false));
     let schedules = match (lowest, keep_going) {
         (Some((s, _)), false) => s - range.first + 1,
         _ => blocks.iter().map(|(_, v)| v["schedules"].as_u64().unwrap_or(0)).sum(),
@@ -276,11 +309,36 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "model": first["model"], "params": first["params"], "strategy": first["strategy"],
         "seeds": range.to_string(), "range": range.to_string(), "shards": shards.len(),
         "schedule": lowest.map_or(json!(null), |(_, v)| v["schedule"].clone()),
-        "message": lowest.map_or(json!(format!("no failure in seeds {range}")), |(_, v)| v["message"].clone()),
+        "message": lowest.map_or_else(
+            || {
+                json!(if covered == range.len() {
+                    format!("no failure in seeds {range}")
+                } else {
+                    format!("no failure in the {covered} of the {} seeds of {range} that the shards ran", range.len())
+                })
+            },
+            |(_, v)| v["message"].clone()
+        ),
+        "stopped_early": stopped_early,
     });
     if covered != range.len() {
-        out["warning"] = json!(format!("the shards cover {covered} of the {} seeds of {range}", range.len()));
+        let why = if missing.is_empty() {
+            "a shard stopped early".to_string()
+        } else {
+            format!("missing shard(s) {}", missing.join(", "))
+        };
+        out["warning"] = json!(format!("the shards ran {covered} of the {} seeds of {range}: {why}", range.len()));
     }
+    // The lock-order findings of every shard, each once.
+    let mut warnings: Vec<serde_json::Value> = Vec::new();
+    for (_, v) in &blocks {
+        for w in v["warnings"].as_array().into_iter().flatten() {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
+    out["warnings"] = json!(warnings);
     if keep_going {
         let failures: u64 = blocks.iter().map(|(_, v)| v["failures"].as_u64().unwrap_or(0)).sum();
         let (p, lo, hi) = wilson(failures, schedules);

@@ -193,9 +193,9 @@ struct WhichArgs {
     /// The seed
     #[arg(long, allow_hyphen_values = true)]
     seed: Option<u64>,
-    /// The strategy the seed was run with
-    #[arg(long, default_value = "random", value_name = "STRATEGY")]
-    strategy: String,
+    /// The strategy the seed was run with [default: random]
+    #[arg(long, value_name = "STRATEGY")]
+    strategy: Option<String>,
     /// A schedule string (printed under every failure) instead of a seed
     #[arg(long, value_name = "STRING")]
     schedule: Option<String>,
@@ -203,7 +203,7 @@ struct WhichArgs {
 
 impl WhichArgs {
     fn which(self) -> Result<Which, UsageError> {
-        Which::from_args(self.seed, &self.strategy, self.schedule)
+        Which::from_args(self.seed, self.strategy.as_deref(), self.schedule)
     }
 }
 
@@ -254,7 +254,13 @@ fn main() -> ExitCode {
             }
             // One line, as every other error: clap's first line, without its tips.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or("bad usage").trim_start_matches("error: ");
+            // clap lists missing arguments on the lines below, indented; keep them on this line.
+            let missing: Vec<&str> =
+                lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.is_empty()).collect();
+            let first =
+                if missing.is_empty() { first.to_string() } else { format!("{} {}", first, missing.join(", ")) };
             eprintln!("deadsim: error: {first} (see deadsim --help)");
             return ExitCode::from(2);
         }
@@ -343,7 +349,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             if json {
                 let out = json!({
                     "verdict": run.outcome.verdict(),
-                    "seed": if failed { Some(seed) } else { None },
+                    "seed": seed,
                     "schedules": 1,
                     "cycle": cycle_json(&run.outcome),
                     "model": m.name(),
@@ -398,7 +404,11 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             };
             let time_budget = match time_budget {
                 None => None,
-                Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
+                Some(t) if t > 0.0 && t.is_finite() => {
+                    Some(Duration::try_from_secs_f64(t).map_err(|_| {
+                        UsageError(format!("--time-budget {t}: too large (at most {} seconds)", u64::MAX))
+                    })?)
+                }
                 Some(t) => return Err(UsageError(format!("--time-budget {t}: expected a number of seconds above 0"))),
             };
             if strategy == "dfs" {
@@ -431,9 +441,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             hunt_cmd::install_interrupt_handler();
             match model {
                 Some(name) if matrix => {
-                    if trace.is_some() || keep_going || shard.is_some() {
+                    if trace.is_some() || keep_going || shard.is_some() || time_budget.is_some() {
                         return Err(UsageError(
-                            "--matrix goes without --trace, --keep-going and --shard (hunt one cell for those)".into(),
+                            "--matrix goes without --trace, --keep-going, --shard and --time-budget (hunt one cell for those)"
+                                .into(),
                         ));
                     }
                     hunt_cmd::hunt_matrix(&name, &params, range, jobs, json, max_steps, kind)
@@ -459,9 +470,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     if !params.pairs().is_empty() {
                         return Err(UsageError("model parameters need a model: deadsim hunt <model> ...".into()));
                     }
-                    if trace.is_some() || keep_going || shard.is_some() {
+                    if trace.is_some() || keep_going || shard.is_some() || time_budget.is_some() {
                         return Err(UsageError(
-                            "--trace, --keep-going and --shard need a model: deadsim hunt <model> ...".into(),
+                            "--trace, --keep-going, --shard and --time-budget need a model: deadsim hunt <model> ..."
+                                .into(),
                         ));
                     }
                     hunt_cmd::hunt_all(range, jobs, json, max_steps, kind)

@@ -46,7 +46,7 @@ pub struct ModelArgs {
     /// ttrpc: share of calls to a method the server does not register (0 to 1)
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub unregistered_fraction: Option<String>,
-    /// flink: release (1.12.5, 1.13.0 to 1.13.5, 1.14.0)
+    /// flink: release (1.12.5, 1.13.0, 1.13.1, 1.13.2, 1.13.3, 1.13.5, 1.14.0)
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub flink_version: Option<String>,
     /// flink: a proposed fix on top of 1.13.1 (self-assign)

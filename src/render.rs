@@ -105,6 +105,15 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
                     ));
                 }
             }
+            if !all && given.is_none() && from_ext.is_none() {
+                if let Some(e) = o.extension() {
+                    return Err(format!(
+                        "-o {}: .{} is not a chart format; name it .png or .svg, or give --format",
+                        o.display(),
+                        e.to_string_lossy()
+                    ));
+                }
+            }
             let f = given.or(from_ext).unwrap_or(Format::Png);
             if all {
                 let prefix = if from_ext.is_some() { o.with_extension("") } else { o.clone() };
@@ -152,8 +161,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| format!("{origin}: {e}"))?;
         rendered.push((path, bytes));
     }
-    for (path, bytes) in &rendered {
-        visualizer::write_file(path, bytes).map_err(|e| e.to_string())?;
+    write_all(&rendered)?;
+    for (path, _) in &rendered {
         println!("wrote {}", path.display());
     }
     if all {
@@ -205,17 +214,38 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf
     let files = plan(&args, &charts, true)?;
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
-        rendered.push((visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?, path));
+        rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
-    for (bytes, path) in &rendered {
-        visualizer::write_file(path, bytes).map_err(|e| e.to_string())?;
+    write_all(&rendered)?;
+    Ok(rendered.into_iter().map(|(p, _)| p).collect())
+}
+
+/// Writes a set of charts as one unit: every name is checked first, and if a
+/// write still fails, the files of this set already written are removed, so an
+/// error never leaves half a set behind.
+fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
+    for (path, _) in files {
+        if path.is_dir() {
+            return Err(format!("cannot write {}: it is a directory", path.display()));
+        }
     }
-    Ok(rendered.into_iter().map(|(_, p)| p).collect())
+    for (i, (path, bytes)) in files.iter().enumerate() {
+        if let Err(e) = visualizer::write_file(path, bytes) {
+            for (done, _) in &files[..i] {
+                let _ = std::fs::remove_file(done);
+            }
+            return Err(e.to_string());
+        }
+    }
+    Ok(())
 }
 
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
     refuse_overwriting_input(&args.perfetto, &args.trace)?;
+    if args.perfetto.is_dir() {
+        return Err(format!("--perfetto {}: this is a directory; give a file name", args.perfetto.display()));
+    }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
     visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| e.to_string())?;

@@ -17,11 +17,16 @@ pub enum Which {
 }
 
 impl Which {
-    pub fn from_args(seed: Option<u64>, strategy: &str, schedule: Option<String>) -> Result<Which, UsageError> {
+    pub fn from_args(seed: Option<u64>, strategy: Option<&str>, schedule: Option<String>) -> Result<Which, UsageError> {
         match (seed, schedule) {
             (Some(_), Some(_)) => Err(UsageError("give --seed or --schedule, not both".into())),
             (None, None) => Err(UsageError("give --seed N or --schedule STRING".into())),
-            (Some(s), None) => Ok(Which::Seed(s, strategy.parse().map_err(|e| format!("--strategy {e}"))?)),
+            (None, Some(_)) if strategy.is_some() => {
+                Err(UsageError("--strategy goes with --seed; a schedule string already fixes every choice".into()))
+            }
+            (Some(s), None) => {
+                Ok(Which::Seed(s, strategy.unwrap_or("random").parse().map_err(|e| format!("--strategy {e}"))?))
+            }
             (None, Some(text)) => Ok(Which::Schedule(Schedule::parse(&text).map_err(|e| format!("--schedule: {e}"))?)),
         }
     }
@@ -40,6 +45,23 @@ impl Which {
                 );
                 if let Outcome::Stopped { .. } = &run.outcome {
                     return Err(UsageError(format!("--schedule: {}", run.outcome.summary())));
+                }
+                // Choices left over mean the model ended sooner than the run the
+                // schedule was recorded from: that is a divergence too.
+                let used = run
+                    .trace
+                    .as_ref()
+                    .and_then(|t| Schedule::parse(&t.meta.replay).ok())
+                    .map_or(s.choices.len(), |r| r.choices.len());
+                if used < s.choices.len() {
+                    return Err(UsageError(format!(
+                        "--schedule: the run ended at step {} ({}) with {} of the schedule's {} choices unused; \
+                         the schedule does not fit this model",
+                        run.steps,
+                        run.outcome.verdict(),
+                        s.choices.len() - used,
+                        s.choices.len()
+                    )));
                 }
                 Ok(run)
             }
@@ -67,9 +89,19 @@ pub fn print_events(run: &Run) {
 pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
     let flags = cfg.flags(m.params());
     let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+    let flags = format!("{flags}{}", step_limit_flag(run));
     match &run.trace {
         Some(t) => format!("replay: deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
         None => format!("replay: deadsim replay {}{flags} --seed {}", m.name(), run.seed),
+    }
+}
+
+/// A step-limit failure replays only under the same limit; any other failure
+/// happens before the limit, so the default one replays it too.
+pub fn step_limit_flag(run: &Run) -> String {
+    match run.outcome {
+        sim::Outcome::StepLimit { steps } => format!(" --max-steps {steps}"),
+        _ => String::new(),
     }
 }
 
@@ -159,6 +191,12 @@ pub fn shrink_cmd(
     trace: Option<PathBuf>,
 ) -> Result<bool, UsageError> {
     let failing = which.run(m, cfg, max_steps)?;
+    if let sim::Outcome::StepLimit { steps } = failing.outcome {
+        return Err(UsageError(format!(
+            "{}: this run hits the step limit ({steps} steps); shrink needs a deadlock, an invariant violation or a panic",
+            m.name()
+        )));
+    }
     if !failing.outcome.is_failure() {
         return Err(UsageError(format!(
             "{}: this run does not fail ({}); nothing to shrink",

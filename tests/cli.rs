@@ -25,10 +25,10 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     assert_eq!(v["seed"], 0);
     assert_eq!(v["schedules"], 1);
     assert_eq!(v["cycle"], serde_json::json!([{"task": "T1", "waits_for": "B"}, {"task": "T2", "waits_for": "A"}]));
-    let (code, v) = json(&["run", "abba", "--fixed", "--seed", "0", "--json"]);
+    let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(v["verdict"], "no-deadlock");
-    assert_eq!(v["seed"], serde_json::Value::Null);
+    assert_eq!(v["seed"], 5, "run names the seed it ran, failing or not");
     assert_eq!(v["cycle"], serde_json::json!([]));
 }
 
@@ -94,6 +94,18 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["run", "abba", "--seed", "-1"], "--seed"),
         (vec!["frobnicate"], "frobnicate"),
         (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
+        (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget 100000000000000000000: too large"),
+        (vec!["hunt", "--time-budget", "1"], "--time-budget need a model"),
+        (vec!["run"], "not provided: <MODEL>"),
+        (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
+        (
+            vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10.2x2.1.1"],
+            "2 of the schedule's 14 choices unused",
+        ),
+        (
+            vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10.2x2", "--strategy", "pct"],
+            "--strategy goes with --seed",
+        ),
         (vec!["hunt", "abba", "--strategy", "dfs", "--keep-going"], "--keep-going does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
     ] {
@@ -159,7 +171,32 @@ fn shards_merge_into_the_unsharded_result() {
     for key in ["verdict", "seed", "schedules", "cycle"] {
         assert_eq!(merged[key], whole[key], "{key}");
     }
+    // The shards ran past the lowest failing seed, so they may know more, never less.
+    for w in whole["warnings"].as_array().unwrap() {
+        assert!(merged["warnings"].as_array().unwrap().contains(w), "lost in the merge: {}", w["summary"]);
+    }
+    // A shard given twice is refused; a missing one is said, not hidden.
+    let (code, _, err) = deadsim(&["merge", &files[0], &files[0], &files[1]]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is given twice"), "{err}");
+    if whole["seed"].is_null() {
+        let (_, partial) = json(&["merge", &files[0], &files[2]]);
+        assert!(partial["warning"].as_str().unwrap().contains("missing shard(s) 1/3"), "{partial}");
+        assert!(!partial["message"].as_str().unwrap().starts_with("no failure in seeds"), "{partial}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_step_limit_replays_with_its_limit() {
+    let (code, out, _) = deadsim(&["run", "abba", "--fixed", "--max-steps", "3"]);
+    assert_eq!(code, 1);
+    let line = out.lines().find(|l| l.starts_with("replay: ")).expect("a replay line");
+    assert!(line.contains("--max-steps 3"), "{line}");
+    let args: Vec<&str> = line["replay: deadsim ".len()..].split(' ').collect();
+    let (code, out, err) = deadsim(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("step limit"), "{out}");
 }
 
 #[test]
