@@ -60,7 +60,9 @@ pub fn bench(seconds: f64) {
     print_table(&table, &[false, false, false, true, true, true]);
     println!("(PCT runs each seed twice: once to learn the step bound, once with its change points.)");
 
-    println!("\nFirst deadlock from seed 0, one job (up to 100,000 seeds or 5x the row time):\n");
+    // A row gives up after 100,000 seeds or this long, whichever comes first.
+    let row_cap = seconds.max(0.5) * 5.0;
+    println!("\nFirst deadlock from seed 0, one job (up to 100,000 seeds or {row_cap:.1} s a row):\n");
     let buggy: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("abba", vec![]),
         ("philosophers", vec![]),
@@ -76,7 +78,7 @@ pub fn bench(seconds: f64) {
             // Up to 100,000 seeds, and no longer than the row's time.
             let started = Instant::now();
             let (mut found, mut tried) = (None, 0u64);
-            while tried < 100_000 && started.elapsed().as_secs_f64() < seconds.max(0.5) * 5.0 {
+            while tried < 100_000 && started.elapsed().as_secs_f64() < row_cap {
                 if kind.run(&cfg, tried, false, sim::DEFAULT_MAX_STEPS).outcome.is_failure() {
                     found = Some(tried);
                     break;

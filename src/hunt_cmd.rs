@@ -137,8 +137,10 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let warnings = graph.into_inner().unwrap().warnings();
     // The failing seed once more, recorded: its schedule string and trace.
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
-    if let (Some(path), Some(run)) = (&a.trace, &recorded) {
-        write_trace(path, run.trace.as_ref().unwrap())?;
+    match (&a.trace, &recorded) {
+        (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap())?,
+        (Some(path), None) => eprintln!("no failure, so no trace was written to {}", path.display()),
+        _ => {}
     }
     let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
     if a.json {
@@ -213,7 +215,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 crate::search_cmd::step_limit_flag(run)
             );
         }
-        _ if !r.stopped_early => {
+        _ if !r.stopped_early && !a.keep_going => {
             println!("{label}: no failure in {} schedules (seeds {range}, strategy {})", r.schedules, a.kind)
         }
         _ => {}
@@ -421,13 +423,14 @@ pub fn hunt_matrix(
         "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
         grid.row_param, grid.col_param
     );
-    print!("{:<10}", format!("S \\ C"));
+    // Built line by line so a line never ends in padding.
+    let mut line = format!("{:<10}", "S \\ C");
     for c in &grid.cols {
-        print!("{:<22}", c);
+        line.push_str(&format!("{c:<22}"));
     }
-    println!();
+    println!("{}", line.trim_end());
     for (ri, row) in grid.rows.iter().enumerate() {
-        print!("{:<10}", row);
+        let mut line = format!("{row:<10}");
         for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
             let cell = match &r.failure {
                 Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
@@ -435,9 +438,9 @@ pub fn hunt_matrix(
             };
             let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
             let mark = if verdict == e.as_str() || !base.is_empty() { "" } else { " (!)" };
-            print!("{:<22}", format!("{cell}{mark}"));
+            line.push_str(&format!("{:<22}", format!("{cell}{mark}")));
         }
-        println!();
+        println!("{}", line.trim_end());
     }
     if base.is_empty() {
         println!("\n(!) marks a cell whose verdict differs from the expected one (the ttrpc design notes' matrix for valid calls).");

@@ -178,7 +178,7 @@ enum Command {
     /// Measure schedules/s and steps/s (recording off, one core)
     Bench {
         /// Seconds to run each measurement
-        #[arg(long, default_value_t = 2.0)]
+        #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
         seconds: f64,
     },
 }
