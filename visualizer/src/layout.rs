@@ -15,6 +15,15 @@ pub const TEXT: f64 = 17.0;
 pub const SMALL: f64 = 15.0;
 pub const TINY: f64 = 14.0;
 
+/// "seed N", or "schedule" for a run that a schedule string fixed (a replayed
+/// schedule, `explore`'s failing schedule, a shrunk one): its seed means nothing.
+pub fn run_name(meta: &sim::trace::Meta) -> String {
+    match meta.strategy.as_str() {
+        "replay" | "shrink" => "schedule".to_string(),
+        _ => format!("seed {}", meta.seed),
+    }
+}
+
 /// Draws the title block from `y` and returns the y below it.
 ///
 /// Line 1: chart, model, seed and verdict. Line 2: parameters, strategy,
@@ -24,7 +33,7 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     let x = MARGIN;
     let right = s.width as i32 - MARGIN;
     let y1 = y + 24;
-    let head = format!("{what} · {} · seed {}", meta.model, meta.seed);
+    let head = format!("{what} · {} · {}", meta.model, run_name(meta));
     s.text(x, y1, &head, TITLE, true, palette::INK, Anchor::Left);
     let verdict_color = if meta.verdict == "no-deadlock" { palette::INK } else { palette::DEADLOCK };
     let hx = x + fonts::width(&head, TITLE, true);

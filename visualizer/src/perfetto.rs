@@ -52,7 +52,7 @@ pub fn export_model(m: &Model) -> String {
     let meta = &t.meta;
     ev.push(format!(
         r#"{{"ph":"M","pid":{PID},"name":"process_name","args":{{"name":{}}}}}"#,
-        js(&format!("deadsim {} seed {} ({})", meta.model, meta.seed, meta.verdict))
+        js(&format!("deadsim {} {} ({})", meta.model, crate::layout::run_name(meta), meta.verdict))
     ));
 
     // Lanes: every task, and as many lock lanes as it holds locks at once.

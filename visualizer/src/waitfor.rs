@@ -457,10 +457,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut items: Vec<(Swatch, String)> = vec![
         (Swatch::Outline(palette::AXIS.into()), "task, in its colour in every chart".into()),
         (Swatch::Hex(palette::EDGE.into(), palette::RESOURCE_FILL.into()), "lock, channel or pipe".into()),
-        (Swatch::Arrow(palette::DEADLOCK.into()), "deadlock cycle".into()),
     ];
+    // Only name what is drawn: a trace without a deadlock has no cycle edges.
+    let has_cycle = g.edges.iter().any(|e| e.cycle);
+    if has_cycle {
+        items.push((Swatch::Arrow(palette::DEADLOCK.into()), "deadlock cycle".into()));
+    }
     if g.edges.iter().any(|e| !e.cycle) {
-        items.push((Swatch::Arrow(palette::EDGE.into()), "outside the cycle".into()));
+        let label = if has_cycle { "outside the cycle" } else { "waits for / held by" };
+        items.push((Swatch::Arrow(palette::EDGE.into()), label.into()));
     }
     let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
     s.height = (y + MARGIN) as u32;
