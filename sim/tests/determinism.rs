@@ -81,6 +81,13 @@ fn bad_traces_are_rejected_with_the_field_named() {
     assert!(err(&good.replace("\"task\":2,\"kind\":\"lock\"", "\"task\":9,\"kind\":\"lock\""))
         .contains(".task: 9 is not a task id"));
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let last = v["events"].as_array().unwrap().len() - 1;
+    let mut back = v.clone();
+    back["events"][last]["time"] = serde_json::json!(0);
+    assert!(err(&back.to_string()).contains(&format!("events[{last}].time: 0 goes back from")));
+    let mut back = v.clone();
+    back["events"][last]["step"] = serde_json::json!(0);
+    assert!(err(&back.to_string()).contains(&format!("events[{last}].step: 0 goes back from")));
     v["meta"]["steps"] = serde_json::json!("x");
     assert!(err(&v.to_string()).contains("invalid trace"));
 }

@@ -105,7 +105,8 @@ impl Trace {
         crate::fsutil::write_atomic(path, self.to_json().as_bytes())
     }
 
-    /// Checks that every id an event refers to exists.
+    /// Checks that every id an event refers to exists and that steps and
+    /// virtual time never go back.
     fn validate(&self) -> Result<(), String> {
         for (i, t) in self.tasks.iter().enumerate() {
             if t.id as usize != i {
@@ -118,7 +119,7 @@ impl Trace {
             }
         }
         let (nt, nr, nf) = (self.tasks.len() as u64, self.resources.len() as u64, self.frames.len() as u64);
-        let mut last_step = 0;
+        let (mut last_step, mut last_time) = (0, 0);
         for (i, e) in self.events.iter().enumerate() {
             if e.task as u64 >= nt {
                 return Err(format!("events[{i}].task: {} is not a task id", e.task));
@@ -135,7 +136,11 @@ impl Trace {
             if e.step < last_step {
                 return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
             }
+            if e.time < last_time {
+                return Err(format!("events[{i}].time: {} goes back from {last_time}", e.time));
+            }
             last_step = e.step;
+            last_time = e.time;
         }
         if let Some((i, t)) = self.schedule.iter().enumerate().find(|(_, &t)| t as u64 >= nt) {
             return Err(format!("schedule[{i}]: {t} is not a task id"));
