@@ -6,21 +6,24 @@ use sim::sync::{select, Chan, Mutex, Pipe};
 use sim::time::sleep;
 use sim::{spawn, Outcome, Sim};
 
+/// "T1" locks `a` then `b`, "T2" locks `b` then `a`, each sleeping in
+/// between: they always deadlock, at virtual time 1000.
+fn spawn_opposite_orders(a: Mutex, b: Mutex) {
+    for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+        spawn(name, async move {
+            let _first = first.lock().await;
+            sleep(1_000).await;
+            let _second = second.lock().await;
+        });
+    }
+}
+
 #[test]
 fn partial_deadlock_is_found_while_other_tasks_still_run() {
     for seed in 0..100 {
         let run = Sim::new(seed).record(true).run(|| async {
             let (a, b) = (Mutex::new("A"), Mutex::new("B"));
-            spawn("T1", async move {
-                let _a = a.lock().await;
-                sleep(1_000).await;
-                let _b = b.lock().await;
-            });
-            spawn("T2", async move {
-                let _b = b.lock().await;
-                sleep(1_000).await;
-                let _a = a.lock().await;
-            });
+            spawn_opposite_orders(a, b);
             spawn("bystander", async {
                 for _ in 0..1_000 {
                     sim::yield_now().await;
@@ -44,16 +47,7 @@ fn partial_deadlock_is_found_while_other_tasks_still_run() {
 fn tasks_blocked_behind_the_cycle_are_listed_apart() {
     let run = Sim::new(1).run(|| async {
         let (a, b) = (Mutex::new("A"), Mutex::new("B"));
-        spawn("T1", async move {
-            let _a = a.lock().await;
-            sleep(1_000).await;
-            let _b = b.lock().await;
-        });
-        spawn("T2", async move {
-            let _b = b.lock().await;
-            sleep(1_000).await;
-            let _a = a.lock().await;
-        });
+        spawn_opposite_orders(a, b);
         spawn("waiter", async move {
             sleep(500).await;
             let _a = a.lock().await;

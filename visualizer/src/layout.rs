@@ -63,6 +63,27 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     y3 + 14
 }
 
+/// Draws the backgrounds of a chart's lanes, each `(top, bottom, in the
+/// cycle)`: the cycle tint, a separator under each lane, the line above the
+/// plot and the grid.
+pub fn lane_backgrounds(
+    s: &mut Scene,
+    xm: &XMap,
+    lanes: impl IntoIterator<Item = (i32, i32, bool)>,
+    plot_top: i32,
+    plot_bottom: i32,
+) {
+    let right = s.width as i32 - MARGIN;
+    for (top, bottom, in_cycle) in lanes {
+        if in_cycle {
+            s.rect(MARGIN, top + 1, right, bottom, palette::CYCLE_TINT);
+        }
+        s.rect(MARGIN, bottom, right, bottom + 1, palette::GRID);
+    }
+    s.rect(MARGIN, plot_top, right, plot_top + 1, palette::GRID);
+    grid(s, xm, plot_top, plot_bottom);
+}
+
 /// Draws vertical grid lines at the ticks of `xm` from `top` to `bottom`.
 pub fn grid(s: &mut Scene, xm: &XMap, top: i32, bottom: i32) {
     for t in columns::ticks(xm.x0, xm.x1, xm.width, 110) {

@@ -52,8 +52,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Locks", MARGIN);
 
-    let cycle_res: BTreeSet<u32> =
-        m.trace.deadlock.as_ref().map(|d| d.cycle.iter().filter_map(|bt| bt.resource).collect()).unwrap_or_default();
+    let cycle_res = m.cycle_resources();
     let label_w = locks
         .iter()
         .map(|&r| fonts::width(m.resource_name(r), TEXT, true).max(fonts::width(&kind_label(m, r), TINY, false)))
@@ -94,14 +93,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     let plot_bottom = y;
 
-    for lane in &lanes {
-        if cycle_res.contains(&lane.resource) {
-            s.rect(MARGIN, lane.top + 1, width - MARGIN, lane.bottom, palette::CYCLE_TINT);
-        }
-        s.rect(MARGIN, lane.bottom, width - MARGIN, lane.bottom + 1, palette::GRID);
-    }
-    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
-    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+    let bands = lanes.iter().map(|l| (l.top, l.bottom, cycle_res.contains(&l.resource)));
+    layout::lane_backgrounds(&mut s, &xm, bands, plot_top, plot_bottom);
 
     let max_wait = max_waiting(m, &locks, &xm);
     let mut holders: BTreeSet<u32> = BTreeSet::new();

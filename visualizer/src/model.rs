@@ -17,7 +17,7 @@
 //! assert_eq!(m.state_at(1, 7), Some(visualizer::model::State::Blocked));
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use sim::trace::{EventKind, Trace};
 
@@ -424,6 +424,11 @@ impl<'a> Model<'a> {
     /// Ids of the tasks in the deadlock cycle.
     pub fn cycle_tasks(&self) -> Vec<u32> {
         self.trace.deadlock.as_ref().map(|d| d.cycle.iter().map(|b| b.task).collect()).unwrap_or_default()
+    }
+
+    /// Ids of the resources the tasks of the deadlock cycle wait for.
+    pub fn cycle_resources(&self) -> BTreeSet<u32> {
+        self.trace.deadlock.as_ref().map(|d| d.cycle.iter().filter_map(|b| b.resource).collect()).unwrap_or_default()
     }
 
     /// Where the deadlock's story starts: the earliest step at which a task

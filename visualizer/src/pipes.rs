@@ -52,8 +52,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Pipes", MARGIN);
 
-    let cycle_res: BTreeSet<u32> =
-        m.trace.deadlock.as_ref().map(|d| d.cycle.iter().filter_map(|bt| bt.resource).collect()).unwrap_or_default();
+    let cycle_res = m.cycle_resources();
     let label_w =
         pipes.iter().map(|&r| fonts::width(m.resource_name(r), TEXT, true)).max().unwrap_or(0).clamp(120, width / 4)
             + 12;
@@ -80,14 +79,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         y = bottom;
     }
     let plot_bottom = y;
-    for &(r, top, _, _, _, _, bottom) in &panels {
-        if cycle_res.contains(&r) {
-            s.rect(MARGIN, top + 1, width - MARGIN, bottom, palette::CYCLE_TINT);
-        }
-        s.rect(MARGIN, bottom, width - MARGIN, bottom + 1, palette::GRID);
-    }
-    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
-    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+    let bands = panels.iter().map(|&(r, top, _, _, _, _, bottom)| (top, bottom, cycle_res.contains(&r)));
+    layout::lane_backgrounds(&mut s, &xm, bands, plot_top, plot_bottom);
 
     for &(r, _, name_y, (p0, p1), wr, rd, _) in &panels {
         let res = &m.trace.resources[r as usize];

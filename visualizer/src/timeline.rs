@@ -148,14 +148,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     // Backgrounds: cycle tint, lane separators, grid.
-    for lane in &lanes {
-        if cycle.contains(&lane.task) {
-            s.rect(MARGIN, lane.top + 1, width - MARGIN, lane.bottom, palette::CYCLE_TINT);
-        }
-        s.rect(MARGIN, lane.bottom, width - MARGIN, lane.bottom + 1, palette::GRID);
-    }
-    s.rect(MARGIN, plot_top, width - MARGIN, plot_top + 1, palette::GRID);
-    layout::grid(&mut s, &xm, plot_top, plot_bottom);
+    layout::lane_backgrounds(
+        &mut s,
+        &xm,
+        lanes.iter().map(|l| (l.top, l.bottom, cycle.contains(&l.task))),
+        plot_top,
+        plot_bottom,
+    );
 
     let mut flags = Flags::default();
     for lane in &lanes {

@@ -128,6 +128,13 @@ fn run_segments(model: &Configured, sim: Sim, segs: &[(TaskId, u64)], data: &[u3
     (run, log)
 }
 
+/// The smallest failing schedule found so far: fewest preemptions, then fewest steps.
+struct Best {
+    segs: Vec<(TaskId, u64)>,
+    preemptions: u32,
+    steps: u64,
+}
+
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
     let trace = failing.trace.as_ref()?;
@@ -143,62 +150,58 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     if signature(&first.outcome) != target {
         return None; // the schedule does not replay to the same failure
     }
-    let mut best = segments_of(&ran);
-    let mut best_p = p0;
-    let mut best_steps = first.steps;
+    let mut best = Best { segs: segments_of(&ran), preemptions: p0, steps: first.steps };
     let mut tries = 1u64;
     // The same run, its independent steps reordered for the fewest switches.
     if let Some(order) = linearize(model, &ran, &data) {
         tries += 1;
         let (run, ran2, p) = try_run(&segments_of(&order));
-        if signature(&run.outcome) == target && p <= best_p {
-            best = segments_of(&ran2);
-            best_p = p;
-            best_steps = run.steps;
+        if signature(&run.outcome) == target && p <= best.preemptions {
+            best = Best { segs: segments_of(&ran2), preemptions: p, steps: run.steps };
         }
     }
+    // A candidate replaces the best if it fails the same way and is smaller.
+    let offer = |best: &mut Best, cand: &[(TaskId, u64)]| -> bool {
+        let (run, ran, p) = try_run(cand);
+        let smaller = p < best.preemptions || (p == best.preemptions && run.steps < best.steps);
+        if signature(&run.outcome) == target && smaller {
+            *best = Best { segs: segments_of(&ran), preemptions: p, steps: run.steps };
+            return true;
+        }
+        false
+    };
     let mut improved = true;
     while improved && tries < max_tries {
         improved = false;
         // Drop whole segments, last first (late switches are the cheapest to lose).
-        let mut k = best.len();
+        let mut k = best.segs.len();
         while k > 1 && tries < max_tries {
             k -= 1;
-            let mut cand = best.clone();
+            let mut cand = best.segs.clone();
             cand.remove(k);
             tries += 1;
-            let (run, ran, p) = try_run(&cand);
-            if signature(&run.outcome) == target && (p < best_p || (p == best_p && run.steps < best_steps)) {
-                best = segments_of(&ran);
-                best_p = p;
-                best_steps = run.steps;
+            if offer(&mut best, &cand) {
                 improved = true;
-                k = k.min(best.len());
+                k = k.min(best.segs.len());
             }
         }
         // Then shorter segments.
         let mut k = 0;
-        while k < best.len() && tries < max_tries {
+        while k < best.segs.len() && tries < max_tries {
             k += 1;
-            if best[k - 1].1 <= 1 {
+            if best.segs[k - 1].1 <= 1 {
                 continue;
             }
-            let k = k - 1;
-            let mut cand = best.clone();
-            cand[k].1 /= 2;
+            let mut cand = best.segs.clone();
+            cand[k - 1].1 /= 2;
             tries += 1;
-            let (run, ran, p) = try_run(&cand);
-            if signature(&run.outcome) == target && (p < best_p || (p == best_p && run.steps < best_steps)) {
-                best = segments_of(&ran);
-                best_p = p;
-                best_steps = run.steps;
-                improved = true;
-            }
+            improved |= offer(&mut best, &cand);
         }
     }
     // Record the best one.
-    let (run, _) = run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best, &data, false);
-    Some(Shrunk { run, preemptions: best_p, original_preemptions: p0, original_steps: failing.steps, tries })
+    let (run, _) =
+        run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best.segs, &data, false);
+    Some(Shrunk { run, preemptions: best.preemptions, original_preemptions: p0, original_steps: failing.steps, tries })
 }
 
 /// Replays `ran` (a task per step) with footprints, and returns the order of
