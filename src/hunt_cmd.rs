@@ -104,10 +104,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     };
     let started = Instant::now();
     let opts_base = (a.jobs, a.keep_going, a.time_budget);
-    let graph = std::sync::Mutex::new(sim::lockorder::LockOrder::default());
+    // Workers finish seeds out of order: gather by seed, so the findings are
+    // those of a one-job hunt whatever `--jobs` is.
+    let graph = std::sync::Mutex::new(sim::lockorder::SeedGraph::default());
     let gather = |run: sim::Run| {
         if !run.lock_order.is_empty() {
-            graph.lock().unwrap().merge(&run.lock_order);
+            graph.lock().unwrap().add(run.seed, &run.lock_order);
         }
         run.outcome
     };
@@ -134,7 +136,14 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         })
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let warnings = graph.into_inner().unwrap().warnings();
+    // Seeds past the lowest failure, or past what was covered, are what a
+    // one-job hunt would not have run.
+    let last = match (&r.failure, r.covered) {
+        (_, None) => None,
+        (Some((seed, _)), Some(c)) if !a.keep_going => Some((*seed).min(c.last)),
+        (_, Some(c)) => Some(c.last),
+    };
+    let warnings = last.map_or_else(Vec::new, |last| graph.into_inner().unwrap().up_to(last).warnings());
     // The failing seed once more, recorded: its schedule string and trace.
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
     match (&a.trace, &recorded) {

@@ -309,6 +309,73 @@ impl LockOrder {
     }
 }
 
+/// The lock-order facts of a hunt's runs, gathered in any order (parallel
+/// workers finish seeds out of order) and read back as if the seeds had run
+/// one by one: each fact keeps the lowest seed that showed it, and
+/// [`SeedGraph::up_to`] drops seeds past the point where a one-job hunt
+/// would have stopped. So the findings, and the sites and tasks they name, do
+/// not depend on `--jobs`.
+///
+/// ```
+/// let m = sim::models::find("abba").unwrap().configure(&[]).unwrap();
+/// let mut g = sim::lockorder::SeedGraph::default();
+/// for seed in (0..20).rev() {
+///     g.add(seed, &m.run(seed, false).lock_order);
+/// }
+/// let mut one_by_one = sim::lockorder::LockOrder::default();
+/// for seed in 0..20 {
+///     one_by_one.merge(&m.run(seed, false).lock_order);
+/// }
+/// assert_eq!(g.up_to(u64::MAX), one_by_one);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SeedGraph {
+    /// (from, to) -> (seed, position in that run, edge).
+    edges: BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, OrderEdge)>,
+    /// (lock, resource) -> (seed, position in that run, entry).
+    held_across: BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, HeldAcross)>,
+}
+
+impl SeedGraph {
+    /// Adds the facts of the run of `seed`.
+    pub fn add(&mut self, seed: u64, run: &LockOrder) {
+        for (i, e) in run.edges.iter().enumerate() {
+            keep_lowest(&mut self.edges, (e.from.clone(), e.to.clone()), (seed, i, e));
+        }
+        for (i, h) in run.held_across.iter().enumerate() {
+            keep_lowest(&mut self.held_across, (h.lock.clone(), h.resource.clone()), (seed, i, h));
+        }
+    }
+
+    /// The facts of seeds up to `last` (inclusive), in the order a one-by-one
+    /// [`LockOrder::merge`] of those seeds gives.
+    pub fn up_to(&self, last: u64) -> LockOrder {
+        fn ordered<T: Clone>(
+            m: &BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, T)>,
+            last: u64,
+        ) -> Vec<T> {
+            let mut v: Vec<&(u64, usize, T)> = m.values().filter(|(seed, _, _)| *seed <= last).collect();
+            v.sort_by_key(|(seed, i, _)| (*seed, *i));
+            v.into_iter().map(|(_, _, x)| x.clone()).collect()
+        }
+        LockOrder { edges: ordered(&self.edges, last), held_across: ordered(&self.held_across, last) }
+    }
+}
+
+fn keep_lowest<T: Clone>(
+    m: &mut BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, T)>,
+    key: (Cow<'static, str>, Cow<'static, str>),
+    (seed, i, x): (u64, usize, &T),
+) {
+    match m.get_mut(&key) {
+        Some(cur) if (cur.0, cur.1) <= (seed, i) => {}
+        Some(cur) => *cur = (seed, i, x.clone()),
+        None => {
+            m.insert(key, (seed, i, x.clone()));
+        }
+    }
+}
+
 /// The shortest cycle through `start` (breadth-first), as its node list.
 fn shortest_cycle<'a>(adj: &BTreeMap<&'a str, BTreeSet<&'a str>>, start: &'a str) -> Option<Vec<&'a str>> {
     let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
