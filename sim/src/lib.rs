@@ -59,7 +59,7 @@ pub use task::{choose, spawn, spawn_background, yield_now, JoinHandle};
 use std::future::Future;
 
 use rt::execution::{Execution, RunConfig};
-use scheduler::{RandomStrategy, Strategy};
+use scheduler::Strategy;
 use trace::{EventKind, Meta, Param, Trace};
 
 /// Steps after which a run is stopped as a `step-limit` outcome, by default.
@@ -196,10 +196,10 @@ impl Sim {
         F: FnOnce() -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        let strategy = self.strategy.unwrap_or_else(|| Box::new(RandomStrategy::new(self.cfg.seed)));
-        let strategy_name = strategy.name();
-        let exec = Execution::new(&self.cfg, strategy);
-        let raw = exec.run(async move { main().await }, self.cfg.max_steps);
+        // Named only when a trace needs it: a hunt's runs allocate nothing for it.
+        let named = self.cfg.record.then(|| self.strategy.as_ref().map_or_else(|| "random".to_string(), |s| s.name()));
+        let exec = Execution::new(&self.cfg, self.strategy);
+        let raw = exec.run(async move { main().await });
         let trace = raw.recorder.map(|rec| {
             let rec = *rec;
             let outcome_line = raw.outcome.summary();
@@ -210,7 +210,7 @@ impl Sim {
                     model: self.model.to_string(),
                     params: self.params.to_vec(),
                     seed: self.cfg.seed,
-                    strategy: strategy_name,
+                    strategy: named.expect("recorded runs name their strategy"),
                     verdict: raw.outcome.verdict().to_string(),
                     message: outcome_line,
                     steps: raw.steps,

@@ -331,10 +331,13 @@ impl LockOrder {
 #[derive(Clone, Debug, Default)]
 pub struct SeedGraph {
     /// (from, to) -> (seed, position in that run, edge).
-    edges: BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, OrderEdge)>,
+    edges: LowestSeed<OrderEdge>,
     /// (lock, resource) -> (seed, position in that run, entry).
-    held_across: BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, HeldAcross)>,
+    held_across: LowestSeed<HeldAcross>,
 }
+
+/// A fact by its two names, with the seed and position it was first seen at.
+type LowestSeed<T> = BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, T)>;
 
 impl SeedGraph {
     /// Adds the facts of the run of `seed`.
@@ -350,10 +353,7 @@ impl SeedGraph {
     /// The facts of seeds up to `last` (inclusive), in the order a one-by-one
     /// [`LockOrder::merge`] of those seeds gives.
     pub fn up_to(&self, last: u64) -> LockOrder {
-        fn ordered<T: Clone>(
-            m: &BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, T)>,
-            last: u64,
-        ) -> Vec<T> {
+        fn ordered<T: Clone>(m: &LowestSeed<T>, last: u64) -> Vec<T> {
             let mut v: Vec<&(u64, usize, T)> = m.values().filter(|(seed, _, _)| *seed <= last).collect();
             v.sort_by_key(|(seed, i, _)| (*seed, *i));
             v.into_iter().map(|(_, _, x)| x.clone()).collect()
@@ -363,7 +363,7 @@ impl SeedGraph {
 }
 
 fn keep_lowest<T: Clone>(
-    m: &mut BTreeMap<(Cow<'static, str>, Cow<'static, str>), (u64, usize, T)>,
+    m: &mut LowestSeed<T>,
     key: (Cow<'static, str>, Cow<'static, str>),
     (seed, i, x): (u64, usize, &T),
 ) {

@@ -29,15 +29,26 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The ChaCha8 key of `seed`: four SplitMix64 outputs, little endian.
+fn key_of(seed: u64) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    let mut s = seed;
+    for chunk in key.chunks_exact_mut(8) {
+        chunk.copy_from_slice(&splitmix64(&mut s).to_le_bytes());
+    }
+    key
+}
+
 impl SimRng {
     /// The stream for `seed`: the ChaCha8 key is four SplitMix64 outputs, little endian.
     pub fn new(seed: u64) -> SimRng {
-        let mut key = [0u8; 32];
-        let mut s = seed;
-        for chunk in key.chunks_exact_mut(8) {
-            chunk.copy_from_slice(&splitmix64(&mut s).to_le_bytes());
-        }
-        SimRng { inner: ChaCha8Rng::from_seed(key) }
+        SimRng { inner: ChaCha8Rng::from_seed(key_of(seed)) }
+    }
+
+    /// Starts the stream for `seed` over, in place (the same stream as [`SimRng::new`]).
+    #[inline]
+    pub fn reseed(&mut self, seed: u64) {
+        self.inner = ChaCha8Rng::from_seed(key_of(seed));
     }
 
     /// A uniform draw in `0..n` (`n > 0`), by Lemire's method on 32-bit words.
@@ -84,6 +95,19 @@ mod tests {
         let mut c = SimRng::new(43);
         let zs: Vec<u32> = (0..16).map(|_| c.below(1000)).collect();
         assert_ne!(xs, zs);
+    }
+
+    #[test]
+    fn reseeding_in_place_starts_the_seeds_own_stream() {
+        let mut r = SimRng::new(1);
+        (0..100).for_each(|_| {
+            r.below(7);
+        });
+        r.reseed(42);
+        let mut fresh = SimRng::new(42);
+        for _ in 0..100 {
+            assert_eq!(r.below(1000), fresh.below(1000));
+        }
     }
 
     #[test]

@@ -9,18 +9,23 @@
 //! ```
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use crate::rt::{self, execution::spawn_task, Status, TaskId, Wait};
+use crate::rt::{self, cell::TaskCell, execution::spawn_task, Status, TaskId, Wait};
 
-/// Handle to a spawned task.
+/// Handle to a spawned task. Its result waits in the task's own cell until
+/// [`JoinHandle::join`] takes it; a handle never leaves its execution's thread.
 pub struct JoinHandle<T> {
     task: TaskId,
-    result: Rc<RefCell<Option<T>>>,
+    /// The execution that spawned the task (see `State::run_id`).
+    run: u64,
+    /// The handle does not own a `T`.
+    _output: PhantomData<fn() -> T>,
+    /// Not `Send`: execution numbers are per thread.
+    _not_send: PhantomData<*const ()>,
 }
 
 fn spawn_inner<T: 'static>(
@@ -28,20 +33,11 @@ fn spawn_inner<T: 'static>(
     background: bool,
     fut: impl Future<Output = T> + 'static,
 ) -> JoinHandle<T> {
-    let result = Rc::new(RefCell::new(None));
-    let slot = result.clone();
-    let task = rt::with(|s| {
-        spawn_task(
-            s,
-            name,
-            background,
-            Box::pin(async move {
-                let v = fut.await;
-                *slot.borrow_mut() = Some(v);
-            }),
-        )
-    });
-    JoinHandle { task, result }
+    rt::with(|s| {
+        let cell = TaskCell::new(&mut s.blocks, fut);
+        let task = spawn_task(s, name, background, cell);
+        JoinHandle { task, run: s.run_id, _output: PhantomData, _not_send: PhantomData }
+    })
 }
 
 /// Spawns a foreground task: the run lasts until it returns.
@@ -67,7 +63,17 @@ impl<T> JoinHandle<T> {
     /// Waits for the task to return and gives its result. A scheduling point.
     pub async fn join(self) -> T {
         Join { task: self.task, yielded: false }.await;
-        self.result.borrow_mut().take().expect("joined task left its result")
+        rt::with(|s| {
+            assert_eq!(
+                s.run_id, self.run,
+                "a JoinHandle was joined in another execution than the one that spawned its task"
+            );
+            // SAFETY: the handle comes from `spawn_inner` in this execution,
+            // whose cell for `task` holds a future with output `T`; cells
+            // live until the execution ends.
+            unsafe { s.cells[self.task as usize].take_output::<T>() }
+        })
+        .expect("joined task left its result")
     }
 }
 
@@ -81,8 +87,9 @@ impl Future for Join {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         if !self.yielded {
             self.yielded = true;
-            rt::with(|s| s.yield_now());
-            return Poll::Pending;
+            if !rt::with(|s| s.yield_now()) {
+                return Poll::Pending;
+            }
         }
         let task = self.task;
         rt::with(|s| {
@@ -112,8 +119,11 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.0 = true;
-        rt::with(|s| s.yield_now());
-        Poll::Pending
+        if rt::with(|s| s.yield_now()) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 

@@ -39,12 +39,13 @@ struct Sleep {
 impl Future for Sleep {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        match self.state {
-            0 => {
-                self.state = 1;
-                rt::with(|s| s.yield_now());
-                Poll::Pending
+        if self.state == 0 {
+            self.state = 1;
+            if !rt::with(|s| s.yield_now()) {
+                return Poll::Pending;
             }
+        }
+        match self.state {
             1 => {
                 self.state = 2;
                 let ns = self.ns;

@@ -503,3 +503,68 @@ fn sleep_jumps_the_clock_only_when_nothing_else_can_run() {
     assert_eq!(outcome, Outcome::Completed);
     assert_eq!(log, vec!["busy done before 1ms: true", "woke at >= 1ms: true"]);
 }
+
+#[test]
+fn join_gives_each_task_its_result_and_unjoined_results_and_futures_are_dropped() {
+    // Counts drops of what tasks return or hold, so a cell that leaks or
+    // drops twice shows.
+    struct Counted(Rc<RefCell<u32>>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            *self.0.borrow_mut() += 1;
+        }
+    }
+    // An over-aligned future takes the unpooled path of the task storage.
+    #[repr(align(128))]
+    struct Wide(u64);
+    let drops = Rc::new(RefCell::new(0u32));
+    for seed in 0..50 {
+        let d = drops.clone();
+        let run = Sim::new(seed).run(move || async move {
+            let words = spawn("words", async { vec!["a".to_string(), "b".to_string()] });
+            let number = spawn("number", async {
+                let w = Wide(41);
+                sim::yield_now().await;
+                w.0 + 1
+            });
+            // Made outside the tasks, so each exists once whether or not its task ran.
+            let result = Counted(d.clone());
+            spawn("unjoined", async move { result });
+            let held = Counted(d.clone());
+            // Blocked for ever in the background on a channel main could send on:
+            // its future still holds a Counted when the run ends.
+            let never: Chan<u8> = Chan::new("never", 0);
+            never.declare_sender();
+            spawn_background("parked", async move {
+                let _held = held;
+                never.recv().await;
+            });
+            assert_eq!(words.join().await, vec!["a", "b"]);
+            assert_eq!(number.join().await, 42);
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+    assert_eq!(*drops.borrow(), 100, "each run drops one unjoined result and one parked future");
+}
+
+#[test]
+fn a_join_handle_from_another_execution_is_refused() {
+    thread_local! {
+        static STASH: RefCell<Option<sim::JoinHandle<u32>>> = const { RefCell::new(None) };
+    }
+    let first = Sim::new(0).run(|| async {
+        let h = spawn("t", async { 7u32 });
+        STASH.with(|s| *s.borrow_mut() = Some(h));
+    });
+    assert_eq!(first.outcome, Outcome::Completed);
+    let second = Sim::new(0).run(|| async {
+        // Task 1 here returns a String: reading it as the old handle's u32 must not happen.
+        spawn("other", async { String::from("not a u32") });
+        let stale = STASH.with(|s| s.borrow_mut().take()).unwrap();
+        stale.join().await;
+    });
+    match second.outcome {
+        Outcome::Panic { message, .. } => assert!(message.contains("another execution"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}

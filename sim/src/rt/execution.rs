@@ -9,7 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use super::{set_current, BoxFuture, State, Status, Task, TaskId, TaskSet};
+use super::cell::TaskCell;
+use super::{set_current, State, Status, StrategySlot, Task, TaskId, TaskSet};
 use crate::outcome::Outcome;
 use crate::scheduler::Strategy;
 use crate::trace::{EventKind, FrameInfo, Recorder, ResourceInfo, TaskInfo};
@@ -43,17 +44,16 @@ fn noop_waker() -> Waker {
     unsafe { Waker::from_raw(RAW) }
 }
 
-/// A finished run's state and future slots, kept for the next run.
-type Pooled = (Box<State>, Vec<Option<BoxFuture>>);
-
 thread_local! {
     /// True while a task is being polled: the panic hook stays quiet then and
     /// keeps the message and location for the outcome.
     static IN_POLL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
-    /// The state and futures of the last run on this thread, emptied but
-    /// with their allocations, for the next run to reuse.
-    static POOL: RefCell<Option<Pooled>> = const { RefCell::new(None) };
+    /// The state of the last run on this thread, emptied but with its
+    /// allocations (task blocks among them), for the next run to reuse.
+    static POOL: RefCell<Option<Box<State>>> = const { RefCell::new(None) };
+    /// Executions started on this thread (see `State::run_id`).
+    static RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 fn install_panic_hook() {
@@ -96,10 +96,9 @@ impl Strategy for Idle {
     }
 }
 
-/// Owns the state and the task futures of one execution.
+/// Owns the state (and through it the task cells) of one execution.
 pub(crate) struct Execution {
     state: Box<State>,
-    futures: Vec<Option<BoxFuture>>,
 }
 
 /// Restores the previous thread-local state pointer even if the loop unwinds.
@@ -111,11 +110,18 @@ impl Drop for CurrentGuard {
 }
 
 impl Execution {
-    pub fn new(cfg: &RunConfig, strategy: Box<dyn Strategy>) -> Execution {
+    /// An execution with `strategy`, or the random strategy from the seed.
+    pub fn new(cfg: &RunConfig, strategy: Option<Box<dyn Strategy>>) -> Execution {
         install_panic_hook();
-        let footprint = if strategy.wants_footprints() { Some(Default::default()) } else { None };
+        let footprint =
+            if strategy.as_ref().is_some_and(|b| b.wants_footprints()) { Some(Default::default()) } else { None };
+        let inline_steps = strategy.is_none();
+        let run_id = RUNS.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
         let state = match POOL.with(|p| p.borrow_mut().take()) {
-            Some((mut st, futures)) => {
+            Some(mut st) => {
                 st.tasks.clear();
                 st.enabled.clear();
                 st.unstarted = 0;
@@ -127,17 +133,26 @@ impl Execution {
                 st.clock = 0;
                 st.step = 0;
                 st.op_cost = cfg.step_ns;
-                st.strategy = strategy;
+                match (strategy, &mut st.strategy) {
+                    // Reseeded in place: no 300-byte generator moved in per run.
+                    (None, StrategySlot::Random(r)) => r.reseed(cfg.seed),
+                    (None, slot) => *slot = StrategySlot::Random(crate::scheduler::RandomStrategy::new(cfg.seed)),
+                    (Some(b), slot) => *slot = StrategySlot::Other(b),
+                }
                 st.rec = if cfg.record { Some(Recorder::default()) } else { None };
                 st.failure = None;
-                st.spawned.clear();
+                st.run_id = run_id;
                 st.suspended = false;
+                st.observed = cfg.record || footprint.is_some();
+                st.inline_steps = inline_steps;
+                st.max_steps = cfg.max_steps;
+                st.next_pick = None;
                 st.footprint = footprint;
                 st.pending_ops.clear();
                 st.lock_edges.clear();
                 st.held_across.clear();
                 st.joining = 0;
-                return Execution { state: st, futures };
+                st
             }
             None => Box::new(State {
                 tasks: Vec::new(),
@@ -151,11 +166,20 @@ impl Execution {
                 clock: 0,
                 step: 0,
                 op_cost: cfg.step_ns,
-                strategy,
+                strategy: match strategy {
+                    Some(b) => StrategySlot::Other(b),
+                    None => StrategySlot::Random(crate::scheduler::RandomStrategy::new(cfg.seed)),
+                },
                 rec: if cfg.record { Some(Recorder::default()) } else { None },
                 failure: None,
-                spawned: Vec::new(),
+                cells: Vec::new(),
+                blocks: Default::default(),
+                run_id,
                 suspended: false,
+                observed: cfg.record || footprint.is_some(),
+                inline_steps,
+                max_steps: cfg.max_steps,
+                next_pick: None,
                 scratch: Default::default(),
                 footprint,
                 pending_ops: Vec::new(),
@@ -167,31 +191,33 @@ impl Execution {
                 joining: 0,
             }),
         };
-        Execution { state, futures: Vec::new() }
+        Execution { state }
     }
 
     /// Runs `main` as task 0 ("main") until the run ends.
-    pub fn run<F: Future<Output = ()> + 'static>(mut self, main: F, max_steps: u64) -> RawRun {
+    pub fn run<F: Future<Output = ()> + 'static>(mut self, main: F) -> RawRun {
         let sp: *mut State = &mut *self.state;
         let _restore = CurrentGuard(set_current(sp));
         // SAFETY (for every `unsafe { &mut *sp }` below): the state is boxed
         // and outlives this function; task polls reach it through the same
         // pointer, and no reference taken here is held across a poll.
-        spawn_task(unsafe { &mut *sp }, Cow::Borrowed("main"), false, Box::pin(main));
-        self.adopt_spawned(sp);
+        let st = unsafe { &mut *sp };
+        let main = TaskCell::new(&mut st.blocks, main);
+        spawn_task(st, Cow::Borrowed("main"), false, main);
         let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
         let mut last: Option<TaskId> = None;
-        let may_halt = unsafe { &*sp }.strategy.may_halt();
+        let may_halt = unsafe { &mut *sp }.strategy.get().may_halt();
         let outcome = loop {
             let s = unsafe { &mut *sp };
-            if let Some(f) = s.failure.take() {
-                break f;
-            }
-            if s.foreground_live == 0 {
-                break Outcome::Completed;
-            }
-            if s.step >= max_steps {
+            // One test on the common path; which of the three it was, after.
+            if s.failure.is_some() | (s.foreground_live == 0) | (s.step >= s.max_steps) {
+                if let Some(f) = s.failure.take() {
+                    break f;
+                }
+                if s.foreground_live == 0 {
+                    break Outcome::Completed;
+                }
                 break Outcome::StepLimit { steps: s.step };
             }
             // Sleepers whose deadline has passed become ready.
@@ -218,26 +244,28 @@ impl Execution {
             if s.footprint.is_some() {
                 let mut ops = std::mem::take(&mut s.pending_ops);
                 s.pending_accesses(&mut ops);
-                s.strategy.pending(&ops);
+                s.strategy.get().pending(&ops);
                 s.pending_ops = ops;
             }
-            let t = s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1);
+            // A scheduling point may have picked already (`take_next_step_here`).
+            let t = match s.next_pick.take() {
+                Some(t) if s.enabled.contains(t) => t,
+                _ => s.strategy.pick_task(&s.enabled, last_enabled, s.step + 1),
+            };
             if may_halt {
-                if let Some(halt) = s.strategy.halt() {
+                if let Some(halt) = s.strategy.get().halt() {
                     break Outcome::Stopped { step: s.step + 1, halt };
                 }
             }
             debug_assert!(s.enabled.contains(t), "the strategy picked a task that is not enabled");
-            if s.enabled.len() > 1 {
-                if let Some(rec) = s.rec.as_mut() {
+            if let Some(rec) = s.rec.as_mut() {
+                if s.enabled.len() > 1 {
                     rec.choices.push(t);
                 }
+                rec.schedule.push(t);
             }
             s.step += 1;
             s.clock += s.op_cost;
-            if let Some(rec) = s.rec.as_mut() {
-                rec.schedule.push(t);
-            }
             s.current = t;
             s.suspended = false;
             let task = &mut s.tasks[t as usize];
@@ -247,21 +275,19 @@ impl Execution {
                 // A task's first step comes after the step that spawned it.
                 s.touch(crate::scheduler::Footprint::task_resource(t));
             }
-            let mut fut = self.futures[t as usize].take().expect("enabled task has a future");
+            let cell = s.cells[t as usize];
             IN_POLL.with(|c| c.set(true));
-            let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+            // SAFETY: cells stay live until teardown; a finished task is never
+            // enabled again, and its cell answers `Ready` anyway.
+            let polled = catch_unwind(AssertUnwindSafe(|| unsafe { cell.poll(&mut cx) }));
             IN_POLL.with(|c| c.set(false));
             last = Some(t);
             let s = unsafe { &mut *sp };
             match polled {
-                Ok(Poll::Ready(())) => {
-                    // Drop the finished future while `t` is current: guards it
-                    // still owned release their locks as this task.
-                    drop(fut);
-                    finish_task(unsafe { &mut *sp }, t);
-                }
+                // The cell dropped the finished future inside the poll, while
+                // `t` was current: guards it still owned released as this task.
+                Ok(Poll::Ready(())) => finish_task(s, t),
                 Ok(Poll::Pending) => {
-                    self.futures[t as usize] = Some(fut);
                     if !s.suspended && s.failure.is_none() {
                         let frames = stack_of(s, t);
                         s.fail(Outcome::Panic {
@@ -274,8 +300,7 @@ impl Execution {
                     }
                 }
                 Err(_) => {
-                    // Keep the future: it is dropped in teardown with the others.
-                    self.futures[t as usize] = Some(fut);
+                    // The future stays in its cell: teardown drops it with the others.
                     let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_default();
                     s.record(t, EventKind::Panic, None, None, None, None, None);
                     let frames = stack_of(s, t);
@@ -283,14 +308,12 @@ impl Execution {
                     s.failure = Some(Outcome::Panic { task: s.tasks[t as usize].name.to_string(), message, frames });
                 }
             }
-            self.adopt_spawned(sp);
             let s = unsafe { &mut *sp };
-            if let Some(mut fp) = s.footprint.take() {
-                s.strategy.step_done(t, &fp);
+            if let Some(fp) = s.footprint.as_mut() {
+                s.strategy.get().step_done(t, fp);
                 fp.resources.clear();
                 fp.reads.clear();
                 fp.data_choice = false;
-                s.footprint = Some(fp);
             }
         };
         let s = unsafe { &mut *sp };
@@ -301,8 +324,11 @@ impl Execution {
         // Teardown: leftover futures are dropped with no current execution, so
         // their guards and frames do nothing.
         set_current(std::ptr::null_mut());
-        self.futures.clear();
         let s = &mut *self.state;
+        for cell in s.cells.drain(..) {
+            // SAFETY: each cell is live and freed once, here.
+            unsafe { cell.free(&mut s.blocks) };
+        }
         let recorder = s.rec.take().map(Box::new);
         let (tasks, resources) = if recorder.is_some() {
             (
@@ -367,8 +393,10 @@ impl Execution {
         };
         let raw = RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources, lock_order };
         // Hand the allocations to the next run on this thread.
-        let Execution { mut state, futures } = self;
-        state.strategy = Box::new(Idle);
+        let Execution { mut state } = self;
+        if let StrategySlot::Other(_) = state.strategy {
+            state.strategy = StrategySlot::Other(Box::new(Idle));
+        }
         for task in state.tasks.drain(..) {
             let (mut frames, mut held) = (task.frames, task.held);
             frames.clear();
@@ -383,20 +411,8 @@ impl Execution {
             state.vec_pool.push(w);
             state.vec_pool.push(p);
         }
-        POOL.with(|p| *p.borrow_mut() = Some((state, futures)));
+        POOL.with(|p| *p.borrow_mut() = Some(state));
         raw
-    }
-
-    #[inline]
-    fn adopt_spawned(&mut self, sp: *mut State) {
-        let s = unsafe { &mut *sp };
-        if s.spawned.is_empty() {
-            return;
-        }
-        for (t, f) in s.spawned.drain(..) {
-            debug_assert_eq!(t as usize, self.futures.len());
-            self.futures.push(Some(f));
-        }
     }
 }
 
@@ -404,8 +420,8 @@ pub(crate) fn stack_of(s: &State, t: TaskId) -> Vec<FrameInfo> {
     s.tasks[t as usize].frames.iter().rev().map(|&f| FrameInfo::from(f)).collect()
 }
 
-/// Registers a new task; its future is adopted by the loop after the current poll.
-pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: bool, fut: BoxFuture) -> TaskId {
+/// Registers a new task whose future is in `cell`; it is enabled at once.
+pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: bool, cell: TaskCell) -> TaskId {
     let id = s.tasks.len() as TaskId;
     let parent = if id == 0 { None } else { Some(s.current) };
     s.tasks.push(Task {
@@ -427,7 +443,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
     if !background {
         s.foreground_live += 1;
     }
-    s.spawned.push((id, fut));
+    s.cells.push(cell);
     s.record(id, EventKind::Spawn, None, None, None, parent, None);
     s.touch(crate::scheduler::Footprint::task_resource(id));
     id

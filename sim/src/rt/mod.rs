@@ -4,6 +4,7 @@
 //! its `rt`: primitives call into [`State`] through [`with`], and only this
 //! module and `waitfor` know how tasks, resources and waits are stored.
 
+pub(crate) mod cell;
 pub(crate) mod execution;
 pub mod taskset;
 
@@ -11,8 +12,6 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::future::Future;
-use std::pin::Pin;
 
 use crate::frame::Frame;
 use crate::outcome::Outcome;
@@ -22,8 +21,6 @@ pub use taskset::{TaskId, TaskSet};
 
 /// Index of a resource (lock, monitor, channel, pipe) within one execution.
 pub type ResId = u32;
-
-pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 /// What a blocked task waits for. The wait-for graph is computed from these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,12 +223,27 @@ pub(crate) struct State {
     pub clock: u64,
     pub step: u64,
     pub op_cost: u64,
-    pub strategy: Box<dyn Strategy>,
+    pub strategy: StrategySlot,
     pub rec: Option<Recorder>,
     pub failure: Option<Outcome>,
-    pub spawned: Vec<(TaskId, BoxFuture)>,
+    /// Each task's future (and output, once it returned), by task id.
+    pub cells: Vec<cell::TaskCell>,
+    /// The blocks the cells live in, kept across runs.
+    pub blocks: cell::BlockPool,
+    /// This execution's number on this thread: a `JoinHandle` from another
+    /// execution must not read this one's cells.
+    pub run_id: u64,
     /// Set when the polled task yielded or blocked through a primitive.
     pub suspended: bool,
+    /// True if events are recorded or footprints gathered (see [`State::record`]).
+    pub observed: bool,
+    /// The run's step limit.
+    pub max_steps: u64,
+    /// True if scheduling points may take the next step in place (see
+    /// [`State::take_next_step_here`]).
+    pub inline_steps: bool,
+    /// A pick made at a scheduling point for the loop to run next.
+    pub next_pick: Option<TaskId>,
     pub scratch: crate::waitfor::Scratch,
     /// What the current step touched, when the strategy asks for it.
     pub footprint: Option<crate::scheduler::Footprint>,
@@ -247,6 +259,33 @@ pub(crate) struct State {
     pub held_across: Vec<RawHeldAcross>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
     pub joining: u32,
+}
+
+/// The strategy of an execution: the built-in random one kept inline (no
+/// allocation per run, and its pick inlined into the step loop), any other
+/// behind the trait.
+#[allow(clippy::large_enum_variant)] // inline on purpose: one slot per thread, reused
+pub(crate) enum StrategySlot {
+    Random(crate::scheduler::RandomStrategy),
+    Other(Box<dyn Strategy>),
+}
+
+impl StrategySlot {
+    #[inline]
+    pub fn get(&mut self) -> &mut dyn Strategy {
+        match self {
+            StrategySlot::Random(r) => r,
+            StrategySlot::Other(b) => &mut **b,
+        }
+    }
+
+    #[inline]
+    pub fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+        match self {
+            StrategySlot::Random(r) => r.pick_task(enabled, last, step),
+            StrategySlot::Other(b) => b.pick_task(enabled, last, step),
+        }
+    }
 }
 
 /// (from, to, from_at, to_at, task) of a lock-order edge.
@@ -322,9 +361,67 @@ impl State {
     }
 
     /// The current task reached a scheduling point and stays enabled.
+    ///
+    /// Returns true if the task is to go on at once: the next step is taken
+    /// here, as the step loop would take it, and it fell to this same task.
+    /// The caller then carries on with its operation instead of returning
+    /// `Pending`. See [`State::take_next_step_here`].
     #[inline]
-    pub fn yield_now(&mut self) {
+    #[must_use = "on true the task goes on with its operation"]
+    pub fn yield_now(&mut self) -> bool {
         self.suspended = true;
+        self.inline_steps && self.take_next_step_here()
+    }
+
+    /// Takes the scheduling decision of the next step inside the current
+    /// task's poll, when nothing the loop looks at could differ: no failure,
+    /// a live foreground task, steps left, no sleeper due, and the built-in random
+    /// strategy without footprints (whose pick depends only on the enabled
+    /// set). Everything the loop does for a step is done here in its order,
+    /// so the run is the same step for step and draw for draw; what is saved
+    /// is the task's return to the loop and its resumption, most of the cost
+    /// of a step, and most steps of a run go to the task that just yielded.
+    ///
+    /// A pick of another task is kept in `next_pick` for the loop, which
+    /// uses it without drawing again.
+    #[inline(always)]
+    fn take_next_step_here(&mut self) -> bool {
+        if self.failure.is_some()
+            | (self.foreground_live == 0)
+            | (self.step >= self.max_steps)
+            | self.next_pick.is_some()
+            | self.timers.peek().is_some_and(|std::cmp::Reverse((at, _, _))| *at <= self.clock)
+        {
+            return false;
+        }
+        // With this task the only one enabled, the pick is forced (and a
+        // pick among one draws nothing); otherwise the strategy draws.
+        if self.enabled.len() != 1 && !self.pick_here() {
+            return false;
+        }
+        if let Some(rec) = self.rec.as_mut() {
+            if self.enabled.len() > 1 {
+                rec.choices.push(self.current);
+            }
+            rec.schedule.push(self.current);
+        }
+        self.step += 1;
+        self.clock += self.op_cost;
+        self.suspended = false;
+        true
+    }
+
+    /// The random strategy's pick at a scheduling point: true if it fell to
+    /// the current task, else the pick is kept for the loop.
+    #[inline(never)]
+    fn pick_here(&mut self) -> bool {
+        let StrategySlot::Random(r) = &mut self.strategy else { return false };
+        let me = self.current;
+        let t = r.pick_task(&self.enabled, Some(me), self.step + 1);
+        if t != me {
+            self.next_pick = Some(t);
+        }
+        t == me
     }
 
     /// The current task cannot proceed: it leaves the enabled set until woken.
@@ -429,14 +526,20 @@ impl State {
     /// The current task reached a lock operation on `r` (a mutex or a
     /// monitor entry): it stays enabled if it could take the lock now, and
     /// blocks at once otherwise.
-    pub fn yield_lock(&mut self, r: ResId) {
+    ///
+    /// Returns true if the task goes on at once (see [`State::yield_now`]).
+    #[inline]
+    #[must_use = "on true the task goes on with its operation"]
+    pub fn yield_lock(&mut self, r: ResId) -> bool {
         let t = self.current;
-        self.suspended = true;
         if self.lock_free_for(r, t) {
             self.resources[r as usize].pending.push(t);
             self.tasks[t as usize].pending_lock = Some(r);
+            self.yield_now()
         } else {
+            self.suspended = true;
             self.block_task(t, Wait::Lock(r));
+            false
         }
     }
 
@@ -473,26 +576,40 @@ impl State {
     }
 
     /// Task `t` took lock `r`: every other task about to take it is disabled.
+    #[inline]
     pub fn took_lock(&mut self, r: ResId, t: TaskId) {
         self.tasks[t as usize].pending_lock = None;
-        if self.resources[r as usize].pending.is_empty() {
+        let pending = &mut self.resources[r as usize].pending;
+        // Usually the taker was the only one about to take it.
+        if pending.len() <= 1 && pending.first().is_none_or(|&p| p == t) {
+            pending.clear();
             return;
         }
-        let mut pending = std::mem::take(&mut self.resources[r as usize].pending);
-        for &p in &pending {
+        self.disable_pending(r, t);
+    }
+
+    #[inline(never)]
+    fn disable_pending(&mut self, r: ResId, t: TaskId) {
+        // By index: blocking a task adds it to `waiters`, never to `pending`.
+        for i in 0..self.resources[r as usize].pending.len() {
+            let p = self.resources[r as usize].pending[i];
             if p != t && self.tasks[p as usize].status == Status::Ready && !self.lock_free_for(r, p) {
                 self.block_task(p, Wait::Lock(r));
             }
         }
-        pending.clear();
-        self.resources[r as usize].pending = pending;
+        self.resources[r as usize].pending.clear();
     }
 
     /// Wakes every task queued on resource `r`.
+    #[inline]
     pub fn wake_all(&mut self, r: ResId) {
-        if self.resources[r as usize].waiters.is_empty() {
-            return;
+        if !self.resources[r as usize].waiters.is_empty() {
+            self.wake_waiters(r);
         }
+    }
+
+    #[inline(never)]
+    fn wake_waiters(&mut self, r: ResId) {
         let mut ws = std::mem::take(&mut self.resources[r as usize].waiters);
         let eager = matches!(self.resources[r as usize].st, ResState::Mutex { .. } | ResState::Monitor { .. });
         for &t in &ws {
@@ -520,10 +637,29 @@ impl State {
         g
     }
 
-    /// Records an event when recording is on. `task` is the subject.
+    /// Records an event when recording is on, and notes the resource in the
+    /// step's footprint when a strategy asks for footprints. `task` is the
+    /// subject. Inlined to one test of [`State::observed`] when neither is on.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn record(
+        &mut self,
+        task: TaskId,
+        kind: EventKind,
+        resource: Option<ResId>,
+        amount: Option<u64>,
+        buffered: Option<u64>,
+        peer: Option<TaskId>,
+        op: Option<&'static str>,
+    ) {
+        if self.observed {
+            self.record_observed(task, kind, resource, amount, buffered, peer, op);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn record_observed(
         &mut self,
         task: TaskId,
         kind: EventKind,
@@ -579,7 +715,7 @@ impl State {
         if n <= 1 {
             return 0;
         }
-        let k = self.strategy.pick_index(n);
+        let k = self.strategy.get().pick_index(n);
         if let Some(rec) = self.rec.as_mut() {
             rec.choices.push(k as u32);
         }
@@ -602,21 +738,39 @@ impl State {
 
     /// Task `t` took lock `r` (not a reentrant re-entry): lock-order edges
     /// from every lock it already holds.
+    #[inline]
     pub fn acquired(&mut self, t: TaskId, r: ResId) {
         let at = self.top_frame(t);
+        self.acquired_at(t, r, at);
+    }
+
+    /// [`State::acquired`] with `t`'s current frame `at` already at hand.
+    #[inline]
+    pub fn acquired_at(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
+        if !self.tasks[t as usize].held.is_empty() {
+            self.order_edges(t, r, at);
+        }
+        self.tasks[t as usize].held.push((r, at));
+    }
+
+    #[inline(never)]
+    fn order_edges(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
         let task = &self.tasks[t as usize];
         for &(h, h_at) in &task.held {
             if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
                 self.lock_edges.push((h, r, h_at, at, t));
             }
         }
-        self.tasks[t as usize].held.push((r, at));
     }
 
     /// Task `t` let lock `r` go.
+    #[inline]
     pub fn released(&mut self, t: TaskId, r: ResId) {
         let held = &mut self.tasks[t as usize].held;
-        if let Some(i) = held.iter().rposition(|&(h, _)| h == r) {
+        // Locks are usually let go in the reverse order of taking.
+        if held.last().is_some_and(|&(h, _)| h == r) {
+            held.pop();
+        } else if let Some(i) = held.iter().rposition(|&(h, _)| h == r) {
             held.remove(i);
         }
     }

@@ -91,16 +91,18 @@ impl TaskSet {
     /// The `k`-th member in ascending order (`k < len`).
     #[inline]
     pub fn nth(&self, mut k: usize) -> TaskId {
+        // Clears the k lowest members one by one rather than counting bits:
+        // the baseline x86-64 target has no popcount instruction, and k is
+        // small (a pick among the enabled tasks; 0 when only one is).
         for (i, &w) in self.words.iter().enumerate() {
-            let c = w.count_ones() as usize;
-            if k < c {
-                let mut x = w;
-                for _ in 0..k {
-                    x &= x - 1;
-                }
+            let mut x = w;
+            while x != 0 && k > 0 {
+                x &= x - 1;
+                k -= 1;
+            }
+            if x != 0 {
                 return i as TaskId * 64 + x.trailing_zeros();
             }
-            k -= c;
         }
         panic!("TaskSet::nth out of range")
     }

@@ -15,6 +15,11 @@ impl RandomStrategy {
     pub fn new(seed: u64) -> RandomStrategy {
         RandomStrategy { rng: SimRng::new(seed) }
     }
+
+    /// Starts over as [`RandomStrategy::new`]`(seed)` would, in place.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng.reseed(seed);
+    }
 }
 
 impl Strategy for RandomStrategy {

@@ -22,7 +22,7 @@ mod select;
 pub use atomic::AtomicU64;
 pub use chan::{Chan, RecvCase, SendCase};
 pub use monitor::{Monitor, MonitorGuard};
-pub use mutex::{Mutex, MutexGuard};
+pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
 pub use select::{select, SelectCase};
@@ -70,11 +70,13 @@ where
         if !self.yielded {
             self.yielded = true;
             let lock = self.lock;
-            crate::rt::with(|s| match lock {
+            let go_on = crate::rt::with(|s| match lock {
                 Some(r) => s.yield_lock(r),
                 None => s.yield_now(),
             });
-            return Poll::Pending;
+            if !go_on {
+                return Poll::Pending;
+            }
         }
         (self.attempt)()
     }

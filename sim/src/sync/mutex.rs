@@ -1,10 +1,11 @@
 //! Go's `sync.Mutex`.
 
 use std::borrow::Cow;
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use super::Op;
-use crate::rt::{self, ResId, ResKind, ResState, Wait};
+use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Wait};
 use crate::trace::EventKind;
 
 /// Go's `sync.Mutex`: not reentrant (locking it again from the holder is a
@@ -51,56 +52,109 @@ impl Mutex {
     }
 
     /// `mu.Lock()`: a scheduling point; blocks while another task holds it.
-    pub async fn lock(&self) -> MutexGuard {
-        let id = self.id;
-        Op::locking(id, move || {
-            rt::with(|s| {
-                let here = s.hold_here();
-                let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
-                if holder.is_none() {
-                    *holder = Some(here);
-                    s.record(here.task, EventKind::Lock, Some(id), None, None, None, None);
-                    s.took_lock(id, here.task);
-                    s.acquired(here.task, id);
-                    Poll::Ready(MutexGuard { id, held: true })
-                } else {
-                    s.block(Wait::Lock(id));
-                    Poll::Pending
-                }
-            })
-        })
-        .await
+    pub fn lock(&self) -> Lock {
+        Lock { id: self.id, yielded: false }
     }
 }
 
-fn release(id: ResId) {
-    rt::with(|s| {
-        let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
-        let Some(h) = holder.take() else { panic!("sync: unlock of unlocked mutex") };
-        s.released(h.task, id);
-        let t = s.current;
-        s.record(t, EventKind::Unlock, Some(id), None, None, None, None);
-        s.wake_all(id);
-    })
+/// The future of [`Mutex::lock`]. Written out rather than as an `async fn`
+/// over [`super::Op`]: a lock is the commonest operation of every model, and
+/// one state machine less per lock shows in a hunt's schedules per second.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Lock {
+    id: ResId,
+    yielded: bool,
+}
+
+impl Future for Lock {
+    type Output = MutexGuard;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<MutexGuard> {
+        let Lock { id, ref mut yielded } = *self;
+        rt::with(|s| lock_step(s, id, yielded)).map(|()| MutexGuard { id, held: true })
+    }
+}
+
+/// One poll of a lock: its scheduling point (once), then the attempt. One
+/// function, so that a lock taken without returning to the step loop (see
+/// `State::yield_now`) is a single call.
+#[inline(never)]
+fn lock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
+    if !*yielded {
+        *yielded = true;
+        if !s.yield_lock(id) {
+            return Poll::Pending;
+        }
+    }
+    let t = s.current;
+    let at = s.top_frame(t);
+    let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
+    if holder.is_some() {
+        s.block(Wait::Lock(id));
+        return Poll::Pending;
+    }
+    *holder = Some(Hold { task: t, at });
+    s.record(t, EventKind::Lock, Some(id), None, None, None, None);
+    s.took_lock(id, t);
+    s.acquired_at(t, id, at);
+    Poll::Ready(())
+}
+
+#[inline]
+fn release(s: &mut State, id: ResId) {
+    let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
+    let Some(h) = holder.take() else { panic!("sync: unlock of unlocked mutex") };
+    s.released(h.task, id);
+    let t = s.current;
+    s.record(t, EventKind::Unlock, Some(id), None, None, None, None);
+    s.wake_all(id);
+}
+
+/// One poll of an unlock: its scheduling point (once), then the release.
+#[inline(never)]
+fn unlock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
+    if !*yielded {
+        *yielded = true;
+        if !s.yield_now() {
+            return Poll::Pending;
+        }
+    }
+    release(s, id);
+    Poll::Ready(())
 }
 
 impl MutexGuard {
     /// `mu.Unlock()`: a scheduling point, then the release.
-    pub async fn unlock(mut self) {
-        self.held = false;
+    pub fn unlock(self) -> Unlock {
         let id = self.id;
-        Op::new(move || {
-            release(id);
-            Poll::Ready(())
-        })
-        .await
+        // The future releases: this guard has nothing left to do.
+        std::mem::forget(self);
+        Unlock { id, yielded: false }
+    }
+}
+
+/// The future of [`MutexGuard::unlock`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Unlock {
+    id: ResId,
+    yielded: bool,
+}
+
+impl Future for Unlock {
+    type Output = ();
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let Unlock { id, ref mut yielded } = *self;
+        rt::with(|s| unlock_step(s, id, yielded))
     }
 }
 
 impl Drop for MutexGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
-            release(self.id);
+            rt::with(|s| release(s, self.id));
         }
     }
 }

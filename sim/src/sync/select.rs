@@ -68,12 +68,13 @@ impl Future for Select<'_, '_> {
         let this = &mut *self;
         rt::with(|s| {
             let me = s.current;
-            match this.state {
-                0 => {
-                    this.state = 1;
-                    s.yield_now();
-                    Poll::Pending
+            if this.state == 0 {
+                this.state = 1;
+                if !s.yield_now() {
+                    return Poll::Pending;
                 }
+            }
+            match this.state {
                 1 => {
                     let n = this.cases.len();
                     // Which cases are ready depends on every case's channel.
