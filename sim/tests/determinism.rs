@@ -1,7 +1,9 @@
 //! Same model, parameters and seed: the same run, byte for byte.
 
 use sim::models;
+use sim::scheduler::{PctStrategy, RandomStrategy, Strategy};
 use sim::trace::Trace;
+use sim::{Sim, TaskId, TaskSet};
 
 fn variants() -> Vec<sim::models::Configured> {
     let mut out = Vec::new();
@@ -39,21 +41,49 @@ fn recording_changes_no_choice() {
     }
 }
 
+/// The strategy it wraps, but one the engine must ask from its step loop at
+/// every step (a strategy that may halt a run is never asked elsewhere).
+struct InLoop<S>(S);
+
+impl<S: Strategy> Strategy for InLoop<S> {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+        self.0.pick_task(enabled, last, step)
+    }
+    fn pick_index(&mut self, n: usize) -> usize {
+        self.0.pick_index(n)
+    }
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn may_halt(&self) -> bool {
+        true
+    }
+}
+
 #[test]
 fn steps_taken_at_scheduling_points_change_nothing() {
-    // The built-in random strategy lets a task take the next step at its own
-    // scheduling point when it is picked again (no return to the step loop);
-    // the same strategy behind the trait never does. Both must give the same
-    // run, event for event, including the choices a replay needs.
+    // Random and PCT let a task take the next step at its own scheduling
+    // point when it is picked again, without returning to the step loop.
+    // The same strategies asked from the loop at every step must give the
+    // same runs, event for event, choices included.
     for cfg in variants() {
-        for seed in 0..100 {
-            let inline = cfg.run(seed, true);
-            let looped = cfg.run_with(
-                sim::Sim::new(seed).record(true).strategy(Box::new(sim::scheduler::RandomStrategy::new(seed))),
-            );
-            assert_eq!(sim::hunt::first_divergence(&inline, &looped), None, "{} seed {seed}", cfg.model);
-            let (a, b) = (inline.trace.unwrap().to_json(), looped.trace.unwrap().to_json());
-            assert!(a == b, "{} seed {seed}: traces differ", cfg.model);
+        for seed in 0..60 {
+            let pairs: [(Sim, Sim); 3] = [
+                (Sim::new(seed), Sim::new(seed).strategy(Box::new(InLoop(RandomStrategy::new(seed))))),
+                (
+                    Sim::new(seed).strategy(Box::new(RandomStrategy::new(seed))),
+                    Sim::new(seed).strategy(Box::new(InLoop(RandomStrategy::new(seed)))),
+                ),
+                (
+                    Sim::new(seed).strategy(Box::new(PctStrategy::new(seed, 3, 40))),
+                    Sim::new(seed).strategy(Box::new(InLoop(PctStrategy::new(seed, 3, 40)))),
+                ),
+            ];
+            for (i, (inline, looped)) in pairs.into_iter().enumerate() {
+                let (a, b) = (cfg.run_with(inline.record(true)), cfg.run_with(looped.record(true)));
+                assert_eq!(sim::hunt::first_divergence(&a, &b), None, "{} seed {seed} pair {i}", cfg.model);
+                assert_eq!((a.outcome, a.steps), (b.outcome, b.steps), "{} seed {seed} pair {i}", cfg.model);
+            }
         }
     }
 }

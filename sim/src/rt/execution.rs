@@ -115,7 +115,8 @@ impl Execution {
         install_panic_hook();
         let footprint =
             if strategy.as_ref().is_some_and(|b| b.wants_footprints()) { Some(Default::default()) } else { None };
-        let inline_steps = strategy.is_none();
+        // See `State::take_next_step_here`.
+        let inline_steps = strategy.as_ref().is_none_or(|b| !b.wants_footprints() && !b.may_halt());
         let run_id = RUNS.with(|r| {
             r.set(r.get() + 1);
             r.get()

@@ -375,15 +375,16 @@ impl State {
 
     /// Takes the scheduling decision of the next step inside the current
     /// task's poll, when nothing the loop looks at could differ: no failure,
-    /// a live foreground task, steps left, no sleeper due, and the built-in random
-    /// strategy without footprints (whose pick depends only on the enabled
-    /// set). Everything the loop does for a step is done here in its order,
-    /// so the run is the same step for step and draw for draw; what is saved
-    /// is the task's return to the loop and its resumption, most of the cost
-    /// of a step, and most steps of a run go to the task that just yielded.
+    /// a live foreground task, steps left, no sleeper due, and a strategy
+    /// that neither needs footprints nor may halt a run (random and PCT;
+    /// not DFS, replay or shrink). Everything the loop does for a step is
+    /// done here in its order, with the same arguments to the strategy, so
+    /// the run is the same step for step and draw for draw. What is saved is
+    /// the task's return to the loop and its resumption, most of the cost of
+    /// a step, and most steps of a run go to the task that just yielded.
     ///
     /// A pick of another task is kept in `next_pick` for the loop, which
-    /// uses it without drawing again.
+    /// uses it without asking the strategy again.
     #[inline(always)]
     fn take_next_step_here(&mut self) -> bool {
         if self.failure.is_some()
@@ -394,9 +395,10 @@ impl State {
         {
             return false;
         }
-        // With this task the only one enabled, the pick is forced (and a
-        // pick among one draws nothing); otherwise the strategy draws.
-        if self.enabled.len() != 1 && !self.pick_here() {
+        // With this task the only one enabled, the random strategy's pick is
+        // forced and draws nothing; any other pick goes to the strategy.
+        let forced = self.enabled.len() == 1 && matches!(self.strategy, StrategySlot::Random(_));
+        if !forced && !self.pick_here() {
             return false;
         }
         if let Some(rec) = self.rec.as_mut() {
@@ -411,13 +413,13 @@ impl State {
         true
     }
 
-    /// The random strategy's pick at a scheduling point: true if it fell to
-    /// the current task, else the pick is kept for the loop.
+    /// The strategy's pick at a scheduling point, with the arguments the
+    /// loop would give it: true if it fell to the current task, else the
+    /// pick is kept for the loop.
     #[inline(never)]
     fn pick_here(&mut self) -> bool {
-        let StrategySlot::Random(r) = &mut self.strategy else { return false };
         let me = self.current;
-        let t = r.pick_task(&self.enabled, Some(me), self.step + 1);
+        let t = self.strategy.pick_task(&self.enabled, Some(me), self.step + 1);
         if t != me {
             self.next_pick = Some(t);
         }
