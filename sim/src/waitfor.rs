@@ -342,7 +342,7 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
 /// Locks and monitors held by `t`, in resource order.
 pub(crate) fn holds_of(s: &State, t: TaskId) -> Vec<Held> {
     let mut out = Vec::new();
-    for res in &s.resources {
+    for res in s.resources.iter() {
         let mut push = |mode: &str, at: Option<crate::Frame>| {
             out.push(Held {
                 resource: res.name.to_string(),

@@ -156,12 +156,12 @@ impl Execution {
                 st
             }
             None => Box::new(State {
-                tasks: Vec::new(),
+                tasks: Default::default(),
                 enabled: TaskSet::new(),
                 unstarted: 0,
                 foreground_live: 0,
                 current: 0,
-                resources: Vec::new(),
+                resources: Default::default(),
                 timers: BinaryHeap::new(),
                 timer_seq: 0,
                 clock: 0,
@@ -184,9 +184,6 @@ impl Execution {
                 scratch: Default::default(),
                 footprint,
                 pending_ops: Vec::new(),
-                frame_pool: Vec::new(),
-                vec_pool: Vec::new(),
-                held_pool: Vec::new(),
                 lock_edges: Vec::new(),
                 held_across: Vec::new(),
                 joining: 0,
@@ -398,20 +395,9 @@ impl Execution {
         if let StrategySlot::Other(_) = state.strategy {
             state.strategy = StrategySlot::Other(Box::new(Idle));
         }
-        for task in state.tasks.drain(..) {
-            let (mut frames, mut held) = (task.frames, task.held);
-            frames.clear();
-            held.clear();
-            state.frame_pool.push(frames);
-            state.held_pool.push(held);
-        }
-        for res in state.resources.drain(..) {
-            let (mut w, mut p) = (res.waiters, res.pending);
-            w.clear();
-            p.clear();
-            state.vec_pool.push(w);
-            state.vec_pool.push(p);
-        }
+        // Tasks and resources stay in their slots, reset when reused.
+        state.tasks.clear();
+        state.resources.clear();
         POOL.with(|p| *p.borrow_mut() = Some(state));
         raw
     }
@@ -425,20 +411,35 @@ pub(crate) fn stack_of(s: &State, t: TaskId) -> Vec<FrameInfo> {
 pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: bool, cell: TaskCell) -> TaskId {
     let id = s.tasks.len() as TaskId;
     let parent = if id == 0 { None } else { Some(s.current) };
-    s.tasks.push(Task {
+    let reset = |t: &mut Task, name| {
+        t.name = name;
+        t.background = background;
+        t.parent = parent;
+        t.status = Status::Ready;
+        t.started = false;
+        t.frames.clear();
+        t.granted = None;
+        t.wait_gen = 0;
+        t.cases.clear();
+        t.saved_count = 0;
+        t.pending_lock = None;
+        t.held.clear();
+    };
+    let make = |name| Task {
         name,
         background,
         parent,
         status: Status::Ready,
         started: false,
-        frames: s.frame_pool.pop().unwrap_or_default(),
+        frames: Vec::new(),
         granted: None,
         wait_gen: 0,
         cases: Vec::new(),
         saved_count: 0,
         pending_lock: None,
-        held: s.held_pool.pop().unwrap_or_default(),
-    });
+        held: Vec::new(),
+    };
+    s.tasks.add(name, reset, make);
     s.enabled.insert(id);
     s.unstarted += 1;
     if !background {

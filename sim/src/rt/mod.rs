@@ -6,6 +6,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod execution;
+pub(crate) mod slots;
 pub mod taskset;
 
 use std::borrow::Cow;
@@ -107,7 +108,7 @@ pub(crate) struct Task {
     /// The lock this task's next operation takes, while it is enabled.
     pub pending_lock: Option<ResId>,
     /// Locks it holds, in the order taken, with where (for the lock-order graph).
-    pub held: Vec<(ResId, Option<Frame>)>,
+    pub held: Vec<HeldLock>,
 }
 
 /// The tasks holding one end of a channel or pipe, ascending. Usually a few,
@@ -130,6 +131,15 @@ impl Holders {
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.0.iter().copied()
     }
+}
+
+/// A lock a task holds and the frame where it took it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeldLock {
+    // The frame first: with the id first, copies of this struct were made
+    // through misaligned stack loads that stalled on store forwarding.
+    pub at: Option<Frame>,
+    pub lock: ResId,
 }
 
 /// Who holds a resource and the frame where it was taken.
@@ -212,12 +222,12 @@ pub(crate) struct Resource {
 
 /// The state of one execution. Primitives reach it through [`with`].
 pub(crate) struct State {
-    pub tasks: Vec<Task>,
+    pub tasks: slots::Slots<Task>,
     pub enabled: TaskSet,
     pub unstarted: u32,
     pub foreground_live: u32,
     pub current: TaskId,
-    pub resources: Vec<Resource>,
+    pub resources: slots::Slots<Resource>,
     pub timers: BinaryHeap<Reverse<(u64, u64, TaskId)>>,
     pub timer_seq: u64,
     pub clock: u64,
@@ -249,10 +259,6 @@ pub(crate) struct State {
     pub footprint: Option<crate::scheduler::Footprint>,
     /// Buffer for `pending_accesses`.
     pub pending_ops: Vec<(TaskId, ResId)>,
-    /// Emptied frame stacks and task lists of earlier runs, to reuse.
-    pub frame_pool: Vec<Vec<Frame>>,
-    pub vec_pool: Vec<Vec<TaskId>>,
-    pub held_pool: Vec<Vec<(ResId, Option<Frame>)>>,
     /// "took `to` while holding `from`", one per pair.
     pub lock_edges: Vec<RawEdge>,
     /// Locks held while blocked in a send or a write, one per (lock, resource).
@@ -353,11 +359,17 @@ impl State {
         class: Option<&'static str>,
         st: ResState,
     ) -> ResId {
-        let id = self.resources.len() as ResId;
-        let waiters = self.vec_pool.pop().unwrap_or_default();
-        let pending = self.vec_pool.pop().unwrap_or_default();
-        self.resources.push(Resource { name, kind, class, capacity, waiters, pending, st });
-        id
+        let reset = |r: &mut Resource, (name, st)| {
+            r.name = name;
+            r.kind = kind;
+            r.class = class;
+            r.capacity = capacity;
+            r.waiters.clear();
+            r.pending.clear();
+            r.st = st;
+        };
+        let make = |(name, st)| Resource { name, kind, class, capacity, waiters: Vec::new(), pending: Vec::new(), st };
+        self.resources.add((name, st), reset, make) as ResId
     }
 
     /// The current task reached a scheduling point and stays enabled.
@@ -460,7 +472,7 @@ impl State {
         if let Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) = wait {
             let at = self.top_frame(t);
             for i in 0..self.tasks[t as usize].held.len() {
-                let (h, h_at) = self.tasks[t as usize].held[i];
+                let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
                 if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
                     self.lock_edges.push((h, r, h_at, at, t));
                 }
@@ -476,7 +488,7 @@ impl State {
         let op_at = self.top_frame(t);
         for r in sends {
             for i in 0..self.tasks[t as usize].held.len() {
-                let (l, l_at) = self.tasks[t as usize].held[i];
+                let HeldLock { lock: l, at: l_at } = self.tasks[t as usize].held[i];
                 if !self.held_across.iter().any(|h| h.0 == l && h.3 == r) {
                     self.held_across.push((l, l_at, op, r, op_at, t));
                 }
@@ -535,9 +547,13 @@ impl State {
     pub fn yield_lock(&mut self, r: ResId) -> bool {
         let t = self.current;
         if self.lock_free_for(r, t) {
+            if self.yield_now() {
+                // It takes the lock in this same call: nobody sees it pending.
+                return true;
+            }
             self.resources[r as usize].pending.push(t);
             self.tasks[t as usize].pending_lock = Some(r);
-            self.yield_now()
+            false
         } else {
             self.suspended = true;
             self.block_task(t, Wait::Lock(r));
@@ -752,13 +768,13 @@ impl State {
         if !self.tasks[t as usize].held.is_empty() {
             self.order_edges(t, r, at);
         }
-        self.tasks[t as usize].held.push((r, at));
+        self.tasks[t as usize].held.push(HeldLock { at, lock: r });
     }
 
     #[inline(never)]
     fn order_edges(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
         let task = &self.tasks[t as usize];
-        for &(h, h_at) in &task.held {
+        for &HeldLock { lock: h, at: h_at } in &task.held {
             if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
                 self.lock_edges.push((h, r, h_at, at, t));
             }
@@ -770,9 +786,9 @@ impl State {
     pub fn released(&mut self, t: TaskId, r: ResId) {
         let held = &mut self.tasks[t as usize].held;
         // Locks are usually let go in the reverse order of taking.
-        if held.last().is_some_and(|&(h, _)| h == r) {
+        if held.last().is_some_and(|h| h.lock == r) {
             held.pop();
-        } else if let Some(i) = held.iter().rposition(|&(h, _)| h == r) {
+        } else if let Some(i) = held.iter().rposition(|h| h.lock == r) {
             held.remove(i);
         }
     }
