@@ -16,6 +16,15 @@ use crate::output::{cycle_json, params_json, print_table, write_trace};
 use crate::search_cmd::replay_line;
 use crate::UsageError;
 
+/// Hunts started in this process, so a worker thread's [`SEEN`] is never
+/// carried from one hunt to the next (a one-job hunt runs on this thread).
+static HUNTS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The lock-order facts this worker has passed on in hunt number `.0`.
+    static SEEN: std::cell::RefCell<(u64, sim::lockorder::SeenFacts)> = Default::default();
+}
+
 /// Set by Ctrl-C: hunts stop taking seeds and report what they found.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -105,11 +114,22 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let started = Instant::now();
     let opts_base = (a.jobs, a.keep_going, a.time_budget);
     // Workers finish seeds out of order: gather by seed, so the findings are
-    // those of a one-job hunt whatever `--jobs` is.
+    // those of a one-job hunt whatever `--jobs` is. Each worker passes on
+    // only the runs that show it a fact it has not seen.
     let graph = std::sync::Mutex::new(sim::lockorder::SeedGraph::default());
+    let hunt_id = HUNTS.fetch_add(1, Ordering::Relaxed) + 1;
     let gather = |run: sim::Run| {
         if !run.lock_order.is_empty() {
-            graph.lock().unwrap().add(run.seed, &run.lock_order);
+            let new = SEEN.with(|seen| {
+                let mut seen = seen.borrow_mut();
+                if seen.0 != hunt_id {
+                    *seen = (hunt_id, Default::default());
+                }
+                seen.1.any_new(&run.lock_order)
+            });
+            if new {
+                graph.lock().unwrap().add(run.seed, &run.lock_order);
+            }
         }
         run.outcome
     };

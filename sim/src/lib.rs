@@ -125,8 +125,9 @@ pub struct Sim {
     cfg: RunConfig,
     strategy: Option<Box<dyn Strategy>>,
     model: std::borrow::Cow<'static, str>,
-    /// Shared, so labelling a run with its parameters costs no allocation.
-    params: std::sync::Arc<[Param]>,
+    /// Shared, so labelling a run with its parameters costs no allocation;
+    /// `None` until labelled.
+    params: Option<std::sync::Arc<[Param]>>,
 }
 
 /// The result of one execution.
@@ -150,7 +151,7 @@ impl Sim {
             cfg: RunConfig { seed, record: false, max_steps: DEFAULT_MAX_STEPS, step_ns: DEFAULT_STEP_NS },
             strategy: None,
             model: std::borrow::Cow::Borrowed("custom"),
-            params: std::sync::Arc::from(Vec::new()),
+            params: None,
         }
     }
 
@@ -178,6 +179,11 @@ impl Sim {
         self
     }
 
+    /// True if the run records a trace.
+    pub(crate) fn records(&self) -> bool {
+        self.cfg.record
+    }
+
     /// Names the model and its parameters in the trace.
     pub fn label(
         mut self,
@@ -185,7 +191,7 @@ impl Sim {
         params: impl Into<std::sync::Arc<[Param]>>,
     ) -> Sim {
         self.model = model.into();
-        self.params = params.into();
+        self.params = Some(params.into());
         self
     }
 
@@ -208,7 +214,7 @@ impl Sim {
                 version: trace::VERSION,
                 meta: Meta {
                     model: self.model.to_string(),
-                    params: self.params.to_vec(),
+                    params: self.params.as_deref().unwrap_or_default().to_vec(),
                     seed: self.cfg.seed,
                     strategy: named.expect("recorded runs name their strategy"),
                     verdict: raw.outcome.verdict().to_string(),
@@ -218,7 +224,7 @@ impl Sim {
                     deadsim: env!("CARGO_PKG_VERSION").to_string(),
                     replay: scheduler::Schedule {
                         model: self.model.to_string(),
-                        fingerprint: scheduler::fingerprint(&self.model, &self.params),
+                        fingerprint: scheduler::fingerprint(&self.model, self.params.as_deref().unwrap_or_default()),
                         choices: rec.choices,
                     }
                     .encode(),

@@ -362,6 +362,46 @@ impl SeedGraph {
     }
 }
 
+/// The lock-order facts one worker of a parallel hunt has passed on to the
+/// shared [`SeedGraph`]. A worker takes its seeds in increasing order, so a
+/// fact it has passed on once can only come back with a higher seed, which
+/// the graph would drop anyway; checking here first keeps most runs away
+/// from the shared graph's lock.
+///
+/// ```
+/// let m = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
+/// let mut seen = sim::lockorder::SeenFacts::default();
+/// assert!(seen.any_new(&m.run(0, false).lock_order)); // "took B while holding A"
+/// assert!(!seen.any_new(&m.run(1, false).lock_order)); // the same fact again
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SeenFacts {
+    /// (first name, second name, is a held-across fact).
+    keys: BTreeSet<(Cow<'static, str>, Cow<'static, str>, bool)>,
+}
+
+impl SeenFacts {
+    /// Marks the run's facts as seen; true if any was not seen before.
+    pub fn any_new(&mut self, run: &LockOrder) -> bool {
+        let mut new = false;
+        for e in &run.edges {
+            let key = (e.from.clone(), e.to.clone(), false);
+            if !self.keys.contains(&key) {
+                self.keys.insert(key);
+                new = true;
+            }
+        }
+        for h in &run.held_across {
+            let key = (h.lock.clone(), h.resource.clone(), true);
+            if !self.keys.contains(&key) {
+                self.keys.insert(key);
+                new = true;
+            }
+        }
+        new
+    }
+}
+
 fn keep_lowest<T: Clone>(
     m: &mut LowestSeed<T>,
     key: (Cow<'static, str>, Cow<'static, str>),

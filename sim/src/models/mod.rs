@@ -112,7 +112,10 @@ impl Configured {
 
     /// Runs `sim` (seed, strategy, recording already set) on this model.
     pub fn run_with(&self, sim: Sim) -> Run {
-        (self.runner)(sim.label(self.model, self.params.clone()))
+        // Only a trace names the model: a hunt's runs skip the reference
+        // count updates of sharing the parameters.
+        let sim = if sim.records() { sim.label(self.model, self.params.clone()) } else { sim };
+        (self.runner)(sim)
     }
 
     /// Runs one seed with the random strategy.
