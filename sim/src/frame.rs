@@ -39,11 +39,13 @@ pub struct FrameGuard {
 }
 
 /// Pushes a frame without a source location onto the current task's stack.
+#[inline]
 pub fn frame(name: &'static str) -> FrameGuard {
     frame_at(name, "")
 }
 
 /// Pushes a frame with the real source's `file:line` onto the current task's stack.
+#[inline]
 pub fn frame_at(name: &'static str, site: &'static str) -> FrameGuard {
     rt::with(|s| {
         let t = s.current;
@@ -53,6 +55,7 @@ pub fn frame_at(name: &'static str, site: &'static str) -> FrameGuard {
 }
 
 impl Drop for FrameGuard {
+    #[inline]
     fn drop(&mut self) {
         // While a task unwinds from a panic its frames stay, so the outcome
         // shows the stack where it panicked.
@@ -76,6 +79,7 @@ impl Drop for FrameGuard {
 /// sim::at("client.go:273");
 /// # });
 /// ```
+#[inline]
 pub fn at(site: &'static str) {
     rt::with(|s| {
         let t = s.current;
