@@ -57,9 +57,10 @@ impl Mutex {
     }
 }
 
-/// The future of [`Mutex::lock`]. Written out rather than as an `async fn`
-/// over [`super::Op`]: a lock is the commonest operation of every model, and
-/// one state machine less per lock shows in a hunt's schedules per second.
+/// The future of [`Mutex::lock`].
+// Written out rather than as an `async fn` over `Op` like the other
+// primitives: a lock is the commonest operation of every model, and one
+// state machine less per lock shows in a hunt's schedules per second.
 #[must_use = "futures do nothing unless awaited"]
 pub struct Lock {
     id: ResId,
