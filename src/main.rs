@@ -126,7 +126,7 @@ enum Command {
     Explore {
         /// Model name
         model: String,
-        /// Only schedules with at most K preemptions (plain DFS)
+        /// Only schedules with at most K preemptions (plain DFS; the bound is raised from 0 to K, so a failure found needs the fewest preemptions)
         #[arg(long, value_name = "K")]
         preemptions: Option<u32>,
         /// Explore without partial-order reduction (every interleaving)

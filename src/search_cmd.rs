@@ -130,15 +130,26 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
     }
     let label = model_label(m, cfg);
+    let plural = |k: u32| if k == 1 { "" } else { "s" };
+    let bounded = match (a.preemptions, r.bound) {
+        (Some(_), Some(b)) if r.failure.is_some() && b > 0 => {
+            format!("plain DFS, the bound raised from 0: none fails within {}, one within {b}", b - 1)
+        }
+        (Some(_), Some(_)) if r.failure.is_some() => "plain DFS, the bound raised from 0: fails within 0".to_string(),
+        (Some(k), Some(b)) if r.exhausted && b < k => {
+            format!("plain DFS, the bound raised from 0; no schedule has more than {b} preemption{}", plural(b))
+        }
+        _ => "plain DFS, the bound raised from 0".to_string(),
+    };
     let reduction = if a.preemptions.is_some() {
-        "plain DFS within the bound"
+        bounded.as_str()
     } else if a.no_reduction {
         "no reduction"
     } else {
         "partial-order reduction"
     };
     let scope = match a.preemptions {
-        Some(k) => format!("every schedule within {k} preemption{}", if k == 1 { "" } else { "s" }),
+        Some(k) => format!("every schedule within {k} preemption{}", plural(k)),
         None => "every schedule".to_string(),
     };
     if let (Some(path), Some((run, _))) = (&a.trace, &r.failure) {
@@ -158,7 +169,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "preemptions": a.preemptions, "reduction": !a.no_reduction && a.preemptions.is_none(),
-                   "schedule": schedule})
+                   "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
         return Ok(r.failure.is_some());
     }

@@ -68,6 +68,33 @@ fn explore_proves_the_fixed_variants_and_finds_the_bugs() {
 }
 
 #[test]
+fn a_preemption_bound_is_raised_from_zero_so_failures_need_the_fewest() {
+    // CHESS's iterative context bounding: the failure explore reports under
+    // `--preemptions 3` needs the fewest preemptions of any failure.
+    for (name, params, fewest) in [
+        ("abba", vec![], 1),
+        ("philosophers", vec![("philosophers", "3")], 1),
+        ("flink", vec![("scenario", "minimal"), ("flink-version", "1.13.1")], 2),
+    ] {
+        let m = model(name, &params);
+        let r = explore(&m, &cfg(false, Some(3), 200_000));
+        assert!(r.failure.is_some(), "{name}: no failure within 3 preemptions");
+        assert_eq!(r.bound, Some(fewest), "{name}");
+        // And there is none with fewer: the pass below proves it.
+        let below = explore(&m, &cfg(false, Some(fewest - 1), 200_000));
+        assert!(below.exhausted && below.failure.is_none(), "{name}: a failure within {} preemptions", fewest - 1);
+    }
+    // A bound no schedule reaches stops as soon as a pass cuts nothing off.
+    let fixed = model("abba", &[("fixed", "true")]);
+    let r = explore(&fixed, &cfg(false, Some(20), 200_000));
+    assert!(r.exhausted && r.failure.is_none());
+    let b = r.bound.unwrap();
+    assert!(b < 20, "every pass ran");
+    let one_pass = explore(&fixed, &cfg(false, Some(b), 200_000));
+    assert!(one_pass.exhausted && one_pass.bound == Some(b));
+}
+
+#[test]
 fn reduction_matters_and_beats_loom_on_abba() {
     // loom 0.7 explores abba --fixed (3 rounds) in 70 executions.
     let r = explore(&model("abba", &[("fixed", "true")]), &cfg(true, None, 1_000));

@@ -1,7 +1,8 @@
 //! Exhaustive exploration: depth-first search over every schedule, with
 //! dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005, with
-//! sleep sets), or plain DFS within a preemption bound (CHESS's iterative
-//! context bounding, Musuvathi and Qadeer, PLDI 2007).
+//! sleep sets), or plain DFS within a preemption bound raised from 0 until a
+//! failure shows or the bound is reached (CHESS's iterative context
+//! bounding, Musuvathi and Qadeer, PLDI 2007).
 //!
 //! Each execution replays the prefix of the previous one up to its deepest
 //! open branch, then takes a new choice there. With reduction, two steps of
@@ -72,6 +73,9 @@ pub struct ExploreResult {
     /// With `keep_going`: every distinct failure's signature, with the
     /// choices of the first schedule that showed it, in signature order.
     pub distinct: std::collections::BTreeMap<String, Vec<u32>>,
+    /// With a preemption bound: the bound of the last pass (see
+    /// [`explore`]); for a failure, the fewest preemptions that fail.
+    pub bound: Option<u32>,
 }
 
 enum Node {
@@ -119,6 +123,8 @@ struct Search {
     by_resource: std::collections::BTreeMap<u32, Vec<usize>>,
     halt: Option<Halt>,
     error: Option<String>,
+    /// True once the bound kept a schedule out: a higher bound has more to see.
+    cut: bool,
 }
 
 impl Search {
@@ -226,10 +232,14 @@ impl Strategy for DfsStrategy {
         let candidates = last.into_iter().filter(|&l| enabled.contains(l)).chain(enabled.iter());
         let mut pick = None;
         for t in candidates {
-            if !asleep(t) && s.within_bound(preemptions, enabled, last, t) {
+            if asleep(t) {
+                continue;
+            }
+            if s.within_bound(preemptions, enabled, last, t) {
                 pick = Some(t);
                 break;
             }
+            s.cut = true;
         }
         let Some(t) = pick else {
             s.halt = Some(Halt::Pruned);
@@ -238,8 +248,13 @@ impl Strategy for DfsStrategy {
         let mut backtrack = TaskSet::new();
         if !s.reduction() {
             for u in enabled.iter() {
-                if !asleep(u) && s.within_bound(preemptions, enabled, last, u) {
+                if asleep(u) {
+                    continue;
+                }
+                if s.within_bound(preemptions, enabled, last, u) {
                     backtrack.insert(u);
+                } else {
+                    s.cut = true;
                 }
             }
         }
@@ -381,7 +396,50 @@ fn next_branch(s: &mut Search) -> bool {
 }
 
 /// Explores `model` exhaustively (within the bound); stops at the first failure.
+///
+/// With a preemption bound `k` this is CHESS's iterative context bounding:
+/// every schedule within 0 preemptions, then within 1, up to `k`, so a
+/// failure is found with the fewest preemptions any failing schedule needs
+/// ([`ExploreResult::bound`] says how many).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
+    let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg).0 };
+    let mut total = ExploreResult {
+        executions: 0,
+        pruned: 0,
+        exhausted: false,
+        failure: None,
+        nondeterminism: None,
+        distinct: Default::default(),
+        bound: None,
+    };
+    for b in 0..=k {
+        let left = cfg.max_executions.saturating_sub(total.executions);
+        let (pass, cut) =
+            explore_within(model, &ExploreConfig { preemption_bound: Some(b), max_executions: left, ..cfg.clone() });
+        total.executions += pass.executions;
+        total.pruned += pass.pruned;
+        total.bound = Some(b);
+        for (sig, choices) in pass.distinct {
+            // A lower bound's schedule came first: keep it.
+            total.distinct.entry(sig).or_insert(choices);
+        }
+        if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
+            total.nondeterminism = pass.nondeterminism;
+            total.failure = pass.failure;
+            return total;
+        }
+        if !cut {
+            // No schedule needs more preemptions: every one has been seen.
+            break;
+        }
+    }
+    total.exhausted = true;
+    total
+}
+
+/// One depth-first pass: every schedule, or every one within `cfg`'s bound;
+/// and whether the bound kept any schedule out.
+fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (ExploreResult, bool) {
     let search = Rc::new(RefCell::new(Search {
         cfg: cfg.clone(),
         nodes: Vec::new(),
@@ -391,6 +449,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         by_resource: std::collections::BTreeMap::new(),
         halt: None,
         error: None,
+        cut: false,
     }));
     let mut result = ExploreResult {
         executions: 0,
@@ -399,6 +458,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         failure: None,
         nondeterminism: None,
         distinct: Default::default(),
+        bound: cfg.preemption_bound,
     };
     loop {
         {
@@ -414,7 +474,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         let mut s = search.borrow_mut();
         if let Some(e) = s.error.take() {
             result.nondeterminism = Some(e);
-            return result;
+            return (result, s.cut);
         }
         if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
             result.pruned += 1;
@@ -423,6 +483,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
             result.distinct.entry(crate::hunt::signature(&run.outcome)).or_insert(choices);
         } else if run.outcome.is_failure() {
             let choices = choices_of(&s);
+            let cut = s.cut;
             drop(s);
             let recorded = model.run_with(
                 Sim::new(0)
@@ -431,17 +492,17 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
                     .strategy(Box::new(ReplayStrategy::new(choices.clone()))),
             );
             result.failure = Some((recorded, choices));
-            return result;
+            return (result, cut);
         }
         // Nodes past the end of this run (a shorter run after a branch) are stale.
         let used = s.pos;
         s.nodes.truncate(used);
         if !next_branch(&mut s) {
             result.exhausted = true;
-            return result;
+            return (result, s.cut);
         }
         if result.executions >= cfg.max_executions {
-            return result;
+            return (result, s.cut);
         }
     }
 }
