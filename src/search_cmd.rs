@@ -183,10 +183,21 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             "{label}: proved: {} executions, {scope} completes without deadlock, invariant violation or panic ({reduction}; {} pruned as redundant)",
             r.executions, r.pruned
         ),
-        None => println!(
-            "{label}: no failure in {} executions, but the budget (--max-executions {}) ran out before {scope} was covered",
-            r.executions, a.max_executions
-        ),
+        None => {
+            // With a bound raised pass by pass, the passes below the last one are proofs.
+            let covered = match r.bound {
+                Some(b) if b > 0 => format!(
+                    " (every schedule within {} preemption{} was covered and completes)",
+                    b - 1,
+                    plural(b - 1)
+                ),
+                _ => String::new(),
+            };
+            println!(
+                "{label}: no failure in {} executions, but the budget (--max-executions {}) ran out before {scope} was covered{covered}",
+                r.executions, a.max_executions
+            )
+        }
     }
     eprintln!("({elapsed:.2}s)");
     Ok(r.failure.is_some())
