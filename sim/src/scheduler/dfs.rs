@@ -78,6 +78,21 @@ pub struct ExploreResult {
     pub bound: Option<u32>,
 }
 
+impl ExploreResult {
+    /// No execution run yet.
+    fn nothing_yet(bound: Option<u32>) -> ExploreResult {
+        ExploreResult {
+            executions: 0,
+            pruned: 0,
+            exhausted: false,
+            failure: None,
+            nondeterminism: None,
+            distinct: Default::default(),
+            bound,
+        }
+    }
+}
+
 enum Node {
     Task {
         enabled: TaskSet,
@@ -403,15 +418,7 @@ fn next_branch(s: &mut Search) -> bool {
 /// ([`ExploreResult::bound`] says how many).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg).0 };
-    let mut total = ExploreResult {
-        executions: 0,
-        pruned: 0,
-        exhausted: false,
-        failure: None,
-        nondeterminism: None,
-        distinct: Default::default(),
-        bound: None,
-    };
+    let mut total = ExploreResult::nothing_yet(None);
     for b in 0..=k {
         let left = cfg.max_executions.saturating_sub(total.executions);
         let (pass, cut) =
@@ -451,15 +458,7 @@ fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (ExploreResult, bo
         error: None,
         cut: false,
     }));
-    let mut result = ExploreResult {
-        executions: 0,
-        pruned: 0,
-        exhausted: false,
-        failure: None,
-        nondeterminism: None,
-        distinct: Default::default(),
-        bound: cfg.preemption_bound,
-    };
+    let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
     loop {
         {
             let mut s = search.borrow_mut();
