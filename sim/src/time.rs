@@ -55,6 +55,8 @@ impl Future for Sleep {
                     s.timer_seq += 1;
                     let at = s.clock + ns;
                     s.timers.push(Reverse((at, s.timer_seq, t)));
+                    // An earlier deadline: the loop looks at it before any further step.
+                    s.inline_left = 0;
                     s.tasks[t as usize].status = Status::Sleeping;
                     s.enabled.remove(t);
                     s.suspended = true;

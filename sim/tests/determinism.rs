@@ -89,6 +89,48 @@ fn steps_taken_at_scheduling_points_change_nothing() {
 }
 
 #[test]
+fn steps_taken_in_place_stop_where_a_sleeper_is_due_or_the_step_limit_falls() {
+    // A poll takes steps in place only within a budget the loop sets: the
+    // steps left to the limit and the steps before the next sleeper is due.
+    // Sleeps that end on, just before and just after a step boundary, a zero
+    // step length, and limits that fall inside a task's run of steps must
+    // all give the runs the loop gives.
+    async fn model() {
+        let mu = sim::sync::Mutex::new("mu");
+        for (i, ns) in [10u64, 14, 15, 21, 1].into_iter().enumerate() {
+            sim::spawn(format!("sleeper-{i}"), async move {
+                for _ in 0..3 {
+                    sim::time::sleep(ns).await;
+                    let g = mu.lock().await;
+                    g.unlock().await;
+                }
+            });
+        }
+        for _ in 0..12 {
+            let g = mu.lock().await;
+            g.unlock().await;
+        }
+    }
+    let mut limited = 0;
+    for step_ns in [0u64, 1, 7, 10] {
+        for max_steps in [5u64, 13, 40, 1_000_000] {
+            for seed in 0..40 {
+                let sim = |s: Sim| s.step_ns(step_ns).max_steps(max_steps).record(true);
+                let a = sim(Sim::new(seed)).run(model);
+                let b = sim(Sim::new(seed).strategy(Box::new(InLoop(RandomStrategy::new(seed))))).run(model);
+                let (ta, tb) = (a.trace.as_ref().unwrap(), b.trace.as_ref().unwrap());
+                assert_eq!(ta.events, tb.events, "step_ns {step_ns} max_steps {max_steps} seed {seed}");
+                assert_eq!(ta.schedule, tb.schedule);
+                assert_eq!((a.outcome.verdict(), a.steps, a.time_ns), (b.outcome.verdict(), b.steps, b.time_ns));
+                limited += (a.outcome.verdict() == "step-limit") as u32;
+            }
+        }
+    }
+    // The limits did fall inside runs.
+    assert!(limited > 0);
+}
+
+#[test]
 fn a_trace_read_back_and_written_again_is_byte_identical() {
     for cfg in variants() {
         for seed in 0..20 {

@@ -86,3 +86,29 @@ fn ttrpc_clients_hold_send_lock_across_the_pipe_write() {
     let g = clean_graph(&model("ttrpc", &[("server", "v1.2.3"), ("client", "v1.2.4")]), 300);
     assert_eq!(kinds(&g), vec![WarningKind::HeldAcrossBlocking]);
 }
+
+#[test]
+fn each_order_is_one_edge_per_run_among_few_locks_and_many() {
+    // The first 64 resources' edges are told apart by bit rows, the others
+    // by the list: an order is reported once, with where it was first taken,
+    // on either side of that line and across it, and the rows are empty
+    // again for the next run on the thread.
+    async fn model() {
+        let locks: Vec<sim::sync::Mutex> = (0..70).map(|i| sim::sync::Mutex::new(format!("m{i}"))).collect();
+        for (a, b) in [(0, 1), (0, 1), (1, 0), (66, 67), (66, 67), (0, 66), (0, 66), (67, 3), (67, 3)] {
+            let _f = sim::frame_at("pair", if a < b { "up" } else { "down" });
+            let g1 = locks[a].lock().await;
+            let g2 = locks[b].lock().await;
+            g2.unlock().await;
+            g1.unlock().await;
+        }
+    }
+    for seed in 0..3 {
+        let run = sim::Sim::new(seed).run(model);
+        let pairs: Vec<(String, String)> =
+            run.lock_order.edges.iter().map(|e| (e.from.to_string(), e.to.to_string())).collect();
+        let want = [("m0", "m1"), ("m1", "m0"), ("m66", "m67"), ("m0", "m66"), ("m67", "m3")];
+        assert_eq!(pairs, want.map(|(a, b)| (a.to_string(), b.to_string())), "seed {seed}");
+        assert!(run.lock_order.edges.iter().all(|e| e.to_at.is_some()));
+    }
+}

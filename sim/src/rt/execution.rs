@@ -146,11 +146,12 @@ impl Execution {
                 st.suspended = false;
                 st.observed = cfg.record || footprint.is_some();
                 st.inline_steps = inline_steps;
+                st.inline_left = 0;
                 st.max_steps = cfg.max_steps;
                 st.next_pick = None;
                 st.footprint = footprint;
                 st.pending_ops.clear();
-                st.lock_edges.clear();
+                st.clear_lock_edges();
                 st.held_across.clear();
                 st.joining = 0;
                 st
@@ -179,12 +180,14 @@ impl Execution {
                 suspended: false,
                 observed: cfg.record || footprint.is_some(),
                 inline_steps,
+                inline_left: 0,
                 max_steps: cfg.max_steps,
                 next_pick: None,
                 scratch: Default::default(),
                 footprint,
                 pending_ops: Vec::new(),
                 lock_edges: Vec::new(),
+                edge_rows: [0; 64],
                 held_across: Vec::new(),
                 joining: 0,
             }),
@@ -266,6 +269,7 @@ impl Execution {
             s.clock += s.op_cost;
             s.current = t;
             s.suspended = false;
+            s.inline_left = s.inline_budget();
             let task = &mut s.tasks[t as usize];
             if !task.started {
                 task.started = true;

@@ -252,6 +252,11 @@ pub(crate) struct State {
     /// True if scheduling points may take the next step in place (see
     /// [`State::take_next_step_here`]).
     pub inline_steps: bool,
+    /// Steps the current poll may still take in place before the loop has
+    /// to look again: what is left of the step limit, and the steps before
+    /// the earliest sleeper is due. Set by the loop before each poll; 0 when
+    /// steps are not taken in place.
+    pub inline_left: u64,
     /// A pick made at a scheduling point for the loop to run next.
     pub next_pick: Option<TaskId>,
     pub scratch: crate::waitfor::Scratch,
@@ -261,6 +266,10 @@ pub(crate) struct State {
     pub pending_ops: Vec<(TaskId, ResId)>,
     /// "took `to` while holding `from`", one per pair.
     pub lock_edges: Vec<RawEdge>,
+    /// The pairs of `lock_edges` among the first 64 resources, as bit rows
+    /// (`edge_rows[from]` bit `to`): the common "already seen" test without
+    /// a scan of the list.
+    pub edge_rows: [u64; 64],
     /// Locks held while blocked in a send or a write, one per (lock, resource).
     pub held_across: Vec<RawHeldAcross>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
@@ -382,29 +391,25 @@ impl State {
     #[must_use = "on true the task goes on with its operation"]
     pub fn yield_now(&mut self) -> bool {
         self.suspended = true;
-        self.inline_steps && self.take_next_step_here()
+        self.take_next_step_here()
     }
 
     /// Takes the scheduling decision of the next step inside the current
     /// task's poll, when nothing the loop looks at could differ: no failure,
-    /// a live foreground task, steps left, no sleeper due, and a strategy
-    /// that neither needs footprints nor may halt a run (random and PCT;
-    /// not DFS, replay or shrink). Everything the loop does for a step is
-    /// done here in its order, with the same arguments to the strategy, so
-    /// the run is the same step for step and draw for draw. What is saved is
-    /// the task's return to the loop and its resumption, most of the cost of
-    /// a step, and most steps of a run go to the task that just yielded.
+    /// steps left, no sleeper due (both in [`State::inline_left`]), and a
+    /// strategy that neither needs footprints nor may halt a run (random and
+    /// PCT; not DFS, replay or shrink). A live foreground task is given: only
+    /// the loop retires tasks. Everything the loop does for a step is done
+    /// here in its order, with the same arguments to the strategy, so the run
+    /// is the same step for step and draw for draw. What is saved is the
+    /// task's return to the loop and its resumption, most of the cost of a
+    /// step, and most steps of a run go to the task that just yielded.
     ///
     /// A pick of another task is kept in `next_pick` for the loop, which
     /// uses it without asking the strategy again.
     #[inline(always)]
     fn take_next_step_here(&mut self) -> bool {
-        if self.failure.is_some()
-            | (self.foreground_live == 0)
-            | (self.step >= self.max_steps)
-            | self.next_pick.is_some()
-            | self.timers.peek().is_some_and(|std::cmp::Reverse((at, _, _))| *at <= self.clock)
-        {
+        if self.failure.is_some() | (self.inline_left == 0) {
             return false;
         }
         // With this task the only one enabled, the random strategy's pick is
@@ -419,10 +424,31 @@ impl State {
             }
             rec.schedule.push(self.current);
         }
+        self.inline_left -= 1;
         self.step += 1;
         self.clock += self.op_cost;
         self.suspended = false;
         true
+    }
+
+    /// How many steps a poll that starts now may take in place (see
+    /// [`State::inline_left`]). A scheduling point at the `j`th of them
+    /// (from 0) sees step `step + j` and clock `clock + j * op_cost`; it must
+    /// go back to the loop at the step limit and once a sleeper is due.
+    pub fn inline_budget(&self) -> u64 {
+        if !self.inline_steps {
+            return 0;
+        }
+        let mut n = self.max_steps.saturating_sub(self.step);
+        if let Some(std::cmp::Reverse((at, _, _))) = self.timers.peek() {
+            let due = match at.checked_sub(self.clock) {
+                None | Some(0) => 0,
+                Some(_) if self.op_cost == 0 => u64::MAX,
+                Some(d) => d.div_ceil(self.op_cost),
+            };
+            n = n.min(due);
+        }
+        n
     }
 
     /// The strategy's pick at a scheduling point, with the arguments the
@@ -434,6 +460,8 @@ impl State {
         let t = self.strategy.pick_task(&self.enabled, Some(me), self.step + 1);
         if t != me {
             self.next_pick = Some(t);
+            // The loop runs the pick; nothing more is taken in this poll.
+            self.inline_left = 0;
         }
         t == me
     }
@@ -447,10 +475,21 @@ impl State {
 
     /// Task `t` (the current one or another) cannot proceed.
     pub fn block_task(&mut self, t: TaskId, wait: Wait) {
-        if !self.tasks[t as usize].held.is_empty() {
+        self.disable(t, wait);
+        if self.failure.is_none() && !self.holder_can_run(wait) {
+            self.detect_at_block(t);
+        }
+    }
+
+    /// The bookkeeping of [`State::block_task`] without its deadlock check,
+    /// for a wait whose holder is known to run.
+    #[inline]
+    fn disable(&mut self, t: TaskId, wait: Wait) {
+        let task = &mut self.tasks[t as usize];
+        task.status = Status::Blocked(wait);
+        if !task.held.is_empty() {
             self.note_held_across(t, wait);
         }
-        self.tasks[t as usize].status = Status::Blocked(wait);
         self.enabled.remove(t);
         // Lock waiters retry when the lock is released; every other wait is
         // completed by a grant from the primitive's own queues.
@@ -458,22 +497,50 @@ impl State {
             self.resources[r as usize].waiters.push(t);
         }
         self.record(t, EventKind::Block, wait.resource(), None, None, None, Some(wait.op()));
-        if self.failure.is_none() && !self.holder_can_run(wait) {
-            if let Some(d) = crate::waitfor::detect_from(self, t) {
-                self.failure = Some(Outcome::Deadlock(Box::new(d)));
+    }
+
+    #[inline(never)]
+    fn detect_at_block(&mut self, t: TaskId) {
+        if let Some(d) = crate::waitfor::detect_from(self, t) {
+            self.failure = Some(Outcome::Deadlock(Box::new(d)));
+        }
+    }
+
+    /// True (and noted as seen) if "took `to` while holding `from`" is new
+    /// in this run; the caller then adds it to `lock_edges`.
+    #[inline]
+    fn new_edge(&mut self, from: ResId, to: ResId) -> bool {
+        if (from < 64) & (to < 64) {
+            let row = &mut self.edge_rows[from as usize];
+            let bit = 1u64 << to;
+            let new = *row & bit == 0;
+            *row |= bit;
+            new
+        } else {
+            !self.lock_edges.iter().any(|e| e.0 == from && e.1 == to)
+        }
+    }
+
+    /// Empties `lock_edges` and the bit rows that mirror it.
+    pub fn clear_lock_edges(&mut self) {
+        for e in &self.lock_edges {
+            if (e.0 < 64) & (e.1 < 64) {
+                self.edge_rows[e.0 as usize] = 0;
             }
         }
+        self.lock_edges.clear();
     }
 
     /// Records the locks `t` holds while it blocks: a lock wait is a
     /// lock-order edge already (as lockdep records the attempt); a send or a
     /// write is noted as held across a blocking operation.
+    #[inline(never)]
     fn note_held_across(&mut self, t: TaskId, wait: Wait) {
         if let Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) = wait {
             let at = self.top_frame(t);
             for i in 0..self.tasks[t as usize].held.len() {
                 let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
-                if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
+                if h != r && self.new_edge(h, r) {
                     self.lock_edges.push((h, r, h_at, at, t));
                 }
             }
@@ -612,7 +679,8 @@ impl State {
         for i in 0..self.resources[r as usize].pending.len() {
             let p = self.resources[r as usize].pending[i];
             if p != t && self.tasks[p as usize].status == Status::Ready && !self.lock_free_for(r, p) {
-                self.block_task(p, Wait::Lock(r));
+                // No deadlock check: the lock's holder is `t`, which runs.
+                self.disable(p, Wait::Lock(r));
             }
         }
         self.resources[r as usize].pending.clear();
@@ -628,21 +696,20 @@ impl State {
 
     #[inline(never)]
     fn wake_waiters(&mut self, r: ResId) {
-        let mut ws = std::mem::take(&mut self.resources[r as usize].waiters);
         let eager = matches!(self.resources[r as usize].st, ResState::Mutex { .. } | ResState::Monitor { .. });
-        for &t in &ws {
+        // By index: waking a task adds nothing to `waiters`.
+        for i in 0..self.resources[r as usize].waiters.len() {
+            let t = self.resources[r as usize].waiters[i];
             if matches!(self.tasks[t as usize].status, Status::Blocked(w) if w.resource() == Some(r)) {
                 self.wake(t);
-                if eager && self.tasks[t as usize].status == Status::Ready {
+                if eager {
                     // Still about to take the lock: the next taker disables it again.
                     self.resources[r as usize].pending.push(t);
                     self.tasks[t as usize].pending_lock = Some(r);
                 }
             }
         }
-        ws.clear();
-        // Give the (now empty) allocation back so the next block does not allocate.
-        self.resources[r as usize].waiters = ws;
+        self.resources[r as usize].waiters.clear();
     }
 
     /// Takes the grant left for the current task, if any.
@@ -773,9 +840,9 @@ impl State {
 
     #[inline(never)]
     fn order_edges(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
-        let task = &self.tasks[t as usize];
-        for &HeldLock { lock: h, at: h_at } in &task.held {
-            if h != r && !self.lock_edges.iter().any(|e| e.0 == h && e.1 == r) {
+        for i in 0..self.tasks[t as usize].held.len() {
+            let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
+            if h != r && self.new_edge(h, r) {
                 self.lock_edges.push((h, r, h_at, at, t));
             }
         }
