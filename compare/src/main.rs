@@ -1,7 +1,9 @@
 //! `cargo run --release -p compare [N]`: deadsim, shuttle 0.9 and loom 0.7 on
 //! the same model, side by side in one run: `abba --fixed` (two threads
 //! spawned by main, two mutexes taken in the same order, 3 rounds, every
-//! lock and unlock a scheduling point). N schedules per row (default 300,000).
+//! lock and unlock a scheduling point). Each row is five turns per tool, taken
+//! in turn, of N schedules each (default 300,000); the ratio is of the
+//! medians, and each tool's range is printed beside it.
 //!
 //! Random search is measured on one core each, and on every core: deadsim's
 //! hunt loop (`sim::hunt`, what `deadsim hunt` runs) against one shuttle
@@ -74,41 +76,92 @@ fn rate(n: u64, f: impl FnOnce()) -> f64 {
     n as f64 / t.elapsed().as_secs_f64()
 }
 
-fn row(what: &str, a: f64, b: f64) {
-    println!("{what:<34} {a:>14.0} {b:>14.0} {:>8.1}x", a / b);
+/// Rounds per row: the two tools take turns, so that a slow spell of the
+/// machine falls on both and not on one tool's whole measurement.
+const ROUNDS_PER_ROW: u64 = 5;
+
+/// One row: `ROUNDS_PER_ROW` turns of deadsim then shuttle, `n` schedules
+/// each (deadsim's turn `i` runs seeds `i*n..(i+1)*n`). Gives both tools'
+/// rates, each sorted.
+fn turns(n: u64, mut deadsim: impl FnMut(u64) -> f64, mut shuttle: impl FnMut() -> f64) -> (Vec<f64>, Vec<f64>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..ROUNDS_PER_ROW {
+        a.push(deadsim(i * n));
+        b.push(shuttle());
+    }
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    (a, b)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    xs[xs.len() / 2]
+}
+
+/// Prints a row: the medians and their ratio, then each tool's range.
+fn row(what: &str, (a, b): (Vec<f64>, Vec<f64>)) {
+    let (ma, mb) = (median(&a), median(&b));
+    println!(
+        "{what:<26} {ma:>12.0} {mb:>12.0} {:>7.1}x   ({:.0}-{:.0} / {:.0}-{:.0}, ratio of medians)",
+        ma / mb,
+        a[0],
+        a[a.len() - 1],
+        b[0],
+        b[b.len() - 1]
+    );
 }
 
 fn main() {
     let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(300_000);
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let model = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
-    println!("abba --fixed, {ROUNDS} rounds, {n} schedules per row, {cores} core(s)\n");
+    println!(
+        "abba --fixed, {ROUNDS} rounds, {n} schedules per turn, {ROUNDS_PER_ROW} turns per tool and row \
+         (taken in turn), {cores} core(s)\n"
+    );
 
-    let ds_random = rate(n, || {
-        for seed in 0..n {
-            std::hint::black_box(model.run(seed, false));
-        }
-    });
-    let sh_random = rate(n, || shuttle::check_random(abba_shuttle, n as usize));
-    let range = sim::hunt::SeedRange { first: 0, last: n - 1 };
-    let ds_hunt = rate(n, || {
-        let r = sim::hunt::hunt(range, cores, |seed| model.run(seed, false).outcome);
-        assert!(r.failure.is_none(), "abba --fixed never deadlocks");
-    });
+    let random = turns(
+        n,
+        |first| {
+            rate(n, || {
+                for seed in first..first + n {
+                    std::hint::black_box(model.run(seed, false));
+                }
+            })
+        },
+        || rate(n, || shuttle::check_random(abba_shuttle, n as usize)),
+    );
     let per_thread = (n as usize).div_ceil(cores);
-    let sh_parallel = rate((per_thread * cores) as u64, || {
-        std::thread::scope(|s| {
-            for _ in 0..cores {
-                s.spawn(|| shuttle::check_random(abba_shuttle, per_thread));
-            }
-        })
-    });
-    let ds_pct = rate(n, || {
-        for seed in 0..n {
-            std::hint::black_box(sim::scheduler::StrategyKind::Pct(2).run(&model, seed, false, 1_000_000));
-        }
-    });
-    let sh_pct = rate(n, || shuttle::check_pct(abba_shuttle, n as usize, 2));
+    let parallel = turns(
+        n,
+        |first| {
+            let range = sim::hunt::SeedRange { first, last: first + n - 1 };
+            rate(n, || {
+                let r = sim::hunt::hunt(range, cores, |seed| model.run(seed, false).outcome);
+                assert!(r.failure.is_none(), "abba --fixed never deadlocks");
+            })
+        },
+        || {
+            rate((per_thread * cores) as u64, || {
+                std::thread::scope(|s| {
+                    for _ in 0..cores {
+                        s.spawn(|| shuttle::check_random(abba_shuttle, per_thread));
+                    }
+                })
+            })
+        },
+    );
+    let pct = turns(
+        n,
+        |first| {
+            rate(n, || {
+                for seed in first..first + n {
+                    std::hint::black_box(sim::scheduler::StrategyKind::Pct(2).run(&model, seed, false, 1_000_000));
+                }
+            })
+        },
+        || rate(n, || shuttle::check_pct(abba_shuttle, n as usize, 2)),
+    );
 
     let t = Instant::now();
     let ds = sim::scheduler::explore(&model, &sim::scheduler::ExploreConfig::default());
@@ -119,10 +172,10 @@ fn main() {
     let loom_time = t.elapsed().as_secs_f64();
     let loom_execs = LOOM_EXECUTIONS.load(Ordering::Relaxed);
 
-    println!("{:<34} {:>14} {:>14} {:>9}", "search, schedules/s", "deadsim", "shuttle 0.9", "ratio");
-    row("random, one core", ds_random, sh_random);
-    row(&format!("random, {cores} cores"), ds_hunt, sh_parallel);
-    row("PCT (d=2), one core", ds_pct, sh_pct);
+    println!("{:<26} {:>12} {:>12} {:>8}", "search, schedules/s", "deadsim", "shuttle 0.9", "ratio");
+    row("random, one core", random);
+    row(&format!("random, {cores} cores"), parallel);
+    row("PCT (d=2), one core", pct);
     println!();
     println!("{:<34} {:>14} {:>14} {:>9}", "exhaustive", "deadsim (DPOR)", "loom 0.7", "ratio");
     println!(
