@@ -12,13 +12,18 @@
 //! assert_eq!(a.below(10), b.below(10));
 //! ```
 
-use rand_chacha::ChaCha8Rng;
+use rand_chacha::ChaCha8Core;
+use rand_core::block::BlockRng;
 use rand_core::{RngCore, SeedableRng};
 
 /// Seeded ChaCha8 stream with a version-stable bounded draw.
 #[derive(Clone, Debug)]
 pub struct SimRng {
-    inner: ChaCha8Rng,
+    // What `ChaCha8Rng` wraps, the same stream word for word; held as the
+    // block buffer and the core apart so that a reseed replaces the 48-byte
+    // core and leaves the 256-byte buffer where it is (a hunt reseeds once
+    // a run).
+    inner: BlockRng<ChaCha8Core>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -42,13 +47,15 @@ fn key_of(seed: u64) -> [u8; 32] {
 impl SimRng {
     /// The stream for `seed`: the ChaCha8 key is four SplitMix64 outputs, little endian.
     pub fn new(seed: u64) -> SimRng {
-        SimRng { inner: ChaCha8Rng::from_seed(key_of(seed)) }
+        SimRng { inner: BlockRng::new(ChaCha8Core::from_seed(key_of(seed))) }
     }
 
     /// Starts the stream for `seed` over, in place (the same stream as [`SimRng::new`]).
     #[inline]
     pub fn reseed(&mut self, seed: u64) {
-        self.inner = ChaCha8Rng::from_seed(key_of(seed));
+        self.inner.core = ChaCha8Core::from_seed(key_of(seed));
+        // The buffer holds the old stream's words: the next draw refills it.
+        self.inner.reset();
     }
 
     /// A uniform draw in `0..n` (`n > 0`), by Lemire's method on 32-bit words.
@@ -98,6 +105,29 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_is_chacha8rng_from_the_seeds_key_word_for_word() {
+        use rand_chacha::ChaCha8Rng;
+        // Mixed 32- and 64-bit draws across several 64-word refills, with a
+        // 64-bit draw straddling a refill (odd offsets), from new and reseeded.
+        for seed in [0u64, 1, 42, u64::MAX] {
+            let mut want = ChaCha8Rng::from_seed(key_of(seed));
+            let mut fresh = SimRng::new(seed);
+            let mut reseeded = SimRng::new(seed ^ 0xdead);
+            reseeded.next_u64();
+            reseeded.reseed(seed);
+            for i in 0..300u32 {
+                if i % 3 == 0 {
+                    let w = want.next_u64();
+                    assert_eq!((fresh.next_u64(), reseeded.next_u64()), (w, w), "seed {seed} draw {i}");
+                } else {
+                    let w = want.next_u32();
+                    assert_eq!((fresh.inner.next_u32(), reseeded.inner.next_u32()), (w, w), "seed {seed} draw {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn reseeding_in_place_starts_the_seeds_own_stream() {
         let mut r = SimRng::new(1);
         (0..100).for_each(|_| {
@@ -113,7 +143,7 @@ mod tests {
     #[test]
     fn divisionless_form_accepts_the_same_draws_as_the_plain_one() {
         // The plain form: compute the threshold first, reject below it.
-        fn plain(r: &mut ChaCha8Rng, n: u32) -> u32 {
+        fn plain(r: &mut impl RngCore, n: u32) -> u32 {
             let threshold = n.wrapping_neg() % n;
             loop {
                 let m = (r.next_u32() as u64) * (n as u64);

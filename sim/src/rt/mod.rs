@@ -111,6 +111,14 @@ pub(crate) struct Task {
     pub held: Vec<HeldLock>,
 }
 
+impl Task {
+    /// True if the task is blocked on resource `r`.
+    #[inline]
+    fn waits_on(&self, r: ResId) -> bool {
+        matches!(self.status, Status::Blocked(w) if w.resource() == Some(r))
+    }
+}
+
 /// The tasks holding one end of a channel or pipe, ascending. Usually a few,
 /// so a sorted list (a bit set per end would grow with every task spawned).
 #[derive(Clone, Debug, Default)]
@@ -294,7 +302,7 @@ impl StrategySlot {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
         match self {
             StrategySlot::Random(r) => r.pick_task(enabled, last, step),
@@ -483,7 +491,7 @@ impl State {
 
     /// The bookkeeping of [`State::block_task`] without its deadlock check,
     /// for a wait whose holder is known to run.
-    #[inline]
+    #[inline(always)]
     fn disable(&mut self, t: TaskId, wait: Wait) {
         let task = &mut self.tasks[t as usize];
         task.status = Status::Blocked(wait);
@@ -519,6 +527,15 @@ impl State {
         } else {
             !self.lock_edges.iter().any(|e| e.0 == from && e.1 == to)
         }
+    }
+
+    /// True if "took `to` while holding `from`" needs no new edge: seen in
+    /// this run among the first 64 resources, or a lock taken again (a
+    /// re-entry or a second read lock). False for ids from 64 on, whose
+    /// edges [`State::order_edges`] looks up in the list.
+    #[inline]
+    fn seen_edge(&self, from: ResId, to: ResId) -> bool {
+        from == to || ((from < 64) & (to < 64) && self.edge_rows[from as usize] & (1u64 << to) != 0)
     }
 
     /// Empties `lock_edges` and the bit rows that mirror it.
@@ -673,17 +690,47 @@ impl State {
         self.disable_pending(r, t);
     }
 
+    /// Disables every task but `t` about to take lock `r`, which `t` took:
+    /// what [`State::disable`] does for each, with no deadlock check (the
+    /// holder is `t`, which runs). The lock and the tasks are borrowed once
+    /// for the whole walk; what needs the whole state (recording, the
+    /// lock-order edges of a task that holds other locks) is done apart, in
+    /// the same task order.
     #[inline(never)]
     fn disable_pending(&mut self, r: ResId, t: TaskId) {
-        // By index: blocking a task adds it to `waiters`, never to `pending`.
-        for i in 0..self.resources[r as usize].pending.len() {
-            let p = self.resources[r as usize].pending[i];
-            if p != t && self.tasks[p as usize].status == Status::Ready && !self.lock_free_for(r, p) {
-                // No deadlock check: the lock's holder is `t`, which runs.
-                self.disable(p, Wait::Lock(r));
+        let wait = Wait::Lock(r);
+        let res = &mut self.resources[r as usize];
+        let from = res.waiters.len();
+        let mut holding = false;
+        for &p in &res.pending {
+            let task = &mut self.tasks[p as usize];
+            // Every pending task but the taker is held up: the taker holds
+            // the lock now (a monitor's own re-entry is not pending).
+            if p != t && task.status == Status::Ready {
+                task.status = Status::Blocked(wait);
+                holding |= !task.held.is_empty();
+                self.enabled.remove(p);
+                res.waiters.push(p);
             }
         }
-        self.resources[r as usize].pending.clear();
+        res.pending.clear();
+        if holding | self.observed {
+            self.note_disabled(r, from);
+        }
+    }
+
+    /// For [`State::disable_pending`]: the held-across facts and the Block
+    /// event of each task it disabled (`waiters[from..]` of lock `r`), in its order.
+    #[cold]
+    fn note_disabled(&mut self, r: ResId, from: usize) {
+        let wait = Wait::Lock(r);
+        for i in from..self.resources[r as usize].waiters.len() {
+            let p = self.resources[r as usize].waiters[i];
+            if !self.tasks[p as usize].held.is_empty() {
+                self.note_held_across(p, wait);
+            }
+            self.record(p, EventKind::Block, Some(r), None, None, None, Some(wait.op()));
+        }
     }
 
     /// Wakes every task queued on resource `r`.
@@ -694,16 +741,41 @@ impl State {
         }
     }
 
+    /// What [`State::wake`] does for each task waiting on `r`, with the
+    /// lock and the tasks borrowed once for the whole walk.
     #[inline(never)]
     fn wake_waiters(&mut self, r: ResId) {
+        if self.observed {
+            return self.wake_waiters_observed(r);
+        }
+        let res = &mut self.resources[r as usize];
+        let eager = matches!(res.st, ResState::Mutex { .. } | ResState::Monitor { .. });
+        for &t in &res.waiters {
+            let task = &mut self.tasks[t as usize];
+            if task.waits_on(r) {
+                task.status = Status::Ready;
+                self.enabled.insert(t);
+                if eager {
+                    // Still about to take the lock: the next taker disables it again.
+                    res.pending.push(t);
+                    task.pending_lock = Some(r);
+                }
+            }
+        }
+        res.waiters.clear();
+    }
+
+    /// [`State::wake_waiters`] one task at a time through [`State::wake`],
+    /// which records each Wake event in its place.
+    #[cold]
+    fn wake_waiters_observed(&mut self, r: ResId) {
         let eager = matches!(self.resources[r as usize].st, ResState::Mutex { .. } | ResState::Monitor { .. });
         // By index: waking a task adds nothing to `waiters`.
         for i in 0..self.resources[r as usize].waiters.len() {
             let t = self.resources[r as usize].waiters[i];
-            if matches!(self.tasks[t as usize].status, Status::Blocked(w) if w.resource() == Some(r)) {
+            if self.tasks[t as usize].waits_on(r) {
                 self.wake(t);
                 if eager {
-                    // Still about to take the lock: the next taker disables it again.
                     self.resources[r as usize].pending.push(t);
                     self.tasks[t as usize].pending_lock = Some(r);
                 }
@@ -812,8 +884,15 @@ impl State {
 
     /// Notes that the current step touched resource `r` (for the footprint a
     /// partial-order-reducing strategy asks for).
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, r: u32) {
+        if self.footprint.is_some() {
+            self.touch_footprint(r);
+        }
+    }
+
+    #[cold]
+    fn touch_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
             if !fp.resources.contains(&r) {
                 fp.resources.push(r);
@@ -832,8 +911,13 @@ impl State {
     /// [`State::acquired`] with `t`'s current frame `at` already at hand.
     #[inline]
     pub fn acquired_at(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
-        if !self.tasks[t as usize].held.is_empty() {
-            self.order_edges(t, r, at);
+        let held = &self.tasks[t as usize].held;
+        // Usually the one lock it holds is one it held when it took this
+        // lock before in the run: a look at a bit row, without a call.
+        match held.len() {
+            0 => {}
+            1 if self.seen_edge(held[0].lock, r) => {}
+            _ => self.order_edges(t, r, at),
         }
         self.tasks[t as usize].held.push(HeldLock { at, lock: r });
     }
