@@ -38,6 +38,7 @@ pub(crate) mod fsutil;
 pub mod hunt;
 pub mod lockorder;
 pub mod models;
+pub mod names;
 pub mod outcome;
 pub mod rng;
 pub(crate) mod rt;

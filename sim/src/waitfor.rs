@@ -159,6 +159,12 @@ fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
         }
         for i in 0..sc.edges.len() {
             let v = sc.edges[i];
+            // A releaser that can run ends the search here rather than when
+            // popped: the answer is the same (the set is not closed), and
+            // most waits have one, found without walking the rest.
+            if !matches!(s.tasks[v as usize].status, Status::Blocked(_)) {
+                return false;
+            }
             if sc.mark[v as usize] != sc.epoch {
                 sc.mark[v as usize] = sc.epoch;
                 sc.stack.push(v);

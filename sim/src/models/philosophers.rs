@@ -59,7 +59,7 @@ pub async fn main(n: usize, ordered: bool, rounds: u64) {
     for i in 0..n {
         let (left, right) = (i, (i + 1) % n);
         let (a, b) = if ordered { (left.min(right), left.max(right)) } else { (left, right) };
-        crate::spawn(format!("philosopher-{i}"), philosopher(forks[a], forks[b], rounds));
+        crate::spawn(crate::numbered!("philosopher-{}", i), philosopher(forks[a], forks[b], rounds));
     }
 }
 

@@ -190,6 +190,54 @@ pub(crate) enum ResState {
     Atomic,
 }
 
+impl ResState {
+    /// Becomes `new`, keeping this state's vectors (emptied, then given
+    /// `new`'s members) where both are of one kind: a slot reused by the next
+    /// run allocates nothing for the holders of its channel ends, the readers
+    /// of its RWMutex or the wait set of its monitor.
+    fn reset_to(&mut self, new: ResState) {
+        fn refill<T>(old: &mut Vec<T>, new: Vec<T>) {
+            old.clear();
+            old.extend(new);
+        }
+        match (self, new) {
+            (
+                ResState::Chan { senders, receivers, signal },
+                ResState::Chan { senders: s2, receivers: r2, signal: g2 },
+            ) => {
+                refill(&mut senders.0, s2.0);
+                refill(&mut receivers.0, r2.0);
+                *signal = g2;
+            }
+            (
+                ResState::Pipe { writers, readers, active_writer },
+                ResState::Pipe { writers: w2, readers: r2, active_writer: a2 },
+            ) => {
+                refill(&mut writers.0, w2.0);
+                refill(&mut readers.0, r2.0);
+                *active_writer = a2;
+            }
+            (
+                ResState::RwLock { writer, pending, readers },
+                ResState::RwLock { writer: w2, pending: p2, readers: r2 },
+            ) => {
+                *writer = w2;
+                *pending = p2;
+                refill(readers, r2);
+            }
+            (
+                ResState::Monitor { owner, count, wait_set },
+                ResState::Monitor { owner: o2, count: c2, wait_set: w2 },
+            ) => {
+                *owner = o2;
+                *count = c2;
+                refill(wait_set, w2);
+            }
+            (old, new) => *old = new,
+        }
+    }
+}
+
 /// The kind of a resource, as traces and reports name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResKind {
@@ -383,7 +431,7 @@ impl State {
             r.capacity = capacity;
             r.waiters.clear();
             r.pending.clear();
-            r.st = st;
+            r.st.reset_to(st);
         };
         let make = |(name, st)| Resource { name, kind, class, capacity, waiters: Vec::new(), pending: Vec::new(), st };
         self.resources.add((name, st), reset, make) as ResId
@@ -563,14 +611,23 @@ impl State {
             }
             return;
         }
-        let sends: Vec<ResId> = match wait {
-            Wait::Send(r) | Wait::Write(r) => vec![r],
-            Wait::Select => self.tasks[t as usize].cases.iter().filter(|c| c.1 == Dir::Send).map(|c| c.0).collect(),
+        let op = match wait {
+            Wait::Write(_) => "pipe write",
+            Wait::Send(_) | Wait::Select => "channel send",
             _ => return,
         };
-        let op = if matches!(wait, Wait::Write(_)) { "pipe write" } else { "channel send" };
         let op_at = self.top_frame(t);
-        for r in sends {
+        // The resources it sends on or writes to, by index (no list is made):
+        // the one of a send or write, or each send case of a select.
+        let n = if let Wait::Select = wait { self.tasks[t as usize].cases.len() } else { 1 };
+        for c in 0..n {
+            let r = match wait {
+                Wait::Send(r) | Wait::Write(r) => r,
+                _ => match self.tasks[t as usize].cases[c] {
+                    (r, Dir::Send) => r,
+                    _ => continue,
+                },
+            };
             for i in 0..self.tasks[t as usize].held.len() {
                 let HeldLock { lock: l, at: l_at } = self.tasks[t as usize].held[i];
                 if !self.held_across.iter().any(|h| h.0 == l && h.3 == r) {

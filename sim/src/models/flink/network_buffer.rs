@@ -30,7 +30,7 @@ pub struct NetworkBuffer {
 impl NetworkBuffer {
     /// `new NetworkBuffer(segment, recycler)`: one reference.
     pub fn new(segment: u32, recycler: Recycler) -> NetworkBuffer {
-        NetworkBuffer { segment, recycler, ref_cnt: AtomicU64::new(format!("segment-{segment}.refCnt"), 1) }
+        NetworkBuffer { segment, recycler, ref_cnt: AtomicU64::new(crate::numbered!("segment-{}.refCnt", segment), 1) }
     }
 
     /// `retainBuffer()` (NetworkBuffer.java:166): one more owner.

@@ -138,7 +138,7 @@ impl Client {
 /// for its answer on `errs` (capacity 1).
 pub async fn dispatch(calls: &Chan<CallRequest>, done: &Chan<()>, call: u32, registered: bool, payload: u64) -> Answer {
     let _f = frame_at("Client.dispatch", "client.go:146");
-    let errs: Chan<Answer> = Chan::new(format!("errs#{call}"), 1);
+    let errs: Chan<Answer> = Chan::new(crate::numbered!("errs#{}", call), 1);
     errs.declare_receiver();
     calls.declare_sender();
     done.declare_receiver();

@@ -243,7 +243,7 @@ pub async fn main(server: ServerDesign, client: ClientDesign, work: Workload) {
     let mut callers = Vec::new();
     for i in 0..work.callers {
         let c = c.clone();
-        callers.push(crate::spawn(format!("caller-{i}"), async move {
+        callers.push(crate::spawn(crate::numbered!("caller-{}", i), async move {
             let _f = crate::frame_at("Client.Call", "client.go:132");
             for k in 0..work.calls {
                 let call = i * work.calls + k;

@@ -43,7 +43,7 @@ pub async fn run(conn: Conn, work: Workload, ledger: SharedLedger) {
                 at("server.go:434");
                 handlers += 1;
                 crate::spawn_background(
-                    format!("serverConn.run.func2#{}", req.stream_id),
+                    crate::numbered!("serverConn.run.func2#{}", req.stream_id),
                     handler(req, work, responses.clone(), done.clone()),
                 );
                 let _ = handlers;

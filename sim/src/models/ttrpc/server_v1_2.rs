@@ -104,7 +104,7 @@ async fn reader(
         if msg.registered {
             // services.handle, unary: `go func() { ...; respond(...) }()` (services.go:111).
             crate::spawn_background(
-                format!("serviceSet.handle.func1#{}", msg.stream_id),
+                crate::numbered!("serviceSet.handle.func1#{}", msg.stream_id),
                 unary(msg, work, responses.clone(), done.clone()),
             );
         } else {

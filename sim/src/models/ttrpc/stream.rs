@@ -17,8 +17,8 @@ impl Stream {
     pub fn new(id: u32) -> Stream {
         Stream {
             id,
-            recv: Chan::new(format!("stream#{id}.recv"), 1),
-            recv_close: Chan::signal(format!("stream#{id}.recvClose")),
+            recv: Chan::new(crate::numbered!("stream#{}.recv", id), 1),
+            recv_close: Chan::signal(crate::numbered!("stream#{}.recvClose", id)),
             closed: std::cell::Cell::new(false),
         }
     }
