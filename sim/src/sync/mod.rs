@@ -21,7 +21,7 @@ mod select;
 
 pub use atomic::AtomicU64;
 pub use chan::{Chan, RecvCase, SendCase};
-pub use monitor::{Monitor, MonitorGuard};
+pub use monitor::{Enter, Exit, Monitor, MonitorGuard};
 pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
@@ -35,8 +35,6 @@ use std::task::{Context, Poll};
 /// the operation at every later poll until it completes.
 pub(crate) struct Op<F> {
     yielded: bool,
-    /// A mutex or monitor this operation takes (see `State::yield_lock`).
-    lock: Option<crate::rt::ResId>,
     attempt: F,
 }
 
@@ -49,13 +47,7 @@ where
     F: FnMut() -> Poll<T>,
 {
     pub(crate) fn new(attempt: F) -> Op<F> {
-        Op { yielded: false, lock: None, attempt }
-    }
-
-    /// An operation that takes lock `r`: it blocks at its scheduling point
-    /// already if the lock is taken.
-    pub(crate) fn locking(r: crate::rt::ResId, attempt: F) -> Op<F> {
-        Op { yielded: false, lock: Some(r), attempt }
+        Op { yielded: false, attempt }
     }
 }
 
@@ -69,12 +61,9 @@ where
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
         if !self.yielded {
             self.yielded = true;
-            let lock = self.lock;
-            let go_on = crate::rt::with(|s| match lock {
-                Some(r) => s.yield_lock(r),
-                None => s.yield_now(),
-            });
-            if !go_on {
+            // Locks have futures of their own, which block at this point
+            // already if the lock is taken (see `State::yield_lock`).
+            if !crate::rt::with(|s| s.yield_now()) {
                 return Poll::Pending;
             }
         }

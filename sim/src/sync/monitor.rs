@@ -1,7 +1,9 @@
 //! Java's object monitor: `synchronized`, `wait`, `notify`, `notifyAll`.
 
 use std::borrow::Cow;
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use super::Op;
 use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, Wait};
@@ -87,25 +89,8 @@ impl Monitor {
     }
 
     /// Entering `synchronized (obj)`: a scheduling point; reentrant.
-    pub async fn enter(&self) -> MonitorGuard {
-        let id = self.id;
-        Op::locking(id, move || {
-            rt::with(|s| {
-                if try_acquire(s, id, 1) {
-                    let (t, c) = (s.current, *st(s, id).1);
-                    s.record(t, EventKind::Enter, Some(id), Some(c as u64), None, None, None);
-                    s.took_lock(id, t);
-                    if c == 1 {
-                        s.acquired(t, id);
-                    }
-                    Poll::Ready(MonitorGuard { id, held: true })
-                } else {
-                    s.block(Wait::Lock(id));
-                    Poll::Pending
-                }
-            })
-        })
-        .await
+    pub fn enter(&self) -> Enter {
+        Enter { id: self.id, yielded: false }
     }
 
     /// True if the current task owns the monitor (`Thread.holdsLock`).
@@ -117,24 +102,93 @@ impl Monitor {
     }
 }
 
-fn release(id: ResId) {
-    rt::with(|s| {
-        let me = s.current;
-        let (owner, count, _) = st(s, id);
-        if !matches!(owner, Some(h) if h.task == me) {
-            panic!("IllegalMonitorStateException: monitor exit by a task that does not own it");
+/// The future of [`Monitor::enter`].
+// Written out rather than as an `async fn` over `Op`, as `Mutex::lock` is:
+// entering and leaving monitors are most of the steps of a Flink run.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Enter {
+    id: ResId,
+    yielded: bool,
+}
+
+impl Future for Enter {
+    type Output = MonitorGuard;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<MonitorGuard> {
+        let Enter { id, ref mut yielded } = *self;
+        rt::with(|s| enter_step(s, id, yielded)).map(|()| MonitorGuard { id, held: true })
+    }
+}
+
+/// One poll of an entry: its scheduling point (once), then the attempt.
+#[inline(never)]
+fn enter_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
+    if !*yielded {
+        *yielded = true;
+        if !s.yield_lock(id) {
+            return Poll::Pending;
         }
-        *count -= 1;
-        let c = *count;
-        if c == 0 {
-            *owner = None;
+    }
+    if !try_acquire(s, id, 1) {
+        s.block(Wait::Lock(id));
+        return Poll::Pending;
+    }
+    let (t, c) = (s.current, *st(s, id).1);
+    s.record(t, EventKind::Enter, Some(id), Some(c as u64), None, None, None);
+    s.took_lock(id, t);
+    if c == 1 {
+        s.acquired(t, id);
+    }
+    Poll::Ready(())
+}
+
+fn release(s: &mut State, id: ResId) {
+    let me = s.current;
+    let (owner, count, _) = st(s, id);
+    if !matches!(owner, Some(h) if h.task == me) {
+        panic!("IllegalMonitorStateException: monitor exit by a task that does not own it");
+    }
+    *count -= 1;
+    let c = *count;
+    if c == 0 {
+        *owner = None;
+    }
+    s.record(me, EventKind::Exit, Some(id), Some(c as u64), None, None, None);
+    if c == 0 {
+        s.released(me, id);
+        s.wake_all(id);
+    }
+}
+
+/// One poll of an exit: its scheduling point (once), then the release.
+#[inline(never)]
+fn exit_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
+    if !*yielded {
+        *yielded = true;
+        if !s.yield_now() {
+            return Poll::Pending;
         }
-        s.record(me, EventKind::Exit, Some(id), Some(c as u64), None, None, None);
-        if c == 0 {
-            s.released(me, id);
-            s.wake_all(id);
-        }
-    })
+    }
+    release(s, id);
+    Poll::Ready(())
+}
+
+/// The future of [`MonitorGuard::exit`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Exit {
+    id: ResId,
+    yielded: bool,
+}
+
+impl Future for Exit {
+    type Output = ();
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let Exit { id, ref mut yielded } = *self;
+        rt::with(|s| exit_step(s, id, yielded))
+    }
 }
 
 fn check_owner(s: &mut State, id: ResId, what: &str) {
@@ -146,14 +200,11 @@ fn check_owner(s: &mut State, id: ResId, what: &str) {
 
 impl MonitorGuard {
     /// Leaving the `synchronized` block: a scheduling point, then the exit.
-    pub async fn exit(mut self) {
-        self.held = false;
+    pub fn exit(self) -> Exit {
         let id = self.id;
-        Op::new(move || {
-            release(id);
-            Poll::Ready(())
-        })
-        .await
+        // The future releases: this guard has nothing left to do.
+        std::mem::forget(self);
+        Exit { id, yielded: false }
     }
 
     /// `obj.wait()`: releases every entry, waits for a notify, then takes the
@@ -231,7 +282,7 @@ impl MonitorGuard {
 impl Drop for MonitorGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
-            release(self.id);
+            rt::with(|s| release(s, self.id));
         }
     }
 }
