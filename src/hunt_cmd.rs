@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use sim::hunt::{hunt, hunt_with, wilson, HuntOptions, SeedRange};
+use sim::hunt::{hunt_with, wilson, HuntOptions, SeedRange};
 use sim::models::{self, Configured, Model};
 use sim::scheduler::StrategyKind;
 
 use crate::output::{cycle_json, params_json, print_table, write_trace};
-use crate::search_cmd::replay_line;
+use crate::search_cmd::{replay_command, replay_line};
 use crate::UsageError;
 
 /// Hunts started in this process, so a worker thread's [`SEEN`] is never
@@ -163,7 +163,8 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         (Some((seed, _)), Some(c)) if !a.keep_going => Some((*seed).min(c.last)),
         (_, Some(c)) => Some(c.last),
     };
-    let warnings = last.map_or_else(Vec::new, |last| graph.into_inner().unwrap().up_to(last).warnings());
+    let graph = graph.into_inner().unwrap();
+    let warnings = last.map_or_else(Vec::new, |last| graph.up_to(last).warnings());
     // The failing seed once more, recorded: its schedule string and trace.
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
     match (&a.trace, &recorded) {
@@ -180,14 +181,22 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         let mut out = json!({
             "verdict": verdict, "seed": seed, "schedules": r.schedules, "cycle": cycle,
             "model": m.name(), "params": params_json(cfg), "strategy": a.kind.to_string(),
+            "max_steps": a.max_steps, "keep_going": a.keep_going,
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
             "stopped_early": r.stopped_early, "message": message,
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
+            // The command that replays it, with the step limit a step-limit failure needs.
+            "replay": recorded.as_ref().map(|run| replay_command(m, cfg, run)),
         });
         if let Some((i, n)) = a.shard {
             out["shard"] = json!(format!("{i}/{n}"));
         }
         out["warnings"] = crate::output::warnings_json(&warnings);
+        // The facts behind them, with their seeds, for `deadsim merge`: the
+        // warnings of the shards together are those of the whole graph.
+        if a.shard.is_some() {
+            out["lock_order"] = last.map_or(json!(null), |last| graph.to_json(last));
+        }
         if a.keep_going {
             let (p, lo, hi) = wilson(r.failures, r.schedules);
             out["failures"] = json!(r.failures);
@@ -240,7 +249,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             println!(
                 "   or: deadsim replay {} --seed {seed}{}{}",
                 label,
-                if a.kind == StrategyKind::Random { String::new() } else { format!(" --strategy {}", a.kind) },
+                strategy_flag(a.kind),
                 crate::search_cmd::step_limit_flag(run)
             );
         }
@@ -276,8 +285,18 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     }
     let first = &shards[0].1;
     for (name, v) in &shards[1..] {
-        for key in ["model", "params", "strategy", "range"] {
-            if v[key] != first[key] {
+        // A shard is a `--keep-going` one if it has the failure counts.
+        let kind = |v: &serde_json::Value| json!(v.get("failures").is_some());
+        if kind(v) != kind(first) {
+            return Err(UsageError(format!(
+                "{name}: a {} shard, but {} is a {} one: merge shards of one hunt",
+                if v.get("failures").is_some() { "--keep-going" } else { "lowest-failure" },
+                shards[0].0,
+                if first.get("failures").is_some() { "--keep-going" } else { "lowest-failure" },
+            )));
+        }
+        for key in ["model", "params", "strategy", "range", "max_steps"] {
+            if v.get(key) != first.get(key) {
                 return Err(UsageError(format!(
                     "{name}: `{key}` differs from {} ({} vs {})",
                     shards[0].0, v[key], first[key]
@@ -310,6 +329,14 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     }
     let n = split.unwrap_or(1);
     let missing: Vec<String> = (0..n).filter(|i| !seen.contains(i)).map(|i| format!("{i}/{n}")).collect();
+    if !missing.is_empty() {
+        // Without them the lowest failing seed (or "no failure") is not the hunt's.
+        return Err(UsageError(format!(
+            "shard(s) {} missing: merge needs every shard of the split ({} of {n} given)",
+            missing.join(", "),
+            seen.len()
+        )));
+    }
     let range: SeedRange =
         first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
     let mut blocks: Vec<(SeedRange, &serde_json::Value)> = Vec::new();
@@ -340,6 +367,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "model": first["model"], "params": first["params"], "strategy": first["strategy"],
         "seeds": range.to_string(), "range": range.to_string(), "shards": shards.len(),
         "schedule": lowest.map_or(json!(null), |(_, v)| v["schedule"].clone()),
+        "replay": lowest.map_or(json!(null), |(_, v)| v["replay"].clone()),
         "message": lowest.map_or_else(
             || {
                 json!(if covered == range.len() {
@@ -353,23 +381,32 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "stopped_early": stopped_early,
     });
     if covered != range.len() {
-        let why = if missing.is_empty() {
-            "a shard stopped early".to_string()
-        } else {
-            format!("missing shard(s) {}", missing.join(", "))
-        };
-        out["warning"] = json!(format!("the shards ran {covered} of the {} seeds of {range}: {why}", range.len()));
+        out["warning"] =
+            json!(format!("the shards ran {covered} of the {} seeds of {range}: a shard stopped early", range.len()));
+        eprintln!("warning: {}", out["warning"].as_str().unwrap_or_default());
     }
-    // The lock-order findings of every shard, each once.
-    let mut warnings: Vec<serde_json::Value> = Vec::new();
-    for (_, v) in &blocks {
-        for w in v["warnings"].as_array().into_iter().flatten() {
-            if !warnings.contains(w) {
-                warnings.push(w.clone());
+    // The lock-order findings: those of the shards' facts together, up to
+    // the lowest failing seed (what a hunt of the whole range would have
+    // run), as that hunt finds them.
+    let mut graph = sim::lockorder::SeedGraph::default();
+    for (name, v) in &shards {
+        match &v["lock_order"] {
+            _ if v.get("lock_order").is_none() => {
+                return Err(UsageError(format!(
+                    "{name}: field `lock_order` is missing: made by an older deadsim; run the shard again"
+                )))
             }
+            // A shard stopped before its first seed saw no facts.
+            serde_json::Value::Null => {}
+            facts => graph
+                .merge(&sim::lockorder::SeedGraph::from_json(facts).map_err(|e| UsageError(format!("{name}: {e}")))?),
         }
     }
-    out["warnings"] = json!(warnings);
+    let last = match lowest {
+        Some((s, _)) if !keep_going => s,
+        _ => range.last,
+    };
+    out["warnings"] = crate::output::warnings_json(&graph.up_to(last).warnings());
     if keep_going {
         let failures: u64 = blocks.iter().map(|(_, v)| v["failures"].as_u64().unwrap_or(0)).sum();
         let (p, lo, hi) = wilson(failures, schedules);
@@ -411,26 +448,34 @@ pub fn hunt_matrix(
     let started = Instant::now();
     let mut cells = Vec::new();
     let mut any = false;
-    for (ri, row) in grid.rows.iter().enumerate() {
+    let opts = HuntOptions { jobs, stop: Some(&INTERRUPTED), ..Default::default() };
+    'grid: for (ri, row) in grid.rows.iter().enumerate() {
         for (ci, col) in grid.cols.iter().enumerate() {
             let mut p = base.clone();
             p.push((grid.row_param.to_string(), row.to_string()));
             p.push((grid.col_param.to_string(), col.to_string()));
             let cfg = m.configure(&p)?;
-            let r = hunt(range, jobs, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
+            let r = hunt_with(range, &opts, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
             any |= r.failure.is_some();
+            let stopped = r.stopped_early;
             cells.push((ri, ci, grid.expect[ri][ci], r));
+            if stopped {
+                break 'grid;
+            }
         }
     }
+    let interrupted = cells.last().is_some_and(|c| c.3.stopped_early);
+    let total_cells = grid.rows.len() * grid.cols.len();
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         let out: Vec<serde_json::Value> = cells
             .iter()
             .map(|(ri, ci, e, r)| {
-                let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+                let verdict = row_verdict(r);
                 json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
                        "matches": verdict == e.as_str(), "verdict": verdict,
                        "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
+                       "covered": r.covered.map_or("none".to_string(), |c| c.to_string()),
                        "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1))})
             })
             .collect();
@@ -440,14 +485,15 @@ pub fn hunt_matrix(
         println!(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
-                   "seeds": range.to_string(), "cells": out, "default_workload": base.is_empty(),
-                   "all_expected": cells.iter().all(|c| c.3.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict()) == c.2.as_str())})
+                   "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
+                   "default_workload": base.is_empty(), "stopped_early": interrupted,
+                   "all_expected": !interrupted && cells.iter().all(|c| row_verdict(&c.3) == c.2.as_str())})
         );
         return Ok(any);
     }
     let flags = m.configure(&base)?.flags(m.params());
     let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
-    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, {jobs} job(s)");
+    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, strategy {kind}, {jobs} job(s)");
     println!(
         "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
         grid.row_param, grid.col_param
@@ -463,10 +509,10 @@ pub fn hunt_matrix(
         for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
             let cell = match &r.failure {
                 Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
-                None => "no-deadlock".to_string(),
+                None => row_verdict(r).to_string(),
             };
-            let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
-            let mark = if verdict == e.as_str() || !base.is_empty() { "" } else { " (!)" };
+            let verdict = row_verdict(r);
+            let mark = if verdict == e.as_str() || !base.is_empty() || r.stopped_early { "" } else { " (!)" };
             line.push_str(&format!("{:<22}", format!("{cell}{mark}")));
         }
         println!("{}", line.trim_end());
@@ -476,7 +522,15 @@ pub fn hunt_matrix(
     } else {
         println!("\nExpected verdicts hold for the default workload only; with these parameters the grid shows what the simulator finds.");
     }
-    println!("Replay a cell: deadsim replay {name} --{} S --{} C --seed N", grid.row_param, grid.col_param);
+    println!(
+        "Replay a cell: deadsim replay {name} --{} S --{} C --seed N{}",
+        grid.row_param,
+        grid.col_param,
+        strategy_flag(kind)
+    );
+    if interrupted {
+        print_interrupted("cells", cells.len(), total_cells, cells.last().map(|c| &c.3));
+    }
     eprintln!("({elapsed:.2}s)");
     Ok(any)
 }
@@ -491,24 +545,32 @@ pub fn hunt_all(
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut any = false;
-    for m in models::all() {
+    let opts = HuntOptions { jobs, stop: Some(&INTERRUPTED), ..Default::default() };
+    let total_rows: usize = models::all().iter().map(|m| m.variants().len()).sum();
+    'models: for m in models::all() {
         for v in m.variants() {
             let cfg = m.configure(&v.params).map_err(|e| UsageError(format!("built-in variant {}: {e}", m.name())))?;
-            let r = hunt(range, jobs, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
+            let r = hunt_with(range, &opts, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
             any |= r.failure.is_some();
+            let stopped = r.stopped_early;
             rows.push((m, v, r));
+            if stopped {
+                break 'models;
+            }
         }
     }
+    let interrupted = rows.last().is_some_and(|r| r.2.stopped_early);
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         let variants: Vec<serde_json::Value> = rows
             .iter()
             .map(|(m, v, r)| {
-                let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+                let verdict = row_verdict(r);
                 json!({
                     "model": m.name(), "variant": v.label, "expected": v.expect.as_str(),
                     "matches": verdict == v.expect.as_str(), "verdict": verdict,
                     "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
+                    "covered": r.covered.map_or("none".to_string(), |c| c.to_string()),
                     "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
                 })
             })
@@ -520,14 +582,15 @@ pub fn hunt_all(
         println!(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(),
-                   "all_expected": variants.iter().all(|v| v["matches"] == true), "variants": variants})
+                   "strategy": kind.to_string(), "stopped_early": interrupted,
+                   "all_expected": !interrupted && variants.iter().all(|v| v["matches"] == true), "variants": variants})
         );
         return Ok(any);
     }
     println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {jobs} job(s)\n");
     let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
     for (m, v, r) in &rows {
-        let verdict = r.failure.as_ref().map_or("no-deadlock", |f| f.1.verdict());
+        let verdict = row_verdict(r);
         let cycle = r
             .failure
             .as_ref()
@@ -541,12 +604,46 @@ pub fn hunt_all(
             verdict.to_string(),
             r.failure.as_ref().map_or("-".to_string(), |f| f.0.to_string()),
             r.schedules.to_string(),
-            if verdict == v.expect.as_str() { "yes".to_string() } else { format!("NO ({})", v.expect.as_str()) },
+            if r.stopped_early && r.failure.is_none() {
+                "-".to_string()
+            } else if verdict == v.expect.as_str() {
+                "yes".to_string()
+            } else {
+                format!("NO ({})", v.expect.as_str())
+            },
             cycle,
         ]);
     }
     print_table(&table, &[false, false, false, true, true, false, false]);
-    println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]");
+    println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]{}", strategy_flag(kind));
+    if interrupted {
+        print_interrupted("variants", rows.len(), total_rows, rows.last().map(|r| &r.2));
+    }
     eprintln!("({elapsed:.2}s)");
     Ok(any)
+}
+
+/// A row's verdict: its failure's, or "interrupted" when Ctrl-C stopped it
+/// before it found one (its seeds were not all run).
+fn row_verdict(r: &sim::hunt::HuntResult) -> &'static str {
+    match &r.failure {
+        Some((_, o)) => o.verdict(),
+        None if r.stopped_early => "interrupted",
+        None => "no-deadlock",
+    }
+}
+
+/// ` --strategy K` for a replay line, or nothing for the default.
+fn strategy_flag(kind: StrategyKind) -> String {
+    if kind == StrategyKind::Random {
+        String::new()
+    } else {
+        format!(" --strategy {kind}")
+    }
+}
+
+/// The line after a table that Ctrl-C cut short.
+fn print_interrupted(what: &str, done: usize, total: usize, last: Option<&sim::hunt::HuntResult>) {
+    let covered = last.and_then(|r| r.covered).map_or("none".to_string(), |c| c.to_string());
+    println!("interrupted: {done} of {total} {what} hunted; the last one ran seeds {covered} only");
 }

@@ -60,7 +60,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps (outcome step-limit)
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -70,11 +70,11 @@ enum Command {
     Hunt {
         /// Model name; omit to hunt every built-in model variant
         model: Option<String>,
-        /// Seeds to run: A..B (B excluded) or A..=B
-        #[arg(long, default_value = "0..10000", value_name = "RANGE", allow_hyphen_values = true)]
-        seeds: String,
+        /// Seeds to run: A..B (B excluded), A..=B or one seed A [default: 0..10000]
+        #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+        seeds: Option<String>,
         /// Worker threads (each runs its own simulations; default: the machine's cores)
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
         /// random, pct, pct:D, or dfs (exhaustive: the same as `deadsim explore`)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
@@ -85,9 +85,9 @@ enum Command {
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
-        /// Stop a run after N steps (outcome step-limit)
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
-        max_steps: u64,
+        /// Stop a run after N steps (outcome step-limit) [default: 1000000; with --strategy dfs, 100000 as explore]
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        max_steps: Option<u64>,
         /// Hunt every cell of the model's version grid (ttrpc: servers x clients)
         #[arg(long)]
         matrix: bool,
@@ -116,7 +116,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -127,16 +127,16 @@ enum Command {
         /// Model name
         model: String,
         /// Only schedules with at most K preemptions (plain DFS; the bound is raised from 0 to K, so a failure found needs the fewest preemptions)
-        #[arg(long, value_name = "K")]
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
         preemptions: Option<u32>,
         /// Explore without partial-order reduction (every interleaving)
         #[arg(long)]
         no_reduction: bool,
         /// Stop after N executions
-        #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+        #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_hyphen_values = true)]
         max_executions: u64,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
         /// Write the trace of a failing schedule to FILE
         #[arg(long, value_name = "FILE")]
@@ -158,10 +158,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Candidate runs to try at most
-        #[arg(long, value_name = "N", default_value_t = 20_000)]
+        #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true)]
         max_tries: u64,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -182,6 +182,9 @@ enum Command {
         seconds: f64,
     },
 }
+
+/// `explore`'s step limit by default (and `hunt --strategy dfs`'s).
+const EXPLORE_MAX_STEPS: u64 = 100_000;
 
 /// Failing runs longer than this are not re-run with recording just to print
 /// their schedule string; the seed is printed instead.
@@ -278,15 +281,32 @@ fn strategy_kind(s: &str) -> Result<StrategyKind, UsageError> {
     s.parse().map_err(|e| UsageError(format!("--strategy {e}")))
 }
 
-/// Checks, before any work, that an output file can be written there: its
-/// folder exists. (The write itself is atomic: whole or not at all.)
+/// Checks, before any work, that output can be written there: its folder
+/// exists and is a folder. (The writes themselves are atomic: whole or not at all.)
 fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
     if let Some(p) = path {
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         let dir = if p.to_string_lossy().ends_with('/') { p.as_path() } else { dir };
-        if !dir.is_dir() {
+        if !dir.exists() {
             return Err(UsageError(format!("{flag} {}: the folder {} does not exist", p.display(), dir.display())));
         }
+        if !dir.is_dir() {
+            return Err(UsageError(format!("{flag} {}: {} is not a folder", p.display(), dir.display())));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_output`] for an output file, and that the file itself can be
+/// written there now, so a long hunt never ends in a result it cannot save.
+fn check_output_file(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
+    check_output(flag, path)?;
+    if let Some(p) = path {
+        if p.to_string_lossy().ends_with('/') {
+            return Err(UsageError(format!("{flag} {}: a folder; give a file name", p.display())));
+        }
+        sim::fsutil::check_writable(p)
+            .map_err(|e| UsageError(format!("{flag} {}: cannot write there ({e})", p.display())))?;
     }
     Ok(())
 }
@@ -302,18 +322,20 @@ fn check_max_steps(n: u64) -> Result<(), UsageError> {
 fn dispatch(cmd: Command) -> Result<bool, UsageError> {
     match &cmd {
         Command::Run { trace, render, max_steps, .. } => {
-            check_output("--trace", trace)?;
+            check_output_file("--trace", trace)?;
             check_output("--render", render)?;
             check_max_steps(*max_steps)?;
         }
-        Command::Hunt { trace, max_steps, .. }
-        | Command::Replay { trace, max_steps, .. }
-        | Command::Explore { trace, max_steps, .. } => {
-            check_output("--trace", trace)?;
+        Command::Hunt { trace, max_steps, .. } => {
+            check_output_file("--trace", trace)?;
+            check_max_steps(max_steps.unwrap_or(1))?;
+        }
+        Command::Replay { trace, max_steps, .. } | Command::Explore { trace, max_steps, .. } => {
+            check_output_file("--trace", trace)?;
             check_max_steps(*max_steps)?;
         }
         Command::Shrink { trace, max_steps, max_tries, .. } => {
-            check_output("--trace", trace)?;
+            check_output_file("--trace", trace)?;
             check_max_steps(*max_steps)?;
             if *max_tries == 0 {
                 return Err(UsageError("--max-tries must be at least 1".into()));
@@ -359,6 +381,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     "time_ns": run.time_ns,
                     "message": run.outcome.summary(),
                     "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
+                    "replay": failed.then(|| search_cmd::replay_command(m, &cfg, &run)),
                     "warnings": output::warnings_json(&run.lock_order.warnings()),
                 });
                 println!("{out}");
@@ -393,7 +416,16 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             check_determinism,
             params,
         } => {
-            let range: SeedRange = seeds.parse().map_err(|e| format!("--seeds {e}"))?;
+            if strategy == "dfs" {
+                if let Some(flag) = [("--seeds", seeds.is_some()), ("--jobs", jobs.is_some())].iter().find(|f| f.1) {
+                    return Err(UsageError(format!(
+                        "{} does not apply to --strategy dfs, which explores schedules rather than seeds (on one core)",
+                        flag.0
+                    )));
+                }
+            }
+            let range: SeedRange =
+                seeds.as_deref().unwrap_or("0..10000").parse().map_err(|e| format!("--seeds {e}"))?;
             let jobs = jobs.unwrap_or_else(default_jobs);
             if jobs == 0 {
                 return Err(UsageError("--jobs must be at least 1".into()));
@@ -404,12 +436,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             };
             let time_budget = match time_budget {
                 None => None,
-                Some(t) if t > 0.0 && t.is_finite() => {
-                    Some(Duration::try_from_secs_f64(t).map_err(|_| {
-                        UsageError(format!("--time-budget {t}: too large (at most {} seconds)", u64::MAX))
-                    })?)
+                Some(t) if t > 0.0 && t.is_finite() => Some(Duration::try_from_secs_f64(t).map_err(|_| {
+                    UsageError(format!("--time-budget {t:?}: too large (at most {} seconds)", u64::MAX))
+                })?),
+                Some(t) => {
+                    return Err(UsageError(format!("--time-budget {t:?}: expected a number of seconds above 0")))
                 }
-                Some(t) => return Err(UsageError(format!("--time-budget {t}: expected a number of seconds above 0"))),
             };
             if strategy == "dfs" {
                 let seed_only = [
@@ -431,13 +463,20 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     preemptions: None,
                     no_reduction: false,
                     max_executions: 1_000_000,
-                    max_steps,
+                    max_steps: max_steps.unwrap_or(EXPLORE_MAX_STEPS),
                     trace,
                     json,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
             let kind = strategy_kind(&strategy)?;
+            let max_steps = max_steps.unwrap_or(sim::DEFAULT_MAX_STEPS);
+            if check_determinism && (model.is_none() || matrix) {
+                return Err(UsageError(
+                    "--check-determinism needs one model, without --matrix: deadsim hunt <model> --check-determinism"
+                        .into(),
+                ));
+            }
             hunt_cmd::install_interrupt_handler();
             match model {
                 Some(name) if matrix => {
@@ -501,6 +540,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let (m, cfg) = configure(&model, &params)?;
             if max_executions == 0 {
                 return Err(UsageError("--max-executions must be at least 1".into()));
+            }
+            if preemptions.is_some() && no_reduction {
+                return Err(UsageError(
+                    "--no-reduction goes without --preemptions: a preemption-bounded exploration is plain DFS already"
+                        .into(),
+                ));
             }
             let a = search_cmd::ExploreArgs { preemptions, no_reduction, max_executions, max_steps, trace, json };
             search_cmd::explore_cmd(m, &cfg, a)

@@ -84,9 +84,12 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
                 out.push((c, f, named(&beside(&args.trace), &stem, c, f)));
             }
         }
-        Some(o) if o.is_dir() || (all && o.to_string_lossy().ends_with('/')) => {
-            if !o.is_dir() {
-                return Err(format!("-o {}: no such directory", o.display()));
+        Some(o) if o.is_dir() || o.to_string_lossy().ends_with('/') => {
+            // `-o figures/` makes the folder when it writes (one level: a
+            // typo in a longer path is an error, not a tree of folders).
+            let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !o.is_dir() && !parent.is_dir() {
+                return Err(format!("-o {}: no such directory, nor {}", o.display(), parent.display()));
             }
             let f = given.unwrap_or(Format::Png);
             for &c in charts {
@@ -229,6 +232,15 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
             return Err(format!("cannot write {}: it is a directory", path.display()));
         }
     }
+    // The folder of `-o figures/`, made here rather than when planning.
+    for (path, _) in files {
+        match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() && !d.exists() => {
+                std::fs::create_dir(d).map_err(|e| format!("cannot make the folder {} ({e})", d.display()))?
+            }
+            _ => {}
+        }
+    }
     for (i, (path, bytes)) in files.iter().enumerate() {
         if let Err(e) = visualizer::write_file(path, bytes) {
             for (done, _) in &files[..i] {
@@ -294,7 +306,12 @@ mod tests {
             names(plan(&args(Some("src"), None), &all, true).unwrap()),
             ["src/abba-deadlock-timeline.png", "src/abba-deadlock-locks.png"]
         );
-        assert!(plan(&args(Some("no-such-dir/"), None), &all, true).is_err());
+        // A missing folder is made when its parent exists; deeper is a typo.
+        assert_eq!(
+            names(plan(&args(Some("no-such-dir/"), None), &all, true).unwrap()),
+            ["no-such-dir/abba-deadlock-timeline.png", "no-such-dir/abba-deadlock-locks.png"]
+        );
+        assert!(plan(&args(Some("no-such-dir/deeper/"), None), &all, true).is_err());
     }
 
     #[test]

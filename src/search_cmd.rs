@@ -27,7 +27,10 @@ impl Which {
             (Some(s), None) => {
                 Ok(Which::Seed(s, strategy.unwrap_or("random").parse().map_err(|e| format!("--strategy {e}"))?))
             }
-            (None, Some(text)) => Ok(Which::Schedule(Schedule::parse(&text).map_err(|e| format!("--schedule: {e}"))?)),
+            (None, Some(text)) => Ok(Which::Schedule(
+                Schedule::parse(&text)
+                    .map_err(|e| format!("--schedule: {}", e.strip_prefix("schedule: ").unwrap_or(&e)))?,
+            )),
         }
     }
 
@@ -87,12 +90,18 @@ pub fn print_events(run: &Run) {
 
 /// The replay line printed under every failure.
 pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
+    format!("replay: {}", replay_command(m, cfg, run))
+}
+
+/// The command that replays `run`: its schedule string (or seed), the
+/// model's flags, and the step limit a step-limit failure needs.
+pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
     let flags = cfg.flags(m.params());
     let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
     let flags = format!("{flags}{}", step_limit_flag(run));
     match &run.trace {
-        Some(t) => format!("replay: deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
-        None => format!("replay: deadsim replay {}{flags} --seed {}", m.name(), run.seed),
+        Some(t) => format!("deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
+        None => format!("deadsim replay {}{flags} --seed {}", m.name(), run.seed),
     }
 }
 
@@ -152,8 +161,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         Some(k) => format!("every schedule within {k} preemption{}", plural(k)),
         None => "every schedule".to_string(),
     };
-    if let (Some(path), Some((run, _))) = (&a.trace, &r.failure) {
-        write_trace(path, run.trace.as_ref().unwrap())?;
+    match (&a.trace, &r.failure) {
+        (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap())?,
+        (Some(path), None) => eprintln!("no failure, so no trace was written to {}", path.display()),
+        _ => {}
     }
     if a.json {
         let (verdict, cycle, schedule) = match &r.failure {
@@ -241,6 +252,12 @@ pub fn shrink_cmd(
     );
     print!("{}", run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
+    if shrunk.fewest {
+        println!("No schedule with fewer preemptions fails this way (every one was explored).");
+    }
+    if shrunk.budget_spent {
+        println!("The try budget (--max-tries {max_tries}) ran out: a larger one may shrink it further.");
+    }
     if let Some(path) = &trace {
         write_trace(path, run.trace.as_ref().unwrap())?;
     }

@@ -112,7 +112,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["run", "abba", "--seed", "-1"], "--seed"),
         (vec!["frobnicate"], "frobnicate"),
         (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
-        (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget 100000000000000000000: too large"),
+        (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget 1e20: too large"),
         (vec!["hunt", "--time-budget", "1"], "--time-budget need a model"),
         (vec!["run"], "not provided: <MODEL>"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
@@ -126,6 +126,14 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         ),
         (vec!["hunt", "abba", "--strategy", "dfs", "--keep-going"], "--keep-going does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
+        (vec!["hunt", "abba", "--strategy", "dfs", "--seeds", "0..5"], "--seeds does not apply to --strategy dfs"),
+        (vec!["hunt", "abba", "--strategy", "dfs", "--jobs", "2"], "--jobs does not apply to --strategy dfs"),
+        (vec!["hunt", "--check-determinism"], "--check-determinism needs one model"),
+        (vec!["hunt", "ttrpc", "--matrix", "--check-determinism"], "--check-determinism needs one model"),
+        (vec!["explore", "abba", "--preemptions", "1", "--no-reduction"], "--no-reduction goes without --preemptions"),
+        (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
+        (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
+        (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget 1e300: too large"),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -189,20 +197,70 @@ fn shards_merge_into_the_unsharded_result() {
     for key in ["verdict", "seed", "schedules", "cycle"] {
         assert_eq!(merged[key], whole[key], "{key}");
     }
-    // The shards ran past the lowest failing seed, so they may know more, never less.
-    for w in whole["warnings"].as_array().unwrap() {
-        assert!(merged["warnings"].as_array().unwrap().contains(w), "lost in the merge: {}", w["summary"]);
+    // The same lock-order findings, report for report: the shards carry their
+    // facts with their seeds, and the merge keeps those a whole hunt keeps
+    // (none past its lowest failing seed, each fact from its lowest seed).
+    assert!(!whole["warnings"].as_array().unwrap().is_empty());
+    assert_eq!(merged["warnings"], whole["warnings"]);
+    // So do --keep-going shards, whose runs show one fact with many tasks.
+    let ttrpc = ["hunt", "ttrpc", "--client", "v1.2.3", "--keep-going", "--seeds", "0..1000", "--json"];
+    let (_, whole) = json(&ttrpc);
+    let mut args = vec!["merge".to_string()];
+    for i in 0..4 {
+        let shard = format!("{i}/4");
+        let (_, out, _) = deadsim(&[&ttrpc[..], &["--shard", &shard]].concat());
+        let f = dir.join(format!("kg{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        args.push(f.to_str().unwrap().to_string());
     }
-    // A shard given twice is refused; a missing one is said, not hidden.
+    let (_, kept) = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((&kept["warnings"], &kept["failures"]), (&whole["warnings"], &whole["failures"]));
+    // A shard given twice, a missing one, a shard of a hunt with another step
+    // limit or of a --keep-going hunt: refused, naming it.
     let (code, _, err) = deadsim(&["merge", &files[0], &files[0], &files[1]]);
     assert_eq!(code, 2);
     assert!(err.contains("is given twice"), "{err}");
-    if whole["seed"].is_null() {
-        let (_, partial) = json(&["merge", &files[0], &files[2]]);
-        assert!(partial["warning"].as_str().unwrap().contains("missing shard(s) 1/3"), "{partial}");
-        assert!(!partial["message"].as_str().unwrap().starts_with("no failure in seeds"), "{partial}");
+    let (code, out, err) = deadsim(&["merge", &files[0], &files[2]]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("shard(s) 1/3 missing"), "{err}");
+    for (flag, value, needle) in
+        [("--max-steps", "5000", "`max_steps` differs"), ("--keep-going", "", "--keep-going shard")]
+    {
+        let mut args = vec!["hunt", "flink", "--seeds", "0..6000", "--shard", "1/3", "--json", flag];
+        if !value.is_empty() {
+            args.push(value);
+        }
+        let (_, out, _) = deadsim(&args);
+        let other = dir.join("other.json");
+        std::fs::write(&other, out).unwrap();
+        let (code, _, err) = deadsim(&["merge", &files[0], other.to_str().unwrap(), &files[2]]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(err.contains(needle), "{flag}: {err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_trace_that_cannot_be_written_is_refused_before_the_work() {
+    for args in [
+        &["hunt", "abba", "--trace", "/proc/self/no.json"][..],
+        &["replay", "abba", "--seed", "0", "--trace", "/proc/self/no.json"][..],
+        &["shrink", "abba", "--seed", "0", "--trace", "/proc/self/no.json"][..],
+    ] {
+        let (code, out, err) = deadsim(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains("--trace /proc/self/no.json: cannot write there"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_parameter_typed_another_way_is_the_same_parameter() {
+    let (_, v) = json(&["run", "abba", "--rounds", "3", "--seed", "0", "--json"]);
+    let schedule = v["schedule"].as_str().unwrap();
+    let (code, _, err) = deadsim(&["replay", "abba", "--rounds", "03", "--schedule", schedule]);
+    assert_eq!(code, 1, "{err}");
+    let (_, v) = json(&["run", "abba", "--rounds", "+3", "--seed", "0", "--json"]);
+    assert_eq!(v["params"], json(&["run", "abba", "--seed", "0", "--json"]).1["params"]);
 }
 
 #[test]
@@ -245,6 +303,23 @@ fn an_interrupted_hunt_reports_what_it_covered() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("interrupted after"), "{stdout}");
     assert!(stdout.contains("covered of 0..=999999999"), "{stdout}");
+    // The verdict table stops too, with the rows it finished.
+    let child = Command::new(env!("CARGO_BIN_EXE_deadsim"))
+        .args(["hunt", "--seeds", "0..1000000000", "--jobs", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "abba deadlocks at seed 0: {stdout}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("abba ") && l.contains("--fixed") && l.contains("interrupted")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("interrupted: 2 of 16 variants hunted"), "{stdout}");
 }
 
 #[test]

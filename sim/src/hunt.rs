@@ -226,13 +226,19 @@ where
             }
         }
     };
-    let jobs = opts.jobs.max(1);
+    // No more workers than chunks of seeds: the others would find nothing
+    // to do. The result is the same for any number of workers, so when the
+    // system has no more threads to give, the hunt goes on with those it got
+    // (this thread, if none).
+    let jobs = opts.jobs.clamp(1, total.div_ceil(CHUNK).min(usize::MAX as u64) as usize);
     if jobs == 1 {
         worker();
     } else {
         std::thread::scope(|scope| {
-            for _ in 0..jobs {
-                scope.spawn(worker);
+            let started =
+                (0..jobs).take_while(|_| std::thread::Builder::new().spawn_scoped(scope, worker).is_ok()).count();
+            if started == 0 {
+                worker();
             }
         });
     }
@@ -304,11 +310,13 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
 /// The `i`-th of `n` contiguous blocks of `range` (`i` 0-based), or `None`
 /// when the block is empty (more shards than seeds).
 pub fn shard(range: SeedRange, i: u64, n: u64) -> Option<SeedRange> {
-    let len = range.len() as u128;
+    // Not `len()`, which saturates: the whole u64 range holds 2^64 seeds.
+    let len = (range.last - range.first) as u128 + 1;
     let (i, n) = (i as u128, n as u128);
     let lo = len * i / n;
     let hi = len * (i + 1) / n;
-    (hi > lo).then(|| SeedRange { first: range.first + lo as u64, last: range.first + hi as u64 - 1 })
+    let at = |k: u128| (range.first as u128 + k) as u64;
+    (hi > lo).then(|| SeedRange { first: at(lo), last: at(hi - 1) })
 }
 
 #[cfg(test)]
@@ -390,5 +398,25 @@ mod tests {
         let tiny: SeedRange = "0..2".parse().unwrap();
         assert_eq!(shard(tiny, 0, 3), None, "more shards than seeds: an empty block");
         assert_eq!(shard(tiny, 1, 3), Some(SeedRange { first: 0, last: 0 }));
+        // Every seed of the whole u64 range, u64::MAX among them, falls in a shard.
+        let all = SeedRange { first: 0, last: u64::MAX };
+        assert_eq!(shard(all, 0, 2), Some(SeedRange { first: 0, last: u64::MAX / 2 }));
+        assert_eq!(shard(all, 1, 2), Some(SeedRange { first: u64::MAX / 2 + 1, last: u64::MAX }));
+    }
+
+    #[test]
+    fn more_jobs_than_chunks_of_seeds_give_the_one_job_result() {
+        let range: SeedRange = "0..100".parse().unwrap();
+        let fail = |seed: u64| {
+            if seed % 37 == 36 {
+                Outcome::Invariant { task: "t".into(), message: "m".into(), frames: Vec::new() }
+            } else {
+                Outcome::Completed
+            }
+        };
+        let one = hunt(range, 1, fail);
+        let many = hunt(range, 100_000, fail);
+        assert_eq!((many.failure.map(|f| f.0), many.schedules), (one.failure.map(|f| f.0), one.schedules));
+        assert_eq!(one.schedules, 37);
     }
 }

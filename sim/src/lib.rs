@@ -34,7 +34,7 @@
 //! ```
 
 pub mod frame;
-pub(crate) mod fsutil;
+pub mod fsutil;
 pub mod hunt;
 pub mod lockorder;
 pub mod models;

@@ -362,6 +362,97 @@ impl SeedGraph {
     }
 }
 
+impl SeedGraph {
+    /// Adds every fact of `other`, each with the seed it was first seen at
+    /// there: the graph of a hunt over both graphs' seeds (the shards of one
+    /// hunt, for `deadsim merge`).
+    pub fn merge(&mut self, other: &SeedGraph) {
+        for (k, (seed, i, e)) in &other.edges {
+            keep_lowest(&mut self.edges, k.clone(), (*seed, *i, e));
+        }
+        for (k, (seed, i, h)) in &other.held_across {
+            keep_lowest(&mut self.held_across, k.clone(), (*seed, *i, h));
+        }
+    }
+
+    /// The facts of seeds up to `last` as JSON, each with its seed, for
+    /// [`SeedGraph::from_json`] (a shard's result carries them to the merge).
+    pub fn to_json(&self, last: u64) -> serde_json::Value {
+        use serde_json::json;
+        let frame = |f: &Option<Frame>| f.map(|f| json!({"name": f.name, "site": f.site}));
+        let edges: Vec<_> = self
+            .edges
+            .values()
+            .filter(|(seed, _, _)| *seed <= last)
+            .map(|(seed, i, e)| {
+                json!({"seed": seed, "i": i, "from": e.from, "to": e.to, "class_from": e.class_from,
+                       "class_to": e.class_to, "from_at": frame(&e.from_at), "to_at": frame(&e.to_at), "task": e.task})
+            })
+            .collect();
+        let held: Vec<_> = self
+            .held_across
+            .values()
+            .filter(|(seed, _, _)| *seed <= last)
+            .map(|(seed, i, h)| {
+                json!({"seed": seed, "i": i, "lock": h.lock, "lock_at": frame(&h.lock_at), "op": h.op,
+                       "resource": h.resource, "op_at": frame(&h.op_at), "task": h.task})
+            })
+            .collect();
+        json!({"edges": edges, "held_across": held})
+    }
+
+    /// The graph [`SeedGraph::to_json`] wrote. Frame names, sites and lock
+    /// classes are `&'static str` in the engine, so the ones read here are
+    /// leaked: this is for a command that reads a few shard files and ends.
+    pub fn from_json(v: &serde_json::Value) -> Result<SeedGraph, String> {
+        fn leak(s: &str) -> &'static str {
+            Box::leak(s.to_string().into_boxed_str())
+        }
+        let text = |x: &serde_json::Value, k: &str| -> Result<Cow<'static, str>, String> {
+            x[k].as_str().map(|s| Cow::Owned(s.to_string())).ok_or_else(|| format!("lock_order: `{k}` is not text"))
+        };
+        let num =
+            |x: &serde_json::Value, k: &str| x[k].as_u64().ok_or_else(|| format!("lock_order: `{k}` is not a number"));
+        let class = |x: &serde_json::Value, k: &str| x[k].as_str().map(leak);
+        let frame = |x: &serde_json::Value| -> Option<Frame> {
+            Some(Frame { name: leak(x["name"].as_str()?), site: leak(x["site"].as_str()?) })
+        };
+        let mut g = SeedGraph::default();
+        for e in v["edges"].as_array().ok_or("lock_order: `edges` is not a list")? {
+            let edge = OrderEdge {
+                from: text(e, "from")?,
+                to: text(e, "to")?,
+                class_from: class(e, "class_from"),
+                class_to: class(e, "class_to"),
+                from_at: frame(&e["from_at"]),
+                to_at: frame(&e["to_at"]),
+                task: text(e, "task")?,
+            };
+            let key = (edge.from.clone(), edge.to.clone());
+            keep_lowest(&mut g.edges, key, (num(e, "seed")?, num(e, "i")? as usize, &edge));
+        }
+        for h in v["held_across"].as_array().ok_or("lock_order: `held_across` is not a list")? {
+            let op = match h["op"].as_str() {
+                Some("pipe write") => "pipe write",
+                Some("channel send") => "channel send",
+                Some(other) => leak(other),
+                None => return Err("lock_order: `op` is not text".into()),
+            };
+            let fact = HeldAcross {
+                lock: text(h, "lock")?,
+                lock_at: frame(&h["lock_at"]),
+                op,
+                resource: text(h, "resource")?,
+                op_at: frame(&h["op_at"]),
+                task: text(h, "task")?,
+            };
+            let key = (fact.lock.clone(), fact.resource.clone());
+            keep_lowest(&mut g.held_across, key, (num(h, "seed")?, num(h, "i")? as usize, &fact));
+        }
+        Ok(g)
+    }
+}
+
 /// The lock-order facts one worker of a parallel hunt has passed on to the
 /// shared [`SeedGraph`]. A worker takes its seeds in increasing order, so a
 /// fact it has passed on once can only come back with a higher seed, which

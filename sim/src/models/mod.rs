@@ -128,7 +128,7 @@ impl Configured {
         let mut out = Vec::new();
         for p in self.params.iter() {
             let spec = specs.iter().find(|s| s.name == p.name);
-            if spec.is_some_and(|s| s.default == p.value) {
+            if spec.is_some_and(|s| canonical(s.kind, s.default) == p.value) {
                 continue;
             }
             match spec.map(|s| s.kind) {
@@ -224,9 +224,27 @@ impl<'a> Params<'a> {
         self.given.iter().any(|(n, _)| n == name)
     }
 
-    /// Every parameter with its value, in spec order, for traces.
+    /// Every parameter with its value, in spec order, for traces. Values
+    /// are written one way whatever way they were typed (`--rounds 03` is
+    /// `3`, `--fraction .50` is `0.5`), so the fingerprint of a schedule and
+    /// the check of a merge compare what the parameters mean.
     pub fn normalized(&self) -> Vec<Param> {
-        self.specs.iter().map(|s| Param { name: s.name.to_string(), value: self.raw(s.name).to_string() }).collect()
+        self.specs
+            .iter()
+            .map(|s| Param { name: s.name.to_string(), value: canonical(s.kind, self.raw(s.name)) })
+            .collect()
+    }
+}
+
+/// A parameter's value as [`Params::normalized`] writes it; text that does
+/// not parse is kept as it is (reading it fails with its own message).
+fn canonical(kind: ParamKind, text: &str) -> String {
+    match kind {
+        ParamKind::Flag if text.is_empty() => "true".to_string(),
+        ParamKind::Int { .. } => text.parse::<u64>().map_or_else(|_| text.to_string(), |n| n.to_string()),
+        // `+ 0.0` writes -0 as 0; `{}` is the shortest text that reads back the same.
+        ParamKind::Float { .. } => text.parse::<f64>().map_or_else(|_| text.to_string(), |x| (x + 0.0).to_string()),
+        _ => text.to_string(),
     }
 }
 
@@ -241,4 +259,37 @@ pub fn find(name: &str) -> Result<&'static dyn Model, String> {
         let names: Vec<&str> = all().iter().map(|m| m.name()).collect();
         format!("unknown model `{name}` (models: {})", names.join(", "))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configured(model: &str, given: &[(&str, &str)]) -> Configured {
+        let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        find(model).unwrap().configure(&given).unwrap()
+    }
+
+    #[test]
+    fn a_value_means_the_same_however_it_is_typed() {
+        let fp = |c: &Configured| crate::scheduler::fingerprint(c.model, &c.params);
+        for (model, a, b) in [
+            ("abba", ("rounds", "03"), ("rounds", "3")),
+            ("abba", ("rounds", "+3"), ("rounds", "3")),
+            ("ttrpc", ("unregistered-fraction", ".50"), ("unregistered-fraction", "0.5")),
+            ("ttrpc", ("unregistered-fraction", "5e-1"), ("unregistered-fraction", "0.5")),
+            ("ttrpc", ("unregistered-fraction", "-0.0"), ("unregistered-fraction", "0")),
+            ("abba", ("fixed", ""), ("fixed", "true")),
+        ] {
+            let (x, y) = (configured(model, &[a]), configured(model, &[b]));
+            assert_eq!(x.params, y.params, "{a:?} vs {b:?}");
+            assert_eq!(fp(&x), fp(&y), "{a:?} vs {b:?}");
+            assert_eq!(x.flags(find(model).unwrap().params()), y.flags(find(model).unwrap().params()));
+        }
+        // A default typed another way is still the default: no flag to show.
+        assert_eq!(configured("abba", &[("rounds", "03")]).flags(Abba.params()), "");
+        assert_eq!(configured("ttrpc", &[("unregistered-fraction", "0.0")]).flags(Ttrpc.params()), "");
+        // Another value is another fingerprint.
+        assert_ne!(fp(&configured("abba", &[("rounds", "4")])), fp(&configured("abba", &[("rounds", "3")])));
+    }
 }

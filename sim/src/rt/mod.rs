@@ -195,12 +195,14 @@ impl ResState {
     /// `new`'s members) where both are of one kind: a slot reused by the next
     /// run allocates nothing for the holders of its channel ends, the readers
     /// of its RWMutex or the wait set of its monitor.
+    #[inline]
     fn reset_to(&mut self, new: ResState) {
         fn refill<T>(old: &mut Vec<T>, new: Vec<T>) {
             old.clear();
             old.extend(new);
         }
         match (self, new) {
+            (ResState::Mutex { holder }, ResState::Mutex { holder: h2 }) => *holder = h2,
             (
                 ResState::Chan { senders, receivers, signal },
                 ResState::Chan { senders: s2, receivers: r2, signal: g2 },

@@ -446,7 +446,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 
 /// One depth-first pass: every schedule, or every one within `cfg`'s bound;
 /// and whether the bound kept any schedule out.
-fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (ExploreResult, bool) {
+pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (ExploreResult, bool) {
     let search = Rc::new(RefCell::new(Search {
         cfg: cfg.clone(),
         nodes: Vec::new(),

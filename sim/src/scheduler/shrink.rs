@@ -13,6 +13,13 @@
 //! [`crate::hunt::signature`] with fewer preemptions or steps. A switch away
 //! from a task that could have gone on is a preemption.
 //!
+//! A greedy search can stop above the fewest preemptions, so the shrinker
+//! then explores every schedule within fewer preemptions than it reached,
+//! the bound raised from 0 (CHESS's iterative context bounding), with what
+//! is left of its budget: the first bound with a schedule that fails the
+//! same way is the fewest preemptions there are, and that schedule is
+//! shrunk again for steps.
+//!
 //! ```
 //! let model = sim::models::find("philosophers").unwrap().configure(&[]).unwrap();
 //! let seed = (0..100).find(|&s| model.run(s, false).outcome.is_failure()).unwrap();
@@ -40,8 +47,14 @@ pub struct Shrunk {
     pub preemptions: u32,
     pub original_preemptions: u32,
     pub original_steps: u64,
-    /// Candidate runs tried.
+    /// Candidate runs tried (explored schedules among them).
     pub tries: u64,
+    /// True if the try budget ran out before the search was done: a larger
+    /// one may shrink further.
+    pub budget_spent: bool,
+    /// True if `preemptions` is proved the fewest: every schedule with fewer
+    /// was explored and none fails the same way.
+    pub fewest: bool,
 }
 
 /// What a segment run did: the task of each step, the preemptions made, and
@@ -131,6 +144,8 @@ fn run_segments(model: &Configured, sim: Sim, segs: &[(TaskId, u64)], data: &[u3
 /// The smallest failing schedule found so far: fewest preemptions, then fewest steps.
 struct Best {
     segs: Vec<(TaskId, u64)>,
+    /// The data choices the segments run with, in order.
+    data: Rc<[u32]>,
     preemptions: u32,
     steps: u64,
 }
@@ -140,68 +155,142 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     let trace = failing.trace.as_ref()?;
     let target = signature(&failing.outcome);
     // The data choices, separated from the task picks by replaying the schedule.
-    let data = split_data_choices(model, &trace.meta.replay)?;
+    let data: Rc<[u32]> = split_data_choices(model, &trace.meta.replay)?.into();
     let max_steps = failing.steps.max(1) * 4 + 1000;
-    let try_run = |segs: &[(TaskId, u64)]| -> (Run, Vec<TaskId>, u32) {
-        let (run, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, &data, false);
+    let try_run = |segs: &[(TaskId, u64)], data: &[u32]| -> (Run, Vec<TaskId>, u32) {
+        let (run, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, data, false);
         (run, log.ran, log.preemptions)
     };
-    let (first, ran, p0) = try_run(&segments_of(&trace.schedule));
+    let (first, ran, p0) = try_run(&segments_of(&trace.schedule), &data);
     if signature(&first.outcome) != target {
         return None; // the schedule does not replay to the same failure
     }
-    let mut best = Best { segs: segments_of(&ran), preemptions: p0, steps: first.steps };
+    let mut best = Best { segs: segments_of(&ran), data: data.clone(), preemptions: p0, steps: first.steps };
     let mut tries = 1u64;
     // The same run, its independent steps reordered for the fewest switches.
-    if let Some(order) = linearize(model, &ran, &data) {
-        tries += 1;
-        let (run, ran2, p) = try_run(&segments_of(&order));
-        if signature(&run.outcome) == target && p <= best.preemptions {
-            best = Best { segs: segments_of(&ran2), preemptions: p, steps: run.steps };
+    if tries < max_tries {
+        if let Some(order) = linearize(model, &ran, &data) {
+            tries += 1;
+            let (run, ran2, p) = try_run(&segments_of(&order), &data);
+            if signature(&run.outcome) == target && p <= best.preemptions {
+                best = Best { segs: segments_of(&ran2), data: data.clone(), preemptions: p, steps: run.steps };
+            }
         }
     }
-    // A candidate replaces the best if it fails the same way and is smaller.
-    let offer = |best: &mut Best, cand: &[(TaskId, u64)]| -> bool {
-        let (run, ran, p) = try_run(cand);
+    // A candidate (segments, with their data choices) replaces the best if
+    // it fails the same way and is smaller.
+    let offer = |best: &mut Best, cand: &[(TaskId, u64)], data: &Rc<[u32]>| -> bool {
+        let (run, ran, p) = try_run(cand, data);
         let smaller = p < best.preemptions || (p == best.preemptions && run.steps < best.steps);
         if signature(&run.outcome) == target && smaller {
-            *best = Best { segs: segments_of(&ran), preemptions: p, steps: run.steps };
+            *best = Best { segs: segments_of(&ran), data: data.clone(), preemptions: p, steps: run.steps };
             return true;
         }
         false
     };
+    greedy(&mut best, &mut tries, max_tries, &offer);
+    // Fewer preemptions than the greedy search reached, if any schedule has them.
+    let mut fewest = best.preemptions == 0;
+    // One pass per bound, each over every schedule within it, until one
+    // shows the failure (the bound below it showed none) or the budget ends.
+    let mut bound = 0;
+    while bound < best.preemptions && tries < max_tries {
+        let cfg = super::ExploreConfig {
+            preemption_bound: Some(bound),
+            reduction: false,
+            max_executions: max_tries - tries,
+            max_steps,
+            keep_going: true,
+        };
+        let (r, cut) = super::dfs::explore_within(model, &cfg);
+        tries += r.executions;
+        if r.nondeterminism.is_some() {
+            break;
+        }
+        match r.distinct.get(&target) {
+            Some(choices) => {
+                // Its schedule as segments: the same run, then shrunk for steps.
+                let replayed = model.run_with(
+                    Sim::new(failing.seed)
+                        .record(true)
+                        .max_steps(max_steps)
+                        .strategy(Box::new(ReplayStrategy::new(choices.clone()))),
+                );
+                let explored = replayed.trace.as_ref().and_then(|t| {
+                    Some((segments_of(&t.schedule), Rc::<[u32]>::from(split_data_choices(model, &t.meta.replay)?)))
+                });
+                if let Some((segs, data)) = explored {
+                    let before = best.preemptions;
+                    if offer(&mut best, &segs, &data) && best.preemptions < before {
+                        // Every schedule with fewer preemptions was explored in the passes before.
+                        fewest = true;
+                        greedy(&mut best, &mut tries, max_tries, &offer);
+                    }
+                }
+                break;
+            }
+            None if !r.exhausted => break,
+            // No schedule needs more preemptions than this bound: all were seen.
+            None if !cut => {
+                fewest = true;
+                break;
+            }
+            None => bound += 1,
+        }
+    }
+    // Every pass below the best's preemptions was explored and none failed this way.
+    fewest |= bound == best.preemptions;
+    let budget_spent = tries >= max_tries;
+    // Record the best one.
+    let (run, _) =
+        run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best.segs, &best.data, false);
+    Some(Shrunk {
+        run,
+        preemptions: best.preemptions,
+        original_preemptions: p0,
+        original_steps: failing.steps,
+        tries,
+        budget_spent,
+        fewest,
+    })
+}
+
+/// Offers a candidate (segments, with their data choices) to the best:
+/// true if it took it.
+type Offer<'a> = dyn Fn(&mut Best, &[(TaskId, u64)], &Rc<[u32]>) -> bool + 'a;
+
+/// Drops and halves segments of `best` while `offer` takes the change.
+fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) {
     let mut improved = true;
-    while improved && tries < max_tries {
+    while improved && *tries < max_tries {
         improved = false;
         // Drop whole segments, last first (late switches are the cheapest to lose).
         let mut k = best.segs.len();
-        while k > 1 && tries < max_tries {
+        while k > 1 && *tries < max_tries {
             k -= 1;
             let mut cand = best.segs.clone();
             cand.remove(k);
-            tries += 1;
-            if offer(&mut best, &cand) {
+            *tries += 1;
+            let data = best.data.clone();
+            if offer(best, &cand, &data) {
                 improved = true;
                 k = k.min(best.segs.len());
             }
         }
         // Then shorter segments.
         let mut k = 0;
-        while k < best.segs.len() && tries < max_tries {
+        while k < best.segs.len() && *tries < max_tries {
             k += 1;
             if best.segs[k - 1].1 <= 1 {
                 continue;
             }
             let mut cand = best.segs.clone();
             cand[k - 1].1 /= 2;
-            tries += 1;
-            improved |= offer(&mut best, &cand);
+            *tries += 1;
+            let data = best.data.clone();
+            improved |= offer(best, &cand, &data);
         }
     }
-    // Record the best one.
-    let (run, _) =
-        run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best.segs, &data, false);
-    Some(Shrunk { run, preemptions: best.preemptions, original_preemptions: p0, original_steps: failing.steps, tries })
 }
 
 /// Replays `ran` (a task per step) with footprints, and returns the order of
