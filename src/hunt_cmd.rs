@@ -176,6 +176,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     if a.json {
         let (verdict, seed, cycle, message) = match &r.failure {
             Some((s, o)) => (o.verdict(), Some(*s), cycle_json(o), o.summary()),
+            None if r.covered.is_none() => ("no-deadlock", None, json!([]), "no seed was run".to_string()),
             None => ("no-deadlock", None, json!([]), format!("no failure in seeds {covered}")),
         };
         let mut out = json!({
@@ -259,7 +260,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         _ => {}
     }
     crate::output::print_warnings(&warnings);
-    eprintln!("({} schedules in {elapsed:.2}s on {} job(s))", r.schedules, a.jobs);
+    eprintln!("({} in {elapsed:.2}s on {} job(s))", crate::search_cmd::count(r.schedules, "schedule"), r.jobs);
     Ok(r.failure.is_some())
 }
 
@@ -328,7 +329,13 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         }
     }
     let n = split.unwrap_or(1);
-    let missing: Vec<String> = (0..n).filter(|i| !seen.contains(i)).map(|i| format!("{i}/{n}")).collect();
+    let range: SeedRange =
+        first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
+    // A shard with no seeds (more shards than seeds) has no file: `hunt` refuses to run it.
+    let missing: Vec<String> = (0..n)
+        .filter(|&i| !seen.contains(&i) && sim::hunt::shard(range, i, n).is_some())
+        .map(|i| format!("{i}/{n}"))
+        .collect();
     if !missing.is_empty() {
         // Without them the lowest failing seed (or "no failure") is not the hunt's.
         return Err(UsageError(format!(
@@ -337,8 +344,6 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             seen.len()
         )));
     }
-    let range: SeedRange =
-        first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
     let mut blocks: Vec<(SeedRange, &serde_json::Value)> = Vec::new();
     for (name, v) in &shards {
         let b: SeedRange =

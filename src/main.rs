@@ -437,10 +437,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let time_budget = match time_budget {
                 None => None,
                 Some(t) if t > 0.0 && t.is_finite() => Some(Duration::try_from_secs_f64(t).map_err(|_| {
-                    UsageError(format!("--time-budget {t:?}: too large (at most {} seconds)", u64::MAX))
+                    UsageError(format!("--time-budget {}: too large (at most {} seconds)", secs(t), u64::MAX))
                 })?),
                 Some(t) => {
-                    return Err(UsageError(format!("--time-budget {t:?}: expected a number of seconds above 0")))
+                    return Err(UsageError(format!("--time-budget {}: expected a number of seconds above 0", secs(t))))
                 }
             };
             if strategy == "dfs" {
@@ -567,6 +567,15 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             bench_cmd::bench(seconds);
             Ok(false)
         }
+    }
+}
+
+/// Seconds as a person would type them: `-1`, `0.5`, `1e300`.
+fn secs(t: f64) -> String {
+    if t.is_finite() && t.abs() < 1e15 {
+        format!("{t}")
+    } else {
+        format!("{t:e}")
     }
 }
 

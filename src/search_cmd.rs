@@ -132,6 +132,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         max_executions: a.max_executions,
         max_steps: a.max_steps,
         keep_going: false,
+        stop_at: None,
     };
     let r = explore(cfg, &ec);
     let elapsed = started.elapsed().as_secs_f64();
@@ -242,18 +243,21 @@ pub fn shrink_cmd(
     })?;
     let run = &shrunk.run;
     println!(
-        "{}: shrunk from {} preemptions and {} steps to {} preemptions and {} steps ({} tries); same failure:\n",
+        "{}: shrunk from {} and {} to {} and {} ({}); same failure:\n",
         model_label(m, cfg),
-        shrunk.original_preemptions,
-        shrunk.original_steps,
-        shrunk.preemptions,
-        run.steps,
-        shrunk.tries
+        count(shrunk.original_preemptions as u64, "preemption"),
+        count(shrunk.original_steps, "step"),
+        count(shrunk.preemptions as u64, "preemption"),
+        count(run.steps, "step"),
+        count(shrunk.tries, "try"),
     );
     print!("{}", run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
     if shrunk.fewest {
-        println!("No schedule with fewer preemptions fails this way (every one was explored).");
+        println!(
+            "No schedule with fewer preemptions fails this way (every one of up to {} steps was explored).",
+            shrunk.step_limit
+        );
     }
     if shrunk.budget_spent {
         println!("The try budget (--max-tries {max_tries}) ran out: a larger one may shrink it further.");
@@ -262,4 +266,13 @@ pub fn shrink_cmd(
         write_trace(path, run.trace.as_ref().unwrap())?;
     }
     Ok(true)
+}
+
+/// "1 step", "2 steps", "1 try", "3 tries".
+pub fn count(n: u64, one: &str) -> String {
+    match (n, one.strip_suffix('y')) {
+        (1, _) => format!("{n} {one}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {one}s"),
+    }
 }

@@ -89,6 +89,9 @@ pub struct HuntResult {
     pub covered: Option<SeedRange>,
     /// True if a time budget or an interrupt stopped the hunt early.
     pub stopped_early: bool,
+    /// Worker threads that ran: `jobs`, or fewer when there were fewer
+    /// chunks of seeds or the system gave fewer threads.
+    pub jobs: usize,
 }
 
 /// One kind of failure found by a `keep_going` hunt.
@@ -155,7 +158,8 @@ fn role(name: &str) -> String {
 /// Seeds handed to a worker at a time.
 const CHUNK: u64 = 16;
 
-/// Runs `run(seed)` over `range` on `jobs` OS threads; stops at the lowest failing seed.
+/// Runs `run(seed)` over `range` on up to `jobs` OS threads (see
+/// [`HuntResult::jobs`]); stops at the lowest failing seed.
 pub fn hunt<F>(range: SeedRange, jobs: usize, run: F) -> HuntResult
 where
     F: Fn(u64) -> Outcome + Sync,
@@ -230,16 +234,17 @@ where
     // to do. The result is the same for any number of workers, so when the
     // system has no more threads to give, the hunt goes on with those it got
     // (this thread, if none).
-    let jobs = opts.jobs.clamp(1, total.div_ceil(CHUNK).min(usize::MAX as u64) as usize);
+    let mut jobs = opts.jobs.clamp(1, total.div_ceil(CHUNK).min(usize::MAX as u64) as usize);
     if jobs == 1 {
         worker();
     } else {
-        std::thread::scope(|scope| {
+        jobs = std::thread::scope(|scope| {
             let started =
                 (0..jobs).take_while(|_| std::thread::Builder::new().spawn_scoped(scope, worker).is_ok()).count();
             if started == 0 {
                 worker();
             }
+            started.max(1)
         });
     }
     let stopped_early = stopped.load(Ordering::Relaxed);
@@ -262,6 +267,7 @@ where
         distinct: all.into_inner().unwrap().into_values().collect(),
         covered,
         stopped_early,
+        jobs,
     }
 }
 

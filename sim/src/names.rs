@@ -5,7 +5,9 @@
 //! one of its runs: formatted each time, with the allocation and the free
 //! that go with them, they were 7% of a ttrpc run's instructions. [`numbered!`] keeps
 //! each call site's names in a table by number, made on first use and kept
-//! for the life of the thread, so a name after the first costs a look-up.
+//! for the life of the process (one copy, whichever thread made it), and each
+//! thread a cache of that table, so a name after the first costs a look-up
+//! without a lock.
 //!
 //! The names are the formatted text, whatever thread or run made them first:
 //! nothing about a run depends on the table.
@@ -14,29 +16,51 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::Mutex;
 use std::thread::LocalKey;
 
-/// The names of one call site, by number.
-pub type Table = RefCell<Vec<Option<&'static str>>>;
+/// The names of one call site, by number, for the whole process.
+pub type Table = Mutex<Vec<Option<&'static str>>>;
+
+/// One thread's copy of the part of a [`Table`] it has used.
+pub type Cache = RefCell<Vec<Option<&'static str>>>;
 
 /// Numbers at or above this are formatted every time (a table this long is
 /// far beyond any model's ids; past it, memory kept would grow with them).
 const KEPT: u64 = 4096;
 
-/// The name for `n` from `table`, made with `make` the first time. Used by
-/// [`numbered!`](crate::numbered), which gives every call site its own table.
-pub fn numbered(table: &'static LocalKey<Table>, n: u64, make: impl FnOnce(u64) -> String) -> Cow<'static, str> {
+/// The name for `n` from `table` (through this thread's `cache` of it),
+/// made with `make` the first time in the process. Used by
+/// [`numbered!`](crate::numbered), which gives every call site its own.
+pub fn numbered(
+    table: &'static Table,
+    cache: &'static LocalKey<Cache>,
+    n: u64,
+    make: impl FnOnce(u64) -> String,
+) -> Cow<'static, str> {
     if n >= KEPT {
         return Cow::Owned(make(n));
     }
-    table.with(|t| {
-        let mut t = t.borrow_mut();
-        let i = n as usize;
-        if t.len() <= i {
-            t.resize(i + 1, None);
+    let i = n as usize;
+    let slot = |v: &mut Vec<Option<&'static str>>| {
+        if v.len() <= i {
+            v.resize(i + 1, None);
         }
-        // Kept for the thread's life on purpose: at most `KEPT` per site.
-        let name = *t[i].get_or_insert_with(|| Box::leak(make(n).into_boxed_str()));
+        v[i]
+    };
+    cache.with(|c| {
+        let mut c = c.borrow_mut();
+        let name = match slot(&mut c) {
+            Some(name) => name,
+            None => {
+                let mut t = table.lock().unwrap_or_else(|e| e.into_inner());
+                slot(&mut t);
+                // Kept for the process's life on purpose: at most `KEPT` per site.
+                let name = *t[i].get_or_insert_with(|| Box::leak(make(n).into_boxed_str()));
+                c[i] = Some(name);
+                name
+            }
+        };
         Cow::Borrowed(name)
     })
 }
@@ -44,7 +68,7 @@ pub fn numbered(table: &'static LocalKey<Table>, n: u64, make: impl FnOnce(u64) 
 /// `numbered!("stream#{}.recv", id)`: the name `format!` would make, as a
 /// `Cow<'static, str>` borrowed from a per-thread table of this call site
 /// (see [the module](crate::names)). The format string has one `{}`, for the
-/// number (any unsigned integer).
+/// number (any unsigned integer). Every thread gets the same copy.
 ///
 /// ```
 /// let names: Vec<_> = (0..2).map(|_| sim::numbered!("caller-{}", 3u32)).collect();
@@ -54,10 +78,11 @@ pub fn numbered(table: &'static LocalKey<Table>, n: u64, make: impl FnOnce(u64) 
 #[macro_export]
 macro_rules! numbered {
     ($fmt:literal, $n:expr) => {{
+        static NAMES: $crate::names::Table = ::std::sync::Mutex::new(::std::vec::Vec::new());
         ::std::thread_local! {
-            static NAMES: $crate::names::Table = const { ::std::cell::RefCell::new(::std::vec::Vec::new()) };
+            static CACHE: $crate::names::Cache = const { ::std::cell::RefCell::new(::std::vec::Vec::new()) };
         }
-        $crate::names::numbered(&NAMES, ($n) as u64, |n| ::std::format!($fmt, n))
+        $crate::names::numbered(&NAMES, &CACHE, ($n) as u64, |n| ::std::format!($fmt, n))
     }};
 }
 
@@ -73,5 +98,15 @@ mod tests {
         assert!(matches!(names[4], std::borrow::Cow::Owned(_)));
         // Another site has its own table.
         assert_eq!(crate::numbered!("z{}", 7u64), "z7");
+    }
+
+    #[test]
+    fn threads_share_one_copy_of_each_name() {
+        fn name(n: u64) -> usize {
+            crate::numbered!("shared-{}", n).as_ptr() as usize
+        }
+        let here = name(5);
+        let there: Vec<usize> = (0..4).map(|_| std::thread::spawn(|| name(5)).join().unwrap()).collect();
+        assert!(there.iter().all(|&p| p == here), "one leaked copy for the process");
     }
 }

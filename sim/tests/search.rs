@@ -37,7 +37,14 @@ fn pct_and_random_find_every_models_deadlock() {
 }
 
 fn cfg(reduction: bool, bound: Option<u32>, max: u64) -> ExploreConfig {
-    ExploreConfig { preemption_bound: bound, reduction, max_executions: max, max_steps: 100_000, keep_going: false }
+    ExploreConfig {
+        preemption_bound: bound,
+        reduction,
+        max_executions: max,
+        max_steps: 100_000,
+        keep_going: false,
+        stop_at: None,
+    }
 }
 
 #[test]

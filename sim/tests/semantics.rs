@@ -568,3 +568,27 @@ fn a_join_handle_from_another_execution_is_refused() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn an_unlock_or_exit_dropped_before_its_first_poll_releases_as_its_guard_would() {
+    // `drop(g.unlock())` is dropping the guard: the lock is free again, and
+    // the next lock of the same task takes it instead of deadlocking on itself.
+    for seed in 0..20 {
+        let run = Sim::new(seed).run(|| async {
+            let mu = Mutex::new("mu");
+            let g = mu.lock().await;
+            drop(g.unlock());
+            let g = mu.lock().await;
+            g.unlock().await;
+            let m = Monitor::new("m");
+            let g = m.enter().await;
+            drop(g.exit());
+            let other = spawn("other", async move {
+                let g = m.enter().await;
+                g.exit().await;
+            });
+            other.join().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}

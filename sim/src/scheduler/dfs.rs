@@ -43,6 +43,9 @@ pub struct ExploreConfig {
     /// Go on after a failure and collect every distinct one (by
     /// [`crate::hunt::signature`]) instead of stopping at the first.
     pub keep_going: bool,
+    /// With `keep_going`: stop at the first failure with this signature
+    /// (the one a shrink looks for), collected with the others.
+    pub stop_at: Option<String>,
 }
 
 impl Default for ExploreConfig {
@@ -53,6 +56,7 @@ impl Default for ExploreConfig {
             max_executions: 1_000_000,
             max_steps: 100_000,
             keep_going: false,
+            stop_at: None,
         }
     }
 }
@@ -479,7 +483,12 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (Explor
             result.pruned += 1;
         } else if run.outcome.is_failure() && cfg.keep_going {
             let choices = choices_of(&s);
-            result.distinct.entry(crate::hunt::signature(&run.outcome)).or_insert(choices);
+            let sig = crate::hunt::signature(&run.outcome);
+            let wanted = cfg.stop_at.as_ref() == Some(&sig);
+            result.distinct.entry(sig).or_insert(choices);
+            if wanted {
+                return (result, s.cut);
+            }
         } else if run.outcome.is_failure() {
             let choices = choices_of(&s);
             let cut = s.cut;

@@ -53,8 +53,10 @@ pub struct Shrunk {
     /// one may shrink further.
     pub budget_spent: bool,
     /// True if `preemptions` is proved the fewest: every schedule with fewer
-    /// was explored and none fails the same way.
+    /// (within `step_limit` steps) was explored and none fails the same way.
     pub fewest: bool,
+    /// The step limit of the shrinker's runs.
+    pub step_limit: u64,
 }
 
 /// What a segment run did: the task of each step, the preemptions made, and
@@ -194,13 +196,15 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     // One pass per bound, each over every schedule within it, until one
     // shows the failure (the bound below it showed none) or the budget ends.
     let mut bound = 0;
-    while bound < best.preemptions && tries < max_tries {
+    // Three runs are kept back for a schedule it finds (see below).
+    while bound < best.preemptions && tries + 3 < max_tries {
         let cfg = super::ExploreConfig {
             preemption_bound: Some(bound),
             reduction: false,
-            max_executions: max_tries - tries,
+            max_executions: max_tries - tries - 3,
             max_steps,
             keep_going: true,
+            stop_at: Some(target.clone()),
         };
         let (r, cut) = super::dfs::explore_within(model, &cfg);
         tries += r.executions;
@@ -209,7 +213,10 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         }
         match r.distinct.get(&target) {
             Some(choices) => {
-                // Its schedule as segments: the same run, then shrunk for steps.
+                // Its schedule as segments: the same run, then shrunk for
+                // steps. Replaying it, splitting its data choices out and
+                // trying it are three runs.
+                tries += 3;
                 let replayed = model.run_with(
                     Sim::new(failing.seed)
                         .record(true)
@@ -229,12 +236,10 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
                 }
                 break;
             }
-            None if !r.exhausted => break,
-            // No schedule needs more preemptions than this bound: all were seen.
-            None if !cut => {
-                fewest = true;
-                break;
-            }
+            // Out of budget; or no schedule needs more preemptions than this
+            // bound, yet the failing one did: the search and the run disagree,
+            // so nothing is claimed.
+            None if !r.exhausted || !cut => break,
             None => bound += 1,
         }
     }
@@ -252,6 +257,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         tries,
         budget_spent,
         fewest,
+        step_limit: max_steps,
     })
 }
 

@@ -191,6 +191,16 @@ impl Future for Exit {
     }
 }
 
+impl Drop for Exit {
+    /// An exit dropped before its first poll releases as its guard would
+    /// have; once polled, the exit is under way and completes only in a poll.
+    fn drop(&mut self) {
+        if !self.yielded && rt::is_live() && !std::thread::panicking() {
+            rt::with(|s| release(s, self.id));
+        }
+    }
+}
+
 fn check_owner(s: &mut State, id: ResId, what: &str) {
     let me = s.current;
     if !matches!(st(s, id).0, Some(h) if h.task == me) {

@@ -152,6 +152,16 @@ impl Future for Unlock {
     }
 }
 
+impl Drop for Unlock {
+    /// An unlock dropped before its first poll releases as its guard would
+    /// have; once polled, the unlock is under way and completes only in a poll.
+    fn drop(&mut self) {
+        if !self.yielded && rt::is_live() && !std::thread::panicking() {
+            rt::with(|s| release(s, self.id));
+        }
+    }
+}
+
 impl Drop for MutexGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
