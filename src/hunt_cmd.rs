@@ -260,7 +260,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         _ => {}
     }
     crate::output::print_warnings(&warnings);
-    eprintln!("({} in {elapsed:.2}s on {} job(s))", crate::search_cmd::count(r.schedules, "schedule"), r.jobs);
+    eprintln!("({} in {elapsed:.2}s on {})", crate::search_cmd::count(r.schedules, "schedule"), job_count(r.jobs));
     Ok(r.failure.is_some())
 }
 
@@ -498,7 +498,9 @@ pub fn hunt_matrix(
     }
     let flags = m.configure(&base)?.flags(m.params());
     let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
-    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, strategy {kind}, {jobs} job(s)");
+    // The jobs a cell's hunt used: fewer than asked when the range is short.
+    let used = cells.iter().map(|c| c.3.jobs).max().unwrap_or(jobs);
+    println!("deadsim hunt {name} --matrix{flags}: seeds {range}, strategy {kind}, {}", job_count(used));
     println!(
         "rows: --{} (S), columns: --{} (C); a cell is the verdict and the lowest failing seed\n",
         grid.row_param, grid.col_param
@@ -592,7 +594,8 @@ pub fn hunt_all(
         );
         return Ok(any);
     }
-    println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {jobs} job(s)\n");
+    let used = rows.iter().map(|r| r.2.jobs).max().unwrap_or(jobs);
+    println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {}\n", job_count(used));
     let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
     for (m, v, r) in &rows {
         let verdict = row_verdict(r);
@@ -651,4 +654,9 @@ fn strategy_flag(kind: StrategyKind) -> String {
 fn print_interrupted(what: &str, done: usize, total: usize, last: Option<&sim::hunt::HuntResult>) {
     let covered = last.and_then(|r| r.covered).map_or("none".to_string(), |c| c.to_string());
     println!("interrupted: {done} of {total} {what} hunted; the last one ran seeds {covered} only");
+}
+
+/// "1 job", "2 jobs".
+fn job_count(n: usize) -> String {
+    crate::search_cmd::count(n as u64, "job")
 }

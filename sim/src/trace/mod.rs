@@ -58,7 +58,12 @@ pub struct Meta {
     pub model: String,
     /// Model parameters as given, in a fixed order.
     pub params: Vec<Param>,
+    /// The seed the strategy drew from. A run that a schedule string fixed
+    /// (strategy `replay`: a replayed schedule or `explore`'s failing one;
+    /// `shrink`: the seed shrunk from, or 0) draws nothing from it: `replay`
+    /// says what ran.
     pub seed: u64,
+    /// `random`, `pct:D`, `replay` or `shrink`.
     pub strategy: String,
     /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
     pub verdict: String,
