@@ -38,7 +38,8 @@ pub fn bench(seconds: f64) {
             }
             let started = Instant::now();
             let (mut runs, mut steps, mut seed) = (0u64, 0u64, 0u64);
-            while started.elapsed().as_secs_f64() < seconds {
+            // At least one batch, however short the time.
+            while runs == 0 || started.elapsed().as_secs_f64() < seconds {
                 for _ in 0..200 {
                     let r = kind.run(&cfg, seed, false, sim::DEFAULT_MAX_STEPS);
                     steps += r.steps;
@@ -61,7 +62,7 @@ pub fn bench(seconds: f64) {
     println!("(PCT runs each seed twice: once to learn the step bound, once with its change points.)");
 
     // A row gives up after 100,000 seeds or this long, whichever comes first.
-    let row_cap = seconds.max(0.5) * 5.0;
+    let row_cap = seconds * 5.0;
     println!("\nFirst deadlock from seed 0, one job (up to 100,000 seeds or {row_cap:.1} s a row):\n");
     let buggy: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("abba", vec![]),

@@ -182,7 +182,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         let mut out = json!({
             "verdict": verdict, "seed": seed, "schedules": r.schedules, "cycle": cycle,
             "model": m.name(), "params": params_json(cfg), "strategy": a.kind.to_string(),
-            "max_steps": a.max_steps, "keep_going": a.keep_going,
+            "max_steps": a.max_steps, "keep_going": a.keep_going, "check_determinism": a.check_determinism,
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
             "stopped_early": r.stopped_early, "message": message,
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
@@ -255,9 +255,20 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             );
         }
         _ if !r.stopped_early && !a.keep_going => {
-            println!("{label}: no failure in {} schedules (seeds {range}, strategy {})", r.schedules, a.kind)
+            println!(
+                "{label}: no failure in {} (seeds {range}, strategy {})",
+                crate::search_cmd::count(r.schedules, "schedule"),
+                a.kind
+            )
         }
         _ => {}
+    }
+    if a.check_determinism {
+        // A divergence is a failure (reported above); say what was checked.
+        println!(
+            "determinism checked: each of the {} ran twice, recorded, and compared event by event",
+            crate::search_cmd::count(r.schedules, "schedule")
+        );
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({} in {elapsed:.2}s on {})", crate::search_cmd::count(r.schedules, "schedule"), job_count(r.jobs));
@@ -296,7 +307,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 if first.get("failures").is_some() { "--keep-going" } else { "lowest-failure" },
             )));
         }
-        for key in ["model", "params", "strategy", "range", "max_steps"] {
+        for key in ["model", "params", "strategy", "range", "max_steps", "check_determinism"] {
             if v.get(key) != first.get(key) {
                 return Err(UsageError(format!(
                     "{name}: `{key}` differs from {} ({} vs {})",
@@ -307,30 +318,40 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     }
     // Every file must be a different shard i/n of the same n: a duplicate or a
     // shard of another split would count seeds twice or leave gaps unseen.
+    let range: SeedRange = first["range"]
+        .as_str()
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| UsageError(format!("{}: field `range`: {e}", shards[0].0)))?;
     let mut split: Option<u64> = None;
     let mut seen = std::collections::BTreeSet::new();
+    let mut blocks: Vec<Shard> = Vec::new();
     for (name, v) in &shards {
-        let (i, n) = v["shard"]
-            .as_str()
-            .and_then(|s| s.split_once('/'))
-            .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
-            .ok_or_else(|| {
-                UsageError(format!("{name}: field `shard` is missing: not the JSON of a `--shard I/N` hunt"))
-            })?;
-        if *split.get_or_insert(n) != n {
+        let b = Shard::read(name, v, range)?;
+        if *split.get_or_insert(b.n) != b.n {
             return Err(UsageError(format!(
-                "{name}: shard {i}/{n} is from another split than {} (shards of {})",
+                "{name}: shard {}/{} is from another split than {} (shards of {})",
+                b.i,
+                b.n,
                 shards[0].0,
                 split.unwrap()
             )));
         }
-        if !seen.insert(i) {
-            return Err(UsageError(format!("{name}: shard {i}/{n} is given twice")));
+        if !seen.insert(b.i) {
+            return Err(UsageError(format!("{name}: shard {}/{} is given twice", b.i, b.n)));
         }
+        blocks.push(b);
+    }
+    // Every failure's schedule string is for this model and these parameters.
+    let fingerprints: std::collections::BTreeSet<&str> = blocks.iter().filter_map(|b| b.fingerprint).collect();
+    if fingerprints.len() > 1 {
+        return Err(UsageError(format!(
+            "field `schedule`: the shards' schedules carry {} fingerprints ({}): not shards of one hunt",
+            fingerprints.len(),
+            fingerprints.into_iter().collect::<Vec<_>>().join(", ")
+        )));
     }
     let n = split.unwrap_or(1);
-    let range: SeedRange =
-        first["range"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("range {e}")))?;
     // A shard with no seeds (more shards than seeds) has no file: `hunt` refuses to run it.
     let missing: Vec<String> = (0..n)
         .filter(|&i| !seen.contains(&i) && sim::hunt::shard(range, i, n).is_some())
@@ -344,33 +365,46 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             seen.len()
         )));
     }
-    let mut blocks: Vec<(SeedRange, &serde_json::Value)> = Vec::new();
-    for (name, v) in &shards {
-        let b: SeedRange =
-            v["seeds"].as_str().unwrap_or("").parse().map_err(|e| UsageError(format!("{name}: seeds {e}")))?;
-        blocks.push((b, v));
-    }
-    blocks.sort_by_key(|(b, _)| b.first);
-    let lowest = blocks.iter().filter_map(|(_, v)| v["seed"].as_u64().map(|s| (s, *v))).min_by_key(|(s, _)| *s);
+    blocks.sort_by_key(|b| b.seeds.first);
+    let lowest = blocks.iter().filter_map(|b| b.seed.map(|s| (s, b.v))).min_by_key(|(s, _)| *s);
     let keep_going = first.get("failures").is_some();
-    // What each shard ran: all its seeds, or fewer if a time budget or Ctrl-C stopped it.
-    let covered: u64 = blocks
-        .iter()
-        .map(|(b, v)| {
-            v["covered"].as_str().and_then(|c| c.parse::<SeedRange>().ok()).map_or(0, |c| c.len()).min(b.len())
-        })
-        .sum();
-    let stopped_early = blocks.iter().any(|(_, v)| v["stopped_early"].as_bool().unwrap_or(false));
+    // What the shards ran: all their seeds, or fewer if a time budget or Ctrl-C stopped one.
+    let covered: u64 = blocks.iter().map(|b| b.covered.map_or(0, |c| c.len())).sum();
+    // The seeds run up to a seed, inclusive.
+    let run_up_to = |s: u64| -> u64 {
+        blocks
+            .iter()
+            .filter_map(|b| b.covered)
+            .filter(|c| c.first <= s)
+            .map(|c| SeedRange { first: c.first, last: c.last.min(s) }.len())
+            .sum()
+    };
+    let stopped_early = blocks.iter().any(|b| b.v["stopped_early"].as_bool().unwrap_or(false));
+    // A lowest-failure hunt of the whole range runs every seed up to its failure.
     let schedules = match (lowest, keep_going) {
-        (Some((s, _)), false) => s - range.first + 1,
-        _ => blocks.iter().map(|(_, v)| v["schedules"].as_u64().unwrap_or(0)).sum(),
+        (Some((s, _)), false) => run_up_to(s),
+        _ => blocks.iter().map(|b| b.schedules).sum(),
+    };
+    // Below the failure, a seed no shard ran may fail too.
+    let unproven = lowest.is_some_and(|(s, _)| !keep_going && run_up_to(s) != s - range.first + 1);
+    let covered_text = if covered == range.len() {
+        range.to_string()
+    } else {
+        let parts: Vec<String> = blocks.iter().filter_map(|b| b.covered.map(|c| c.to_string())).collect();
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(",")
+        }
     };
     let mut out = json!({
         "verdict": lowest.map_or(json!("no-deadlock"), |(_, v)| v["verdict"].clone()),
         "seed": lowest.map(|(s, _)| s), "schedules": schedules,
         "cycle": lowest.map_or(json!([]), |(_, v)| v["cycle"].clone()),
         "model": first["model"], "params": first["params"], "strategy": first["strategy"],
-        "seeds": range.to_string(), "range": range.to_string(), "shards": shards.len(),
+        "max_steps": first["max_steps"], "keep_going": keep_going,
+        "check_determinism": first["check_determinism"],
+        "seeds": range.to_string(), "range": range.to_string(), "covered": covered_text, "shards": shards.len(),
         "schedule": lowest.map_or(json!(null), |(_, v)| v["schedule"].clone()),
         "replay": lowest.map_or(json!(null), |(_, v)| v["replay"].clone()),
         "message": lowest.map_or_else(
@@ -386,9 +420,16 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "stopped_early": stopped_early,
     });
     if covered != range.len() {
-        out["warning"] =
-            json!(format!("the shards ran {covered} of the {} seeds of {range}: a shard stopped early", range.len()));
-        eprintln!("warning: {}", out["warning"].as_str().unwrap_or_default());
+        let mut warning =
+            format!("the shards ran {covered} of the {} seeds of {range}: a shard stopped early", range.len());
+        if let (true, Some((s, _))) = (unproven, lowest) {
+            warning.push_str(&format!("; some seeds below {s} were not run, so a lower one may fail too"));
+        }
+        eprintln!("warning: {warning}");
+        out["warning"] = json!(warning);
+    }
+    if !keep_going {
+        out["lowest"] = json!(!unproven);
     }
     // The lock-order findings: those of the shards' facts together, up to
     // the lowest failing seed (what a hunt of the whole range would have
@@ -413,11 +454,11 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     };
     out["warnings"] = crate::output::warnings_json(&graph.up_to(last).warnings());
     if keep_going {
-        let failures: u64 = blocks.iter().map(|(_, v)| v["failures"].as_u64().unwrap_or(0)).sum();
+        let failures: u64 = blocks.iter().map(|b| b.v["failures"].as_u64().unwrap_or(0)).sum();
         let (p, lo, hi) = wilson(failures, schedules);
         let mut distinct: std::collections::BTreeMap<String, (u64, u64, serde_json::Value)> = Default::default();
-        for (_, v) in &blocks {
-            for d in v["distinct"].as_array().into_iter().flatten() {
+        for b in &blocks {
+            for d in b.v["distinct"].as_array().into_iter().flatten() {
                 let sig = d["signature"].as_str().unwrap_or("").to_string();
                 let e = distinct.entry(sig).or_insert((u64::MAX, 0, d["verdict"].clone()));
                 e.0 = e.0.min(d["seed"].as_u64().unwrap_or(u64::MAX));
@@ -659,4 +700,87 @@ fn print_interrupted(what: &str, done: usize, total: usize, last: Option<&sim::h
 /// "1 job", "2 jobs".
 fn job_count(n: usize) -> String {
     crate::search_cmd::count(n as u64, "job")
+}
+
+/// One shard's JSON, its fields checked against each other and the split.
+struct Shard<'a> {
+    v: &'a serde_json::Value,
+    i: u64,
+    n: u64,
+    seeds: SeedRange,
+    /// The seeds it ran (from `seeds.first`), if any.
+    covered: Option<SeedRange>,
+    /// Its lowest failing seed, if any.
+    seed: Option<u64>,
+    schedules: u64,
+    /// The fingerprint of its failure's schedule string.
+    fingerprint: Option<&'a str>,
+}
+
+impl<'a> Shard<'a> {
+    fn read(name: &str, v: &'a serde_json::Value, range: SeedRange) -> Result<Shard<'a>, UsageError> {
+        let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
+        let shown = |field: &str| v.get(field).map_or("missing".to_string(), |x| x.to_string());
+        let shard =
+            v.get("shard").ok_or_else(|| bad("shard", "is missing: not the JSON of a `--shard I/N` hunt".into()))?;
+        let (i, n) = shard
+            .as_str()
+            .and_then(|s| s.split_once('/'))
+            .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+            .filter(|&(i, n)| i < n)
+            .ok_or_else(|| bad("shard", format!("is {shard}, not I/N with I below N")))?;
+        let seeds: SeedRange = v["seeds"].as_str().unwrap_or("").parse().map_err(|e| bad("seeds", e))?;
+        if sim::hunt::shard(range, i, n) != Some(seeds) {
+            return Err(bad("seeds", format!("is {seeds}, not the seeds of shard {i}/{n} of {range}")));
+        }
+        let covered = match v["covered"].as_str() {
+            Some("none") => None,
+            Some(c) => match c.parse::<SeedRange>() {
+                Ok(c) if c.first == seeds.first && c.last <= seeds.last => Some(c),
+                _ => {
+                    return Err(bad(
+                        "covered",
+                        format!("is {}, not a start of the shard's seeds {seeds}", shown("covered")),
+                    ))
+                }
+            },
+            None => return Err(bad("covered", format!("is {}, not a seed range", shown("covered")))),
+        };
+        let schedules = v["schedules"]
+            .as_u64()
+            .ok_or_else(|| bad("schedules", format!("is {}, not a count", shown("schedules"))))?;
+        let seed = match &v["seed"] {
+            serde_json::Value::Null => None,
+            x => match (x.as_u64(), covered) {
+                (Some(s), Some(c)) if c.first <= s && s <= c.last => Some(s),
+                _ => {
+                    return Err(bad(
+                        "seed",
+                        format!("is {x}, not one of the seeds the shard ran ({})", shown("covered")),
+                    ))
+                }
+            },
+        };
+        const VERDICTS: [&str; 5] = ["no-deadlock", "deadlock", "step-limit", "invariant", "panic"];
+        let verdict = v["verdict"].as_str().filter(|x| VERDICTS.contains(x));
+        match (verdict, seed) {
+            (Some("no-deadlock"), None) => {}
+            (Some(x), Some(_)) if x != "no-deadlock" => {}
+            _ => {
+                return Err(bad(
+                    "verdict",
+                    format!("is {}, which does not fit field `seed` ({})", shown("verdict"), shown("seed")),
+                ))
+            }
+        }
+        let model = v["model"].as_str().unwrap_or("");
+        let fingerprint = match &v["schedule"] {
+            serde_json::Value::Null if seed.is_none() => None,
+            x => match x.as_str().and_then(|s| s.strip_prefix("ds1:")).and_then(|s| s.split_once(':')) {
+                Some((m, rest)) if m == model && seed.is_some() => Some(rest.split(':').next().unwrap_or("")),
+                _ => return Err(bad("schedule", format!("is {x}, not the schedule string of a failure of {model}"))),
+            },
+        };
+        Ok(Shard { v, i, n, seeds, covered, seed, schedules, fingerprint })
+    }
 }

@@ -177,7 +177,8 @@ enum Command {
     },
     /// Measure schedules/s and steps/s (recording off, one core)
     Bench {
-        /// Seconds to run each measurement
+        /// Seconds for each throughput row (a first-deadlock row stops after 5 times that; the
+        /// exhaustive rows have a fixed budget of 100,000 executions)
         #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
         seconds: f64,
     },
@@ -466,6 +467,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     max_steps: max_steps.unwrap_or(EXPLORE_MAX_STEPS),
                     trace,
                     json,
+                    via_hunt: true,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
@@ -547,7 +549,15 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                         .into(),
                 ));
             }
-            let a = search_cmd::ExploreArgs { preemptions, no_reduction, max_executions, max_steps, trace, json };
+            let a = search_cmd::ExploreArgs {
+                preemptions,
+                no_reduction,
+                max_executions,
+                max_steps,
+                trace,
+                json,
+                via_hunt: false,
+            };
             search_cmd::explore_cmd(m, &cfg, a)
         }
         Command::Shrink { model, which, trace, max_tries, max_steps, params } => {
@@ -559,10 +569,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),
         Command::Export(args) => render::export(args).map(|()| false).map_err(UsageError),
         Command::Bench { seconds } => {
-            if !(seconds > 0.0 && seconds <= 600.0) {
-                return Err(UsageError(format!(
-                    "--seconds {seconds}: expected a number of seconds above 0 and at most 600"
-                )));
+            if !(0.01..=600.0).contains(&seconds) {
+                return Err(UsageError(format!("--seconds {seconds}: expected a number of seconds from 0.01 to 600")));
             }
             bench_cmd::bench(seconds);
             Ok(false)

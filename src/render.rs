@@ -97,6 +97,11 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
             }
         }
         Some(o) => {
+            // Only `-o DIR/` makes a folder: a file's must be there already.
+            let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(format!("-o {}: the folder {} does not exist", o.display(), parent.display()));
+            }
             let from_ext = ext_format(o);
             if let (Some(g), Some(e)) = (given, from_ext) {
                 if g != e {
@@ -236,7 +241,7 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
     for (path, _) in files {
         match path.parent() {
             Some(d) if !d.as_os_str().is_empty() && !d.exists() => {
-                std::fs::create_dir(d).map_err(|e| format!("cannot make the folder {} ({e})", d.display()))?
+                std::fs::create_dir(d).map_err(|e| format!("-o: cannot make the folder {} ({e})", d.display()))?
             }
             _ => {}
         }
@@ -255,6 +260,7 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
     refuse_overwriting_input(&args.perfetto, &args.trace)?;
+    crate::check_output("--perfetto", &Some(args.perfetto.clone())).map_err(|e| e.0)?;
     if args.perfetto.is_dir() {
         return Err(format!("--perfetto {}: this is a directory; give a file name", args.perfetto.display()));
     }
@@ -295,13 +301,16 @@ mod tests {
         assert!(plan(&args(Some("x.svg"), Some("png")), &one, false).is_err());
         assert!(plan(&args(None, Some("gif")), &one, false).is_err());
         assert_eq!(
-            names(plan(&args(Some("figs/abba"), None), &all, true).unwrap()),
-            ["figs/abba-timeline.png", "figs/abba-locks.png"]
+            names(plan(&args(Some("traces/abba"), None), &all, true).unwrap()),
+            ["traces/abba-timeline.png", "traces/abba-locks.png"]
         );
         assert_eq!(
-            names(plan(&args(Some("figs/abba.svg"), None), &all, true).unwrap()),
-            ["figs/abba-timeline.svg", "figs/abba-locks.svg"]
+            names(plan(&args(Some("traces/abba.svg"), None), &all, true).unwrap()),
+            ["traces/abba-timeline.svg", "traces/abba-locks.svg"]
         );
+        // A file or prefix in a missing folder is refused: only `DIR/` makes one.
+        assert!(plan(&args(Some("no-such-dir/abba"), None), &all, true).is_err());
+        assert!(plan(&args(Some("no-such-dir/x.svg"), None), &one, false).is_err());
         assert_eq!(
             names(plan(&args(Some("src"), None), &all, true).unwrap()),
             ["src/abba-deadlock-timeline.png", "src/abba-deadlock-locks.png"]

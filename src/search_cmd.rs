@@ -47,7 +47,10 @@ impl Which {
                         .strategy(Box::new(ReplayStrategy::new(s.choices.clone()))),
                 );
                 if let Outcome::Stopped { .. } = &run.outcome {
-                    return Err(UsageError(format!("--schedule: {}", run.outcome.summary())));
+                    return Err(UsageError(format!(
+                        "--schedule: {}; a schedule of a step-limit run replays only with its --max-steps",
+                        run.outcome.summary()
+                    )));
                 }
                 // Choices left over mean the model ended sooner than the run the
                 // schedule was recorded from: that is a divergence too.
@@ -56,6 +59,15 @@ impl Which {
                     .as_ref()
                     .and_then(|t| Schedule::parse(&t.meta.replay).ok())
                     .map_or(s.choices.len(), |r| r.choices.len());
+                if used < s.choices.len() && matches!(run.outcome, Outcome::StepLimit { .. }) {
+                    return Err(UsageError(format!(
+                        "--schedule: the run hit the step limit (--max-steps {}) with {} of the schedule's {} choices unused; \
+                         replay it with the step limit it was recorded with",
+                        run.steps,
+                        s.choices.len() - used,
+                        s.choices.len()
+                    )));
+                }
                 if used < s.choices.len() {
                     return Err(UsageError(format!(
                         "--schedule: the run ended at step {} ({}) with {} of the schedule's {} choices unused; \
@@ -121,6 +133,8 @@ pub struct ExploreArgs {
     pub max_steps: u64,
     pub trace: Option<PathBuf>,
     pub json: bool,
+    /// Run as `hunt --strategy dfs`, which has no `--max-executions`.
+    pub via_hunt: bool,
 }
 
 /// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
@@ -187,27 +201,45 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     }
     match &r.failure {
         Some((run, _)) => {
-            println!("{label}: {} found by exhaustive search after {} executions ({reduction})\n", run.outcome.verdict(), r.executions);
+            println!(
+                "{label}: {} found by exhaustive search after {} ({reduction})\n",
+                run.outcome.verdict(),
+                count(r.executions, "execution")
+            );
             print!("{}", run.outcome);
             println!("\n{}", replay_line(m, cfg, run));
         }
-        None if r.exhausted => println!(
-            "{label}: proved: {} executions, {scope} completes without deadlock, invariant violation or panic ({reduction}; {} pruned as redundant)",
-            r.executions, r.pruned
-        ),
+        None if r.exhausted => {
+            // Only a reduction prunes.
+            let pruned = if a.no_reduction || a.preemptions.is_some() {
+                String::new()
+            } else {
+                format!("; {} pruned as redundant", r.pruned)
+            };
+            println!(
+                "{label}: proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned})",
+                count(r.executions, "execution")
+            )
+        }
         None => {
             // With a bound raised pass by pass, the passes below the last one are proofs.
             let covered = match r.bound {
-                Some(b) if b > 0 => format!(
-                    " (every schedule within {} preemption{} was covered and completes)",
-                    b - 1,
-                    plural(b - 1)
-                ),
+                Some(b) if b > 0 => {
+                    format!(" (every schedule within {} preemption{} was covered and completes)", b - 1, plural(b - 1))
+                }
                 _ => String::new(),
             };
+            let budget = if a.via_hunt {
+                format!(
+                    "the budget of {} (`deadsim explore` sets it with --max-executions)",
+                    count(a.max_executions, "execution")
+                )
+            } else {
+                format!("the budget (--max-executions {})", a.max_executions)
+            };
             println!(
-                "{label}: no failure in {} executions, but the budget (--max-executions {}) ran out before {scope} was covered{covered}",
-                r.executions, a.max_executions
+                "{label}: no failure in {}, but {budget} ran out before {scope} was covered{covered}",
+                count(r.executions, "execution")
             )
         }
     }
@@ -232,11 +264,10 @@ pub fn shrink_cmd(
         )));
     }
     if !failing.outcome.is_failure() {
-        return Err(UsageError(format!(
-            "{}: this run does not fail ({}); nothing to shrink",
-            m.name(),
-            failing.outcome.summary()
-        )));
+        // Nothing found is exit 0, as for every command.
+        let written = if trace.is_some() { " (no trace was written)" } else { "" };
+        println!("{}: this run does not fail ({}); nothing to shrink{written}", m.name(), failing.outcome.summary());
+        return Ok(false);
     }
     let shrunk = sim::scheduler::shrink(cfg, &failing, max_tries).ok_or_else(|| {
         UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
@@ -253,14 +284,22 @@ pub fn shrink_cmd(
     );
     print!("{}", run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
-    if shrunk.fewest {
-        println!(
-            "No schedule with fewer preemptions fails this way (every one of up to {} steps was explored).",
-            shrunk.step_limit
-        );
-    }
-    if shrunk.budget_spent {
-        println!("The try budget (--max-tries {max_tries}) ran out: a larger one may shrink it further.");
+    match (shrunk.fewest, shrunk.budget_spent) {
+        (true, spent) => {
+            println!(
+                "No schedule with fewer preemptions fails this way: every one was tried, in runs of up to {} steps.",
+                shrunk.step_limit
+            );
+            if spent {
+                println!("The try budget (--max-tries {max_tries}) ran out before its steps were cut further: a larger one may shorten it.");
+            }
+        }
+        (false, true) => println!(
+            "The try budget (--max-tries {max_tries}) ran out before the search could show that no schedule with fewer \
+             preemptions fails this way: a larger one may shrink it further."
+        ),
+        // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
+        (false, false) => {}
     }
     if let Some(path) = &trace {
         write_trace(path, run.trace.as_ref().unwrap())?;

@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+use serde_json::json;
+
 fn deadsim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_deadsim")).args(args).output().expect("deadsim runs");
     (
@@ -169,7 +171,6 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
         (vec!["hunt", "abba", "--shard", "2/2"], "--shard `2/2`"),
         (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget"),
-        (vec!["shrink", "abba", "--fixed", "--seed", "0"], "this run does not fail"),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -237,7 +238,61 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!(code, 2, "{flag}: {err}");
         assert!(err.contains(needle), "{flag}: {err}");
     }
+    // A shard whose fields do not fit each other or the split: refused,
+    // naming the file and the field.
+    let whole0: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    for (field, value) in [
+        ("shard", json!("5/3")),
+        ("seeds", json!("0..=10")),
+        ("seed", json!(5999)),
+        ("verdict", json!("banana")),
+        ("schedule", json!("ds1:abba:deadbeef:1")),
+    ] {
+        let mut v = whole0.clone();
+        v[field] = value;
+        let f = dir.join("tampered.json");
+        std::fs::write(&f, v.to_string()).unwrap();
+        let (code, out, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+        assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
+        assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
+    }
+    // A shard stopped early: the schedules are those run, and a failure
+    // above a seed no shard ran is not claimed as the lowest.
+    let (_, early, _) =
+        deadsim(&["hunt", "flink", "--seeds", "0..6000", "--shard", "0/3", "--time-budget", "0.000001", "--json"]);
+    let f = dir.join("early.json");
+    std::fs::write(&f, early).unwrap();
+    let e: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!((&e["stopped_early"], &e["seed"]), (&json!(true), &json!(null)), "{e}");
+    let (code, merged) = json(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+    assert_eq!(code, 1);
+    // The lowest failure of 0..6000 is in shard 1/3 (2000..=3999).
+    let seed = merged["seed"].as_u64().unwrap();
+    assert!((2000..4000).contains(&seed), "{merged}");
+    let ran_below = e["schedules"].as_u64().unwrap();
+    assert!(ran_below < 2000, "{e}");
+    assert_eq!(merged["schedules"].as_u64().unwrap(), ran_below + seed - 2000 + 1, "{merged}");
+    assert_eq!(merged["lowest"], json!(false), "{merged}");
+    assert!(merged["warning"].as_str().unwrap().contains("a lower one may fail too"), "{merged}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn shrink_says_whether_it_proved_the_fewest_preemptions_or_ran_out_of_tries() {
+    let (code, out, _) = deadsim(&["shrink", "philosophers", "--seed", "0"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("to 1 preemption and 11 steps"), "{out}");
+    assert!(out.contains("No schedule with fewer preemptions fails this way"), "{out}");
+    assert!(!out.contains("ran out"), "{out}");
+    // A budget that ends in the exploration, before any proof.
+    let (code, out, _) = deadsim(&["shrink", "philosophers", "--seed", "0", "--max-tries", "2000"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("The try budget (--max-tries 2000) ran out before the search could show"), "{out}");
+    assert!(!out.contains("No schedule with fewer"), "{out}");
+    // Nothing to shrink is nothing found.
+    let (code, out, _) = deadsim(&["shrink", "abba", "--fixed", "--seed", "0"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("this run does not fail"), "{out}");
 }
 
 #[test]

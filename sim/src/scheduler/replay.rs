@@ -88,6 +88,10 @@ impl Schedule {
         else {
             return Err(format!("schedule `{}`: expected {PREFIX}:MODEL:FINGERPRINT:CHOICES", abbreviate(text)));
         };
+        if prefix.contains(char::is_whitespace) && prefix.ends_with(PREFIX) {
+            // The whole replay command pasted, not its schedule string.
+            return Err(format!("schedule: give the {PREFIX}:... string alone, not the command around it"));
+        }
         if prefix != PREFIX {
             return Err(format!("schedule: unknown format `{prefix}` (this deadsim reads {PREFIX})"));
         }
@@ -104,7 +108,9 @@ impl Schedule {
                     Some((v, n)) => (v, n),
                     None => (tok, "1"),
                 };
-                let v: u32 = v.parse().map_err(|_| format!("schedule: choice {} `{tok}` is not a number", i + 1))?;
+                let v: u32 = v.parse().map_err(|_| {
+                    format!("schedule: choice {} `{tok}` is not a number from 0 to {}", i + 1, u32::MAX)
+                })?;
                 let n: usize = n
                     .parse()
                     .ok()

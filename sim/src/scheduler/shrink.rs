@@ -190,14 +190,19 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         }
         false
     };
-    greedy(&mut best, &mut tries, max_tries, &offer);
+    // Whether the budget cut a phase short, so that a larger one may do better.
+    let mut budget_spent = !greedy(&mut best, &mut tries, max_tries, &offer);
     // Fewer preemptions than the greedy search reached, if any schedule has them.
     let mut fewest = best.preemptions == 0;
     // One pass per bound, each over every schedule within it, until one
     // shows the failure (the bound below it showed none) or the budget ends.
     let mut bound = 0;
     // Three runs are kept back for a schedule it finds (see below).
-    while bound < best.preemptions && tries + 3 < max_tries {
+    while bound < best.preemptions {
+        if tries + 3 >= max_tries {
+            budget_spent = true;
+            break;
+        }
         let cfg = super::ExploreConfig {
             preemption_bound: Some(bound),
             reduction: false,
@@ -231,21 +236,24 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
                     if offer(&mut best, &segs, &data) && best.preemptions < before {
                         // Every schedule with fewer preemptions was explored in the passes before.
                         fewest = true;
-                        greedy(&mut best, &mut tries, max_tries, &offer);
+                        budget_spent |= !greedy(&mut best, &mut tries, max_tries, &offer);
                     }
                 }
                 break;
             }
-            // Out of budget; or no schedule needs more preemptions than this
-            // bound, yet the failing one did: the search and the run disagree,
-            // so nothing is claimed.
-            None if !r.exhausted || !cut => break,
+            None if !r.exhausted => {
+                budget_spent = true;
+                break;
+            }
+            // No schedule needs more preemptions than this bound, yet the
+            // failing one did: the search and the run disagree, so nothing
+            // is claimed.
+            None if !cut => break,
             None => bound += 1,
         }
     }
     // Every pass below the best's preemptions was explored and none failed this way.
     fewest |= bound == best.preemptions;
-    let budget_spent = tries >= max_tries;
     // Record the best one.
     let (run, _) =
         run_segments(model, Sim::new(failing.seed).record(true).max_steps(max_steps), &best.segs, &best.data, false);
@@ -266,13 +274,16 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
 type Offer<'a> = dyn Fn(&mut Best, &[(TaskId, u64)], &Rc<[u32]>) -> bool + 'a;
 
 /// Drops and halves segments of `best` while `offer` takes the change.
-fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) {
-    let mut improved = true;
-    while improved && *tries < max_tries {
-        improved = false;
+/// Returns false if the budget ended it before a pass with no change.
+fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) -> bool {
+    loop {
+        let mut improved = false;
         // Drop whole segments, last first (late switches are the cheapest to lose).
         let mut k = best.segs.len();
-        while k > 1 && *tries < max_tries {
+        while k > 1 {
+            if *tries >= max_tries {
+                return false;
+            }
             k -= 1;
             let mut cand = best.segs.clone();
             cand.remove(k);
@@ -285,16 +296,22 @@ fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) {
         }
         // Then shorter segments.
         let mut k = 0;
-        while k < best.segs.len() && *tries < max_tries {
+        while k < best.segs.len() {
             k += 1;
             if best.segs[k - 1].1 <= 1 {
                 continue;
+            }
+            if *tries >= max_tries {
+                return false;
             }
             let mut cand = best.segs.clone();
             cand[k - 1].1 /= 2;
             *tries += 1;
             let data = best.data.clone();
             improved |= offer(best, &cand, &data);
+        }
+        if !improved {
+            return true;
         }
     }
 }
