@@ -265,6 +265,12 @@ fn main() -> ExitCode {
                 lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.is_empty()).collect();
             let first =
                 if missing.is_empty() { first.to_string() } else { format!("{} {}", first, missing.join(", ")) };
+            // clap's "a similar argument exists" tip is kept: it names the flag meant.
+            let tip = text.lines().map(str::trim).find(|l| l.starts_with("tip: a similar"));
+            let first = match tip {
+                Some(t) => format!("{first}; {}", t.trim_start_matches("tip: ")),
+                None => first,
+            };
             eprintln!("deadsim: error: {first} (see deadsim --help)");
             return ExitCode::from(2);
         }

@@ -171,6 +171,7 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
         (vec!["hunt", "abba", "--shard", "2/2"], "--shard `2/2`"),
         (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget"),
+        (vec!["hunt", "abba", "--seed", "3"], "a similar argument exists: '--seeds'"),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
