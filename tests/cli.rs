@@ -344,10 +344,11 @@ fn keep_going_reports_the_share_and_distinct_failures() {
     assert!(v["warnings"][0]["kind"] == "circular-locking-dependency", "{}", v["warnings"]);
 }
 
-#[test]
-fn an_interrupted_hunt_reports_what_it_covered() {
+/// Runs deadsim with `args`, sends it Ctrl-C (SIGINT) after half a second,
+/// and returns its exit code and stdout.
+fn interrupted_after_half_a_second(args: &[&str]) -> (Option<i32>, String) {
     let child = Command::new(env!("CARGO_BIN_EXE_deadsim"))
-        .args(["hunt", "abba", "--fixed", "--seeds", "0..1000000000", "--jobs", "1"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -355,22 +356,19 @@ fn an_interrupted_hunt_reports_what_it_covered() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn an_interrupted_hunt_reports_what_it_covered() {
+    let (code, stdout) =
+        interrupted_after_half_a_second(&["hunt", "abba", "--fixed", "--seeds", "0..1000000000", "--jobs", "1"]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("interrupted after"), "{stdout}");
     assert!(stdout.contains("covered of 0..=999999999"), "{stdout}");
     // The verdict table stops too, with the rows it finished.
-    let child = Command::new(env!("CARGO_BIN_EXE_deadsim"))
-        .args(["hunt", "--seeds", "0..1000000000", "--jobs", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1), "abba deadlocks at seed 0: {stdout}");
+    let (code, stdout) = interrupted_after_half_a_second(&["hunt", "--seeds", "0..1000000000", "--jobs", "1"]);
+    assert_eq!(code, Some(1), "abba deadlocks at seed 0: {stdout}");
     assert!(
         stdout.lines().any(|l| l.starts_with("abba ") && l.contains("--fixed") && l.contains("interrupted")),
         "{stdout}"
