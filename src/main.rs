@@ -531,6 +531,11 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
+            // The file first: a reader that closes the pipe early (`| head`)
+            // must not cost the trace.
+            if let Some(path) = &trace {
+                write_trace(path, run.trace.as_ref().unwrap())?;
+            }
             match &which {
                 Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
                 Which::Schedule(_) => println!("replay: {} schedule", output::model_label(m, &cfg)),
@@ -538,9 +543,6 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             search_cmd::print_events(&run);
             if run.outcome.is_failure() {
                 println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
-            }
-            if let Some(path) = &trace {
-                write_trace(path, run.trace.as_ref().unwrap())?;
             }
             Ok(run.outcome.is_failure())
         }

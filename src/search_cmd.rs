@@ -273,6 +273,10 @@ pub fn shrink_cmd(
         UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
     })?;
     let run = &shrunk.run;
+    // The file first, as `replay` does.
+    if let Some(path) = &trace {
+        write_trace(path, run.trace.as_ref().unwrap())?;
+    }
     println!(
         "{}: shrunk from {} and {} to {} and {} ({}); same failure:\n",
         model_label(m, cfg),
@@ -300,9 +304,6 @@ pub fn shrink_cmd(
         ),
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
-    }
-    if let Some(path) = &trace {
-        write_trace(path, run.trace.as_ref().unwrap())?;
     }
     Ok(true)
 }
