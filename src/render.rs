@@ -98,10 +98,7 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
         }
         Some(o) => {
             // Only `-o DIR/` makes a folder: a file's must be there already.
-            let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                return Err(format!("-o {}: the folder {} does not exist", o.display(), parent.display()));
-            }
+            crate::check_output("-o", &Some(o.clone())).map_err(|e| e.0)?;
             let from_ext = ext_format(o);
             if let (Some(g), Some(e)) = (given, from_ext) {
                 if g != e {

@@ -154,14 +154,15 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
     }
     let label = model_label(m, cfg);
-    let plural = |k: u32| if k == 1 { "" } else { "s" };
+    // A preemption bound explores without the reduction (see `ExploreConfig`).
+    let reduced = !a.no_reduction && a.preemptions.is_none();
     let bounded = match (a.preemptions, r.bound) {
         (Some(_), Some(b)) if r.failure.is_some() && b > 0 => {
             format!("plain DFS, the bound raised from 0: none fails within {}, one within {b}", b - 1)
         }
         (Some(_), Some(_)) if r.failure.is_some() => "plain DFS, the bound raised from 0: fails within 0".to_string(),
         (Some(k), Some(b)) if r.exhausted && b < k => {
-            format!("plain DFS, the bound raised from 0; no schedule has more than {b} preemption{}", plural(b))
+            format!("plain DFS, the bound raised from 0; no schedule has more than {}", count(b.into(), "preemption"))
         }
         _ => "plain DFS, the bound raised from 0".to_string(),
     };
@@ -173,7 +174,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         "partial-order reduction"
     };
     let scope = match a.preemptions {
-        Some(k) => format!("every schedule within {k} preemption{}", plural(k)),
+        Some(k) => format!("every schedule within {}", count(k.into(), "preemption")),
         None => "every schedule".to_string(),
     };
     match (&a.trace, &r.failure) {
@@ -194,7 +195,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             "{}",
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
-                   "preemptions": a.preemptions, "reduction": !a.no_reduction && a.preemptions.is_none(),
+                   "preemptions": a.preemptions, "reduction": reduced,
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
         return Ok(r.failure.is_some());
@@ -211,11 +212,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         }
         None if r.exhausted => {
             // Only a reduction prunes.
-            let pruned = if a.no_reduction || a.preemptions.is_some() {
-                String::new()
-            } else {
-                format!("; {} pruned as redundant", r.pruned)
-            };
+            let pruned = if reduced { format!("; {} pruned as redundant", r.pruned) } else { String::new() };
             println!(
                 "{label}: proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned})",
                 count(r.executions, "execution")
@@ -225,7 +222,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             // With a bound raised pass by pass, the passes below the last one are proofs.
             let covered = match r.bound {
                 Some(b) if b > 0 => {
-                    format!(" (every schedule within {} preemption{} was covered and completes)", b - 1, plural(b - 1))
+                    format!(
+                        " (every schedule within {} was covered and completes)",
+                        count((b - 1).into(), "preemption")
+                    )
                 }
                 _ => String::new(),
             };

@@ -42,19 +42,19 @@ pub fn numbered(
         return Cow::Owned(make(n));
     }
     let i = n as usize;
-    let slot = |v: &mut Vec<Option<&'static str>>| {
+    let grow = |v: &mut Vec<Option<&'static str>>| {
         if v.len() <= i {
             v.resize(i + 1, None);
         }
-        v[i]
     };
     cache.with(|c| {
         let mut c = c.borrow_mut();
-        let name = match slot(&mut c) {
+        grow(&mut c);
+        let name = match c[i] {
             Some(name) => name,
             None => {
                 let mut t = table.lock().unwrap_or_else(|e| e.into_inner());
-                slot(&mut t);
+                grow(&mut t);
                 // Kept for the process's life on purpose: at most `KEPT` per site.
                 let name = *t[i].get_or_insert_with(|| Box::leak(make(n).into_boxed_str()));
                 c[i] = Some(name);
