@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -60,18 +61,19 @@ pub struct HuntArgs {
     pub check_determinism: bool,
 }
 
-/// Prints "N schedules, R/s, Ts" on stderr every half second while `f`
-/// runs, when stderr is a terminal.
-fn with_progress<T>(total: u64, f: impl FnOnce(Option<&AtomicU64>) -> T) -> T {
+/// Prints "N schedules, R/s, Ts" (or "N executions", as `unit` says) on
+/// stderr every half second while `f` runs, when stderr is a terminal.
+/// `total` gives the share done when known (0: not known).
+pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<AtomicU64>>) -> T) -> T {
     if !std::io::stderr().is_terminal() {
         return f(None);
     }
-    let counter = AtomicU64::new(0);
+    let counter = Arc::new(AtomicU64::new(0));
     let done = AtomicBool::new(false);
     let started = Instant::now();
     std::thread::scope(|s| {
         s.spawn(|| {
-            // Wake often, print twice a second: the hunt never waits for this thread.
+            // Wake often, print twice a second: the work never waits for this thread.
             let mut ticks = 0u32;
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(20));
@@ -86,7 +88,7 @@ fn with_progress<T>(total: u64, f: impl FnOnce(Option<&AtomicU64>) -> T) -> T {
                 } else {
                     String::new()
                 };
-                eprint!("\r{n}{share} schedules, {:.0}/s, {t:.1}s   ", n as f64 / t.max(1e-9));
+                eprint!("\r{n}{share} {unit}, {:.0}/s, {t:.1}s   ", n as f64 / t.max(1e-9));
             }
             eprint!("\r{:60}\r", "");
         });
@@ -133,12 +135,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         }
         run.outcome
     };
-    let r = with_progress(range.len(), |progress| {
+    let r = with_progress(range.len(), "schedules", |progress| {
         let opts = HuntOptions {
             jobs: opts_base.0,
             keep_going: opts_base.1,
             time_budget: opts_base.2,
-            progress,
+            progress: progress.map(|p| &**p),
             stop: Some(&INTERRUPTED),
         };
         hunt_with(range, &opts, |seed| {

@@ -144,6 +144,9 @@ enum Command {
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
+        /// Stop after this many seconds and say how far the exploration got
+        #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+        time_budget: Option<f64>,
         #[command(flatten)]
         params: ModelArgs,
     },
@@ -441,20 +444,11 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 None => None,
                 Some(s) => Some(parse_shard(&s)?),
             };
-            let time_budget = match time_budget {
-                None => None,
-                Some(t) if t > 0.0 && t.is_finite() => Some(Duration::try_from_secs_f64(t).map_err(|_| {
-                    UsageError(format!("--time-budget {}: too large (at most {} seconds)", secs(t), u64::MAX))
-                })?),
-                Some(t) => {
-                    return Err(UsageError(format!("--time-budget {}: expected a number of seconds above 0", secs(t))))
-                }
-            };
+            let time_budget = parse_time_budget(time_budget)?;
             if strategy == "dfs" {
                 let seed_only = [
                     ("--keep-going", keep_going),
                     ("--shard", shard.is_some()),
-                    ("--time-budget", time_budget.is_some()),
                     ("--check-determinism", check_determinism),
                     ("--matrix", matrix),
                 ];
@@ -474,6 +468,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     trace,
                     json,
                     via_hunt: true,
+                    time_budget,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
@@ -546,8 +541,19 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             Ok(run.outcome.is_failure())
         }
-        Command::Explore { model, preemptions, no_reduction, max_executions, max_steps, trace, json, params } => {
+        Command::Explore {
+            model,
+            preemptions,
+            no_reduction,
+            max_executions,
+            max_steps,
+            trace,
+            json,
+            time_budget,
+            params,
+        } => {
             let (m, cfg) = configure(&model, &params)?;
+            let time_budget = parse_time_budget(time_budget)?;
             if max_executions == 0 {
                 return Err(UsageError("--max-executions must be at least 1".into()));
             }
@@ -565,6 +571,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 trace,
                 json,
                 via_hunt: false,
+                time_budget,
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }
@@ -587,11 +594,22 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
 }
 
 /// Seconds as a person would type them: `-1`, `0.5`, `1e300`.
-fn secs(t: f64) -> String {
+pub(crate) fn secs(t: f64) -> String {
     if t.is_finite() && t.abs() < 1e15 {
         format!("{t}")
     } else {
         format!("{t:e}")
+    }
+}
+
+/// `--time-budget SECONDS`: a number of seconds above 0.
+fn parse_time_budget(t: Option<f64>) -> Result<Option<Duration>, UsageError> {
+    match t {
+        None => Ok(None),
+        Some(t) if t > 0.0 && t.is_finite() => Duration::try_from_secs_f64(t)
+            .map(Some)
+            .map_err(|_| UsageError(format!("--time-budget {}: too large (at most {} seconds)", secs(t), u64::MAX))),
+        Some(t) => Err(UsageError(format!("--time-budget {}: expected a number of seconds above 0", secs(t)))),
     }
 }
 

@@ -135,20 +135,28 @@ pub struct ExploreArgs {
     pub json: bool,
     /// Run as `hunt --strategy dfs`, which has no `--max-executions`.
     pub via_hunt: bool,
+    /// Stop taking executions after this long (`--time-budget`).
+    pub time_budget: Option<std::time::Duration>,
 }
 
 /// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
 pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bool, UsageError> {
     let started = std::time::Instant::now();
-    let ec = ExploreConfig {
-        preemption_bound: a.preemptions,
-        reduction: !a.no_reduction,
-        max_executions: a.max_executions,
-        max_steps: a.max_steps,
-        keep_going: false,
-        stop_at: None,
-    };
-    let r = explore(cfg, &ec);
+    crate::hunt_cmd::install_interrupt_handler();
+    let r = crate::hunt_cmd::with_progress(0, "executions", |progress| {
+        let ec = ExploreConfig {
+            preemption_bound: a.preemptions,
+            reduction: !a.no_reduction,
+            max_executions: a.max_executions,
+            max_steps: a.max_steps,
+            time_budget: a.time_budget,
+            stop: Some(&crate::hunt_cmd::INTERRUPTED),
+            progress: progress.cloned(),
+            ..ExploreConfig::default()
+        };
+        explore(cfg, &ec)
+    });
+    let interrupted = crate::hunt_cmd::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
     let elapsed = started.elapsed().as_secs_f64();
     if let Some(e) = &r.nondeterminism {
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
@@ -196,6 +204,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "preemptions": a.preemptions, "reduction": reduced,
+                   "stopped": stopped_json(&r, interrupted),
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
         return Ok(r.failure.is_some());
@@ -229,22 +238,37 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 }
                 _ => String::new(),
             };
-            let budget = if a.via_hunt {
-                format!(
-                    "the budget of {} (`deadsim explore` sets it with --max-executions)",
+            let stopped = match (r.stopped_early, interrupted) {
+                (true, true) => "it was interrupted".to_string(),
+                (true, false) => format!(
+                    "the time budget (--time-budget {}) ran out",
+                    crate::secs(a.time_budget.map_or(0.0, |d| d.as_secs_f64()))
+                ),
+                (false, _) if a.via_hunt => format!(
+                    "the budget of {} (`deadsim explore` sets it with --max-executions) ran out",
                     count(a.max_executions, "execution")
-                )
-            } else {
-                format!("the budget (--max-executions {})", a.max_executions)
+                ),
+                (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
             };
             println!(
-                "{label}: no failure in {}, but {budget} ran out before {scope} was covered{covered}",
+                "{label}: no failure in {}, but {stopped} before {scope} was covered{covered}",
                 count(r.executions, "execution")
             )
         }
     }
     eprintln!("({elapsed:.2}s)");
     Ok(r.failure.is_some())
+}
+
+/// What ended an exploration early, for its JSON: "interrupted" (Ctrl-C),
+/// "time-budget", "max-executions", or null (exhausted, or a failure found).
+fn stopped_json(r: &sim::scheduler::ExploreResult, interrupted: bool) -> serde_json::Value {
+    match (r.stopped_early, interrupted) {
+        _ if r.exhausted || r.failure.is_some() => json!(null),
+        (true, true) => json!("interrupted"),
+        (true, false) => json!("time-budget"),
+        (false, _) => json!("max-executions"),
+    }
 }
 
 /// `deadsim shrink`: the failing run with the fewest preemptions, then steps.

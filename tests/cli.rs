@@ -377,6 +377,29 @@ fn an_interrupted_hunt_reports_what_it_covered() {
 }
 
 #[test]
+fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
+    // ttrpc's default cell has far more schedules than a fraction of a second covers.
+    let (code, stdout, _) = deadsim(&["explore", "ttrpc", "--time-budget", "0.3"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("but the time budget (--time-budget 0.3) ran out before every schedule was covered"),
+        "{stdout}"
+    );
+    let (code, v) = json(&["hunt", "ttrpc", "--strategy", "dfs", "--time-budget", "0.3", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!((v["stopped"].as_str(), v["exhausted"].as_bool()), (Some("time-budget"), Some(false)), "{v}");
+    assert!(v["executions"].as_u64().unwrap() > 0, "{v}");
+    // The other ends: the execution budget, an exhausted search, Ctrl-C.
+    let (_, v) = json(&["explore", "abba", "--fixed", "--max-executions", "3", "--json"]);
+    assert_eq!((v["stopped"].as_str(), v["executions"].as_u64()), (Some("max-executions"), Some(3)), "{v}");
+    let (_, v) = json(&["explore", "abba", "--fixed", "--time-budget", "100", "--json"]);
+    assert_eq!((v["stopped"].clone(), v["exhausted"].as_bool()), (serde_json::Value::Null, Some(true)), "{v}");
+    let (code, stdout) = interrupted_after_half_a_second(&["explore", "ttrpc"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("but it was interrupted before every schedule was covered"), "{stdout}");
+}
+
+#[test]
 fn render_draws_a_trace_and_refuses_bad_paths() {
     let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

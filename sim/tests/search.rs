@@ -44,6 +44,7 @@ fn cfg(reduction: bool, bound: Option<u32>, max: u64) -> ExploreConfig {
         max_steps: 100_000,
         keep_going: false,
         stop_at: None,
+        ..Default::default()
     }
 }
 
@@ -220,4 +221,33 @@ fn stale_or_foreign_schedules_are_refused_clearly() {
     ] {
         assert!(Schedule::parse(bad).is_err(), "{bad:?} should be refused");
     }
+}
+
+#[test]
+fn a_spent_time_budget_or_a_stop_flag_ends_an_exploration_early_and_says_so() {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let m = model("abba", &[("fixed", "true")]);
+    static STOP: AtomicBool = AtomicBool::new(true);
+    for bound in [None, Some(2)] {
+        let spent = ExploreConfig { time_budget: Some(std::time::Duration::ZERO), ..cfg(true, bound, 1_000) };
+        let stopped = ExploreConfig { stop: Some(&STOP), ..cfg(true, bound, 1_000) };
+        for c in [spent, stopped] {
+            let r = explore(&m, &c);
+            assert!(r.stopped_early && !r.exhausted && r.failure.is_none(), "{bound:?}: {r:?}");
+            assert_eq!(r.executions, 0, "{bound:?}");
+        }
+    }
+    // A budget that is not spent changes nothing, and the progress counter
+    // counts every execution.
+    let progress = std::sync::Arc::new(AtomicU64::new(0));
+    let c = ExploreConfig {
+        time_budget: Some(std::time::Duration::from_secs(3600)),
+        progress: Some(progress.clone()),
+        ..cfg(true, None, 1_000)
+    };
+    let r = explore(&m, &c);
+    let plain = explore(&m, &cfg(true, None, 1_000));
+    assert!(r.exhausted && !r.stopped_early && !plain.stopped_early, "{r:?}");
+    assert_eq!((r.executions, r.pruned), (plain.executions, plain.pruned));
+    assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), r.executions);
 }

@@ -24,6 +24,9 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
 use crate::models::Configured;
@@ -46,6 +49,14 @@ pub struct ExploreConfig {
     /// With `keep_going`: stop at the first failure with this signature
     /// (the one a shrink looks for), collected with the others.
     pub stop_at: Option<String>,
+    /// Stop taking executions after this much wall-clock time (the result
+    /// then says it stopped early). Only when to stop depends on the clock:
+    /// the executions run are the same ones in the same order.
+    pub time_budget: Option<Duration>,
+    /// Stop taking executions once this is set (Ctrl-C).
+    pub stop: Option<&'static AtomicBool>,
+    /// Incremented once per execution (for a progress line).
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for ExploreConfig {
@@ -57,6 +68,9 @@ impl Default for ExploreConfig {
             max_steps: 100_000,
             keep_going: false,
             stop_at: None,
+            time_budget: None,
+            stop: None,
+            progress: None,
         }
     }
 }
@@ -80,6 +94,9 @@ pub struct ExploreResult {
     /// With a preemption bound: the bound of the last pass (see
     /// [`explore`]); for a failure, the fewest preemptions that fail.
     pub bound: Option<u32>,
+    /// True if the time budget or the stop flag ended the exploration
+    /// before it was exhausted (see [`ExploreConfig::time_budget`]).
+    pub stopped_early: bool,
 }
 
 impl ExploreResult {
@@ -93,6 +110,7 @@ impl ExploreResult {
             nondeterminism: None,
             distinct: Default::default(),
             bound,
+            stopped_early: false,
         }
     }
 }
@@ -422,13 +440,19 @@ fn next_branch(s: &mut Search) -> bool {
 /// ([`ExploreResult::bound`] says how many).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg).0 };
+    let deadline = cfg.time_budget.map(|b| Instant::now() + b);
     let mut total = ExploreResult::nothing_yet(None);
     for b in 0..=k {
         let left = cfg.max_executions.saturating_sub(total.executions);
-        let (pass, cut) =
-            explore_within(model, &ExploreConfig { preemption_bound: Some(b), max_executions: left, ..cfg.clone() });
+        // One budget for all the passes: each gets what the ones before left.
+        let time_budget = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let (pass, cut) = explore_within(
+            model,
+            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
+        );
         total.executions += pass.executions;
         total.pruned += pass.pruned;
+        total.stopped_early = pass.stopped_early;
         total.bound = Some(b);
         for (sig, choices) in pass.distinct {
             // A lower bound's schedule came first: keep it.
@@ -463,7 +487,17 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (Explor
         cut: false,
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
+    let started = Instant::now();
+    let out_of_time = || {
+        cfg.time_budget.is_some_and(|b| started.elapsed() >= b) || cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    };
     loop {
+        // Checked before each execution, so a budget spent already (a
+        // later pass of `explore`) runs none.
+        if out_of_time() {
+            result.stopped_early = true;
+            return (result, search.borrow().cut);
+        }
         {
             let mut s = search.borrow_mut();
             s.pos = 0;
@@ -474,6 +508,9 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (Explor
         }
         let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));
         result.executions += 1;
+        if let Some(p) = &cfg.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
         let mut s = search.borrow_mut();
         if let Some(e) = s.error.take() {
             result.nondeterminism = Some(e);

@@ -210,6 +210,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
             max_steps,
             keep_going: true,
             stop_at: Some(target.clone()),
+            ..Default::default()
         };
         let (r, cut) = super::dfs::explore_within(model, &cfg);
         tries += r.executions;
