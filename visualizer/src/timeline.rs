@@ -1,4 +1,4 @@
-//! The timeline: one lane per task.
+//! The timeline: one lane per task alive in the window.
 //!
 //! Each lane shows the task's state over time (running, ready, blocked,
 //! finished), the frame it is in (above the bar, where there is room), the
@@ -7,7 +7,9 @@
 //! Blocked stretches say what they wait for when there is room. At a
 //! deadlock, the lanes of the cycle are tinted, a dashed line marks the step,
 //! and arrows on the right go from each waiting task to the task holding
-//! what it waits for.
+//! what it waits for. Tasks that finished before the window or were spawned
+//! after it get no lane (a server that runs a goroutine per request has
+//! thousands), and the picture says how many were left out.
 //!
 //! ```
 //! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
@@ -65,24 +67,31 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
-    let nt = m.tasks.len();
-    let dims = if nt > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
     let cycle = m.cycle_tasks();
+    let shown: Vec<u32> =
+        (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || cycle.contains(&t)).collect();
+    let hidden = m.tasks.len() - shown.len();
+    let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
     // The label column fits the longest task name (within limits).
-    let name_w = m.trace.tasks.iter().map(|t| fonts::width(&t.name, TEXT, true)).max().unwrap_or(0);
+    let name_w = shown.iter().map(|&t| fonts::width(&m.trace.tasks[t as usize].name, TEXT, true)).max().unwrap_or(0);
     let label_w = (name_w + 22).clamp(110, width / 4);
 
-    // Arrows of the deadlock strip.
+    // Arrows of the deadlock strip, between lanes that are drawn.
+    let mut lane_index = vec![usize::MAX; m.tasks.len()];
+    for (i, &t) in shown.iter().enumerate() {
+        lane_index[t as usize] = i;
+    }
     let mut arrows = deadlock_arrows(m);
+    arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
     let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120);
     let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
     y += 30; // room for the deadlock label above the plot
     let plot_top = y;
-    let mut lanes = Vec::with_capacity(nt);
-    for t in 0..nt as u32 {
+    let mut lanes = Vec::with_capacity(shown.len());
+    for &t in &shown {
         let tt = &m.tasks[t as usize];
         let top = y;
         let mut yy = top + dims.pad;
@@ -122,7 +131,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let plot_bottom = y;
 
     // Arrow columns: arrows whose vertical spans overlap get different columns.
-    let lane_of = |t: u32| &lanes[t as usize];
+    let lane_of = |t: u32| &lanes[lane_index[t as usize]];
     let span = |a: &Arrow| {
         let (y0, y1) = (mid(lane_of(a.from).bar), mid(lane_of(a.to).bar));
         (y0.min(y1) - 6, y0.max(y1) + 6)
@@ -168,9 +177,20 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
 
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
-    draw_arrows(&mut s, &arrows, &lanes, right, right + 14 + arrow_label_w + 12);
+    draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12);
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+    if hidden > 0 {
+        let left_out = format!(
+            "{} of {} tasks not drawn: finished before the window or spawned after it",
+            crate::columns::group(hidden as u64),
+            crate::columns::group(m.tasks.len() as u64)
+        );
+        if let Some(t) = fonts::fit(&left_out, SMALL, false, width - MARGIN - xm.left) {
+            s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+            y += 22;
+        }
+    }
 
     // Legend: only what this picture shows.
     let mut items: Vec<(Swatch, String)> = vec![
@@ -232,11 +252,20 @@ fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
     out
 }
 
-fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], right: i32, col0: i32) {
+/// True if task `tt` exists at some position of `a..=b`: spawned by `b`,
+/// and not finished by `a`.
+fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64) -> bool {
+    let Some(spawn) = tt.spawn else { return false };
+    let finished_by_a =
+        tt.states.iter().rev().find(|&&(pos, _)| pos <= a).is_some_and(|&(_, st)| st == State::Finished);
+    spawn <= b && !finished_by_a
+}
+
+fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[usize], right: i32, col0: i32) {
     for a in arrows {
         let color = if a.cycle { palette::DEADLOCK } else { palette::EDGE };
-        let y0 = mid(lanes[a.from as usize].bar) - 5;
-        let y1 = mid(lanes[a.to as usize].bar) + 5;
+        let y0 = mid(lanes[lane_index[a.from as usize]].bar) - 5;
+        let y1 = mid(lanes[lane_index[a.to as usize]].bar) + 5;
         let xc = col0 + a.col as i32 * 16;
         s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
         s.arrow_head((xc, y1), (right + 1, y1), 10, color);

@@ -384,3 +384,39 @@ fn long_trace_renders_bounded() {
     assert_eq!(b, m.deadlock.unwrap());
     assert!(b - a >= Window::AUTO_MIN && b - a <= Window::AUTO_LAST, "{a}..{b}");
 }
+
+#[test]
+fn timeline_draws_only_the_tasks_alive_in_its_window() {
+    // A ttrpc server runs a goroutine per request: hundreds of short tasks.
+    let params: Vec<(String, String)> =
+        [("server", "v1.2.4"), ("client", "v1.2.4"), ("calls", "20")].map(|(k, v)| (k.into(), v.into())).to_vec();
+    let run = sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(0, true);
+    let trace = run.trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let names: BTreeSet<&str> = trace.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.len() > 100, "{} tasks", names.len());
+    let drawn = |window| {
+        let opts = Options { window, ..Options::default() };
+        let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+        // Distinct names: a frame label can repeat a task's name.
+        let lanes = texts.iter().filter(|t| names.contains(t.as_str())).collect::<BTreeSet<_>>().len();
+        let note = texts.iter().find(|t| t.contains("tasks not drawn")).cloned();
+        (lanes, note)
+    };
+    let (all, note) = drawn(Window::All);
+    assert_eq!((all, note), (names.len(), None));
+    // The lanes of the last 100 steps: the tasks spawned by then and not yet finished.
+    let (a, b, _) = Window::Last(100).resolve(&m).unwrap();
+    let alive = m
+        .tasks
+        .iter()
+        .filter(|t| {
+            t.spawn.is_some_and(|s| s <= b)
+                && !t.states.iter().rev().find(|s| s.0 <= a).is_some_and(|s| s.1 == visualizer::model::State::Finished)
+        })
+        .count();
+    let (lanes, note) = drawn(Window::Last(100));
+    assert!(lanes < 40 && lanes == alive, "{lanes} lanes, {alive} alive");
+    let want = format!("{} of {} tasks not drawn", names.len() - lanes, names.len());
+    assert!(note.as_deref().is_some_and(|n| n.starts_with(&want)), "{note:?}, want {want}");
+}
