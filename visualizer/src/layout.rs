@@ -242,7 +242,42 @@ pub fn empty(m: &Model, what: &str, sentence: &str, width: u32) -> Scene {
     s
 }
 
-/// Task names as they fit in `max` pixels.
+/// Task names as they fit in `max` pixels. A name cut short keeps its
+/// instance number (`serviceSet.handle.f…#2371`, `Join(xxx…-3`): the part
+/// that tells one goroutine of a kind from the next.
 pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
+    if fonts::width(text, size, bold) <= max {
+        return text.to_string();
+    }
+    let numbered = |sep: char| {
+        text.rfind(sep).filter(|&i| i > 0 && text.len() > i + 1 && text[i + 1..].bytes().all(|b| b.is_ascii_digit()))
+    };
+    if let Some(i) = numbered('#').or_else(|| numbered('-')) {
+        let (head, tail) = text.split_at(i);
+        if let Some(h) = fonts::fit(head, size, bold, max - fonts::width(tail, size, bold)) {
+            return h + tail;
+        }
+    }
     fonts::fit(text, size, bold, max).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_task_name_keeps_its_instance_number() {
+        let max = fonts::width("serviceSet.handle", TEXT, true);
+        let cut = fit_or_cut("serviceSet.handle.func1#2371", TEXT, true, max);
+        assert!(cut.ends_with("…#2371") && cut.starts_with("service"), "{cut}");
+        assert!(fonts::width(&cut, TEXT, true) <= max, "{cut}");
+        let cut = fit_or_cut("a-very-long-caller-name-12", TEXT, true, max);
+        assert!(cut.ends_with("…-12"), "{cut}");
+        // A name that fits, or one with no number, is as before.
+        assert_eq!(fit_or_cut("caller-2", TEXT, true, max), "caller-2");
+        assert_eq!(
+            fit_or_cut("serverConn.run.func1.x", TEXT, true, max),
+            fonts::fit("serverConn.run.func1.x", TEXT, true, max).unwrap()
+        );
+    }
 }
