@@ -124,8 +124,43 @@ fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -
     out.len() > start
 }
 
+/// True if a task holding the other end of a channel or pipe that blocked
+/// task `t` waits on can run, or if those tasks are not all known: either
+/// way the wait closes no deadlock. Looked up in place, before the search
+/// builds, sorts and walks edge lists: most blocks of a channel or pipe have
+/// such a releaser. False answers nothing (the search decides).
+fn releaser_can_run(s: &State, t: TaskId) -> bool {
+    // A task that has not run yet may hold any end (see `end_holders`).
+    let unknown = s.unstarted > 0;
+    let runs = |u: TaskId| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping);
+    let end_runs = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
+        (ResState::Chan { receivers, .. }, Dir::Recv) => receivers.iter().any(runs),
+        (ResState::Chan { senders, .. }, Dir::Send) => senders.iter().any(runs),
+        // A queued pipe writer waits for the active one (see `end_holders`).
+        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => runs(*w),
+        (ResState::Pipe { readers, .. }, Dir::Recv) => readers.iter().any(runs),
+        (ResState::Pipe { writers, .. }, Dir::Send) => writers.iter().any(runs),
+        _ => false,
+    };
+    match s.tasks[t as usize].status {
+        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => unknown || end_runs(r, Dir::Recv),
+        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => unknown || end_runs(r, Dir::Send),
+        Status::Blocked(Wait::Select) => {
+            unknown
+                || s.tasks[t as usize]
+                    .cases
+                    .iter()
+                    .any(|&(r, dir)| end_runs(r, if dir == Dir::Send { Dir::Recv } else { Dir::Send }))
+        }
+        _ => false,
+    }
+}
+
 /// Called when `t` has just blocked: the deadlock this wait closes, if any.
 pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Option<Deadlock> {
+    if releaser_can_run(s, t) {
+        return None;
+    }
     let mut sc = std::mem::take(&mut s.scratch);
     let dead = closed_from(s, &mut sc, t);
     s.scratch = sc;
