@@ -230,8 +230,19 @@ impl Scene {
                         (*size, *y - (size / 2.0).round() as i32)
                     };
                     let color = paint.rgba();
-                    let style = TextStyle::from(fonts::desc(size, *bold)).color(&color).pos(Pos::new(h, VPos::Top));
-                    be.draw_text(text, &style, (*x, top)).map_err(|e| e.to_string())?;
+                    if svg {
+                        let style = TextStyle::from(fonts::desc(size, *bold)).color(&color).pos(Pos::new(h, VPos::Top));
+                        be.draw_text(text, &style, (*x, top)).map_err(|e| e.to_string())?;
+                    } else {
+                        // The anchor as plotters' `draw_text` applies it, from the same width.
+                        let width = fonts::width(text, size, *bold);
+                        let left = match anchor {
+                            Anchor::Left => *x,
+                            Anchor::Center => *x - width / 2,
+                            Anchor::Right => *x - width,
+                        };
+                        fonts::draw(be, text, size, *bold, color, (left, top))?;
+                    }
                 }
             }
         }
