@@ -85,7 +85,7 @@ enum Command {
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
-        /// Stop a run after N steps (outcome step-limit) [default: 1000000; with --strategy dfs, 100000 as explore]
+        /// Stop a run after N steps (outcome step-limit) [default: 1000000]
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         max_steps: Option<u64>,
         /// Hunt every cell of the model's version grid (ttrpc: servers x clients)
@@ -136,7 +136,7 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_hyphen_values = true)]
         max_executions: u64,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_STEPS, allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
         /// Write the trace of a failing schedule to FILE
         #[arg(long, value_name = "FILE")]
@@ -186,9 +186,6 @@ enum Command {
         seconds: f64,
     },
 }
-
-/// `explore`'s step limit by default (and `hunt --strategy dfs`'s).
-const EXPLORE_MAX_STEPS: u64 = 100_000;
 
 /// Failing runs longer than this are not re-run with recording just to print
 /// their schedule string; the seed is printed instead.
@@ -464,7 +461,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     preemptions: None,
                     no_reduction: false,
                     max_executions: 1_000_000,
-                    max_steps: max_steps.unwrap_or(EXPLORE_MAX_STEPS),
+                    max_steps: max_steps.unwrap_or(sim::DEFAULT_MAX_STEPS),
                     trace,
                     json,
                     via_hunt: true,

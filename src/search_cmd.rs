@@ -217,6 +217,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 count(r.executions, "execution")
             );
             print!("{}", run.outcome);
+            if let Outcome::StepLimit { steps } = run.outcome {
+                println!(
+                    "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
+                );
+            }
             println!("\n{}", replay_line(m, cfg, run));
         }
         None if r.exhausted => {

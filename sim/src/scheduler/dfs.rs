@@ -65,7 +65,7 @@ impl Default for ExploreConfig {
             preemption_bound: None,
             reduction: true,
             max_executions: 1_000_000,
-            max_steps: 100_000,
+            max_steps: crate::DEFAULT_MAX_STEPS,
             keep_going: false,
             stop_at: None,
             time_budget: None,
