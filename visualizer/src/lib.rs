@@ -198,6 +198,15 @@ impl Window {
 
     /// The positions `a..b` this window covers in `m`, and a description.
     pub fn resolve(self, m: &Model) -> Result<(u64, u64, String), Error> {
+        let (a, b, note) = self.resolve_steps(m)?;
+        // A window that stops short of the deadlock says where it is.
+        match m.deadlock {
+            Some(d) if d > b => Ok((a, b, format!("{note}; the deadlock is at step {}, after it", columns::group(d)))),
+            _ => Ok((a, b, note)),
+        }
+    }
+
+    fn resolve_steps(self, m: &Model) -> Result<(u64, u64, String), Error> {
         let end = m.end.max(1);
         let stop = m.stop().max(1);
         let of = format!("of {} steps", columns::group(m.end));

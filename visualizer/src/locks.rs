@@ -52,7 +52,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Locks", MARGIN);
 
-    let cycle_res = m.cycle_resources();
+    let cycle_res = if m.deadlock_in(a, b) { m.cycle_resources() } else { Default::default() };
     let label_w = locks
         .iter()
         .map(|&r| fonts::width(m.resource_name(r), TEXT, true).max(fonts::width(&kind_label(m, r), TINY, false)))

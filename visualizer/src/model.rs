@@ -421,6 +421,13 @@ impl<'a> Model<'a> {
         self.deadlock.unwrap_or(self.end)
     }
 
+    /// True if the run deadlocked at a position in `a..=b`. A chart of a
+    /// window that ends before the deadlock draws no cycle: at its right
+    /// edge the tasks of the cycle are not stuck yet.
+    pub fn deadlock_in(&self, a: u64, b: u64) -> bool {
+        self.deadlock.is_some_and(|d| (a..=b).contains(&d))
+    }
+
     /// Ids of the tasks in the deadlock cycle.
     pub fn cycle_tasks(&self) -> Vec<u32> {
         self.trace.deadlock.as_ref().map(|d| d.cycle.iter().map(|b| b.task).collect()).unwrap_or_default()

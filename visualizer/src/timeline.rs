@@ -67,7 +67,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
-    let cycle = m.cycle_tasks();
+    let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
     let shown: Vec<u32> =
         (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || cycle.contains(&t)).collect();
     let hidden = m.tasks.len() - shown.len();
@@ -82,7 +82,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     for (i, &t) in shown.iter().enumerate() {
         lane_index[t as usize] = i;
     }
-    let mut arrows = deadlock_arrows(m);
+    let mut arrows = if cycle.is_empty() { Vec::new() } else { deadlock_arrows(m) };
     arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
     let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120);
     let left = MARGIN + label_w + 12;

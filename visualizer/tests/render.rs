@@ -420,3 +420,28 @@ fn timeline_draws_only_the_tasks_alive_in_its_window() {
     let want = format!("{} of {} tasks not drawn", names.len() - lanes, names.len());
     assert!(note.as_deref().is_some_and(|n| n.starts_with(&want)), "{note:?}, want {want}");
 }
+
+#[test]
+fn a_window_that_ends_before_the_deadlock_draws_no_cycle_and_says_where_it_is() {
+    let trace = visualizer::load(&committed()).unwrap();
+    let m = Model::new(&trace).unwrap();
+    let d = m.deadlock.expect("the committed abba trace deadlocks");
+    let opts = |window| Options { window, ..Options::default() };
+    for chart in [Chart::Timeline, Chart::Locks] {
+        let whole = check_svg(&render(&trace, chart, Format::Svg, &opts(Window::All)), 1200);
+        let early = check_svg(&render(&trace, chart, Format::Svg, &opts(Window::Steps(0, d - 2))), 1200);
+        assert!(
+            whole.iter().any(|t| t == "task in the deadlock cycle" || t.contains("deadlock")),
+            "{chart:?}: {whole:?}"
+        );
+        assert!(!whole.iter().any(|t| t.contains("after it")), "{chart:?}: {whole:?}");
+        assert!(
+            early.iter().any(|t| t.contains(&format!("the deadlock is at step {d}, after it"))),
+            "{chart:?}: {early:?}"
+        );
+        assert!(
+            !early.iter().any(|t| t == "task in the deadlock cycle" || t == "waits for (held by)"),
+            "{chart:?}: {early:?}"
+        );
+    }
+}
