@@ -68,9 +68,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
-    let shown: Vec<u32> =
+    let alive: Vec<u32> =
         (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || cycle.contains(&t)).collect();
-    let hidden = m.tasks.len() - shown.len();
+    let shown = most_telling(m, &alive, &cycle);
+    let (dead, over_cap) = (m.tasks.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
     // The label column fits the longest task name (within limits).
@@ -180,12 +181,19 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12);
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
-    if hidden > 0 {
-        let left_out = format!(
-            "{} of {} tasks not drawn: finished before the window or spawned after it",
-            crate::columns::group(hidden as u64),
-            crate::columns::group(m.tasks.len() as u64)
-        );
+    if dead + over_cap > 0 {
+        let g = |n: usize| crate::columns::group(n as u64);
+        let left_out = match (dead, over_cap) {
+            (d, 0) => format!("{} of {} tasks not drawn: finished before the window or spawned after it", g(d), g(m.tasks.len())),
+            (0, o) => format!("{} of {} tasks not drawn: at most {MAX_LANES} lanes (a narrower --window shows them)", g(o), g(m.tasks.len())),
+            (d, o) => format!(
+                "{} of {} tasks not drawn: {} not alive in the window, {} over the {MAX_LANES} lanes drawn at most (a narrower --window shows them)",
+                g(d + o),
+                g(m.tasks.len()),
+                g(d),
+                g(o)
+            ),
+        };
         if let Some(t) = fonts::fit(&left_out, SMALL, false, width - MARGIN - xm.left) {
             s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
             y += 22;
@@ -250,6 +258,25 @@ fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
     // them here would crowd the strip.
     out.retain(|a| (a.from as usize) < m.tasks.len() && (a.to as usize) < m.tasks.len());
     out
+}
+
+/// Most lanes a timeline draws: a window over thousands of live goroutines
+/// would otherwise make a picture hundreds of thousands of pixels tall.
+pub const MAX_LANES: usize = 100;
+
+/// The tasks of `alive` that get a lane, in id order: all of them, or, over
+/// [`MAX_LANES`], the cycle's, then the foreground ones, then background
+/// ones by id (the long-lived ones a model starts first).
+fn most_telling(m: &Model, alive: &[u32], cycle: &[u32]) -> Vec<u32> {
+    if alive.len() <= MAX_LANES {
+        return alive.to_vec();
+    }
+    let rank = |t: u32| (!cycle.contains(&t), m.trace.tasks[t as usize].background, t);
+    let mut keep = alive.to_vec();
+    keep.sort_by_key(|&t| rank(t));
+    keep.truncate(MAX_LANES);
+    keep.sort_unstable();
+    keep
 }
 
 /// True if task `tt` exists at some position of `a..=b`: spawned by `b`,

@@ -403,8 +403,17 @@ fn timeline_draws_only_the_tasks_alive_in_its_window() {
         let note = texts.iter().find(|t| t.contains("tasks not drawn")).cloned();
         (lanes, note)
     };
+    // The whole run: more tasks than lanes, so the foreground ones and the
+    // first background ones, up to the cap.
     let (all, note) = drawn(Window::All);
-    assert_eq!((all, note), (names.len(), None));
+    assert_eq!(all, visualizer::timeline::MAX_LANES);
+    let want = format!("{} of {} tasks not drawn: at most", names.len() - all, names.len());
+    assert!(note.as_deref().is_some_and(|n| n.starts_with(&want)), "{note:?}, want {want}");
+    let opts = Options { window: Window::All, ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    for t in trace.tasks.iter().filter(|t| !t.background) {
+        assert!(texts.contains(&t.name), "foreground task {} has no lane", t.name);
+    }
     // The lanes of the last 100 steps: the tasks spawned by then and not yet finished.
     let (a, b, _) = Window::Last(100).resolve(&m).unwrap();
     let alive = m
