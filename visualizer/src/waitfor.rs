@@ -155,10 +155,9 @@ impl Graph {
                 // No report: who is still blocked at the end, and who holds what they wait for.
                 let mut blocked = 0;
                 for (t, tt) in m.tasks.iter().enumerate() {
-                    let Some(blk) = tt.blocks.last().filter(|b| b.open) else {
+                    let Some(blk) = tt.blocks.last().filter(|b| b.open && b.op != "sleep") else {
                         continue;
                     };
-                    let Some(r) = blk.resource else { continue };
                     blocked += 1;
                     let detail = blk
                         .frame
@@ -166,6 +165,18 @@ impl Graph {
                         .map(|f| frame_text(&f.name, &f.site))
                         .unwrap_or_default();
                     let tn = g.task_node(m, t as u32, detail, false);
+                    let Some(r) = blk.resource else {
+                        // A select or a join: a wait of its own, with no holder to show.
+                        g.nodes.push(Node {
+                            kind: NodeKind::Other(format!("{} of task {t}", blk.op)),
+                            label: blk.op.clone(),
+                            detail: String::new(),
+                            cycle: false,
+                        });
+                        let wn = g.nodes.len() - 1;
+                        g.edge(tn, wn, "waits for", false);
+                        continue;
+                    };
                     let kind = m.trace.resources[r as usize].kind.clone();
                     let rn = g.wait_node(m, Some(r), m.resource_name(r), &kind, &blk.op, false);
                     g.edge(tn, rn, "waits for", false);
