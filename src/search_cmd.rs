@@ -172,6 +172,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(k), Some(b)) if r.exhausted && b < k => {
             format!("plain DFS, the bound raised from 0; no schedule has more than {}", count(b.into(), "preemption"))
         }
+        (Some(0), _) => "plain DFS".to_string(),
         _ => "plain DFS, the bound raised from 0".to_string(),
     };
     let reduction = if a.preemptions.is_some() {
@@ -184,6 +185,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     let scope = match a.preemptions {
         Some(k) => format!("every schedule within {}", count(k.into(), "preemption")),
         None => "every schedule".to_string(),
+    };
+    // The largest bound every schedule within which was run (none without a bound).
+    let proved_within = match (a.preemptions, r.bound) {
+        (Some(_), Some(b)) if r.exhausted => Some(b),
+        (Some(_), Some(b)) if r.failure.is_none() && b > 0 => Some(b - 1),
+        _ => None,
     };
     match (&a.trace, &r.failure) {
         (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap())?,
@@ -204,7 +211,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "preemptions": a.preemptions, "reduction": reduced,
-                   "stopped": stopped_json(&r, interrupted),
+                   "stopped": stopped_json(&r, interrupted), "proved_within": proved_within,
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
         return Ok(r.failure.is_some());
@@ -233,15 +240,20 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             )
         }
         None => {
-            // With a bound raised pass by pass, the passes below the last one are proofs.
-            let covered = match r.bound {
-                Some(b) if b > 0 => {
-                    format!(
-                        " (every schedule within {} was covered and completes)",
-                        count((b - 1).into(), "preemption")
-                    )
-                }
-                _ => String::new(),
+            // With a bound raised pass by pass, the passes below the last one
+            // are proofs, and the last one is the one cut short.
+            let (scope, covered) = match (a.preemptions, r.bound, proved_within) {
+                (Some(k), Some(b), proved) if b < k => (
+                    format!("every schedule within {} (of the {k} asked for)", count(b.into(), "preemption")),
+                    proved.map_or(String::new(), |p| {
+                        format!(" (every schedule within {} was covered and completes)", count(p.into(), "preemption"))
+                    }),
+                ),
+                (_, _, Some(p)) => (
+                    scope,
+                    format!(" (every schedule within {} was covered and completes)", count(p.into(), "preemption")),
+                ),
+                _ => (scope, String::new()),
             };
             let stopped = match (r.stopped_early, interrupted) {
                 (true, true) => "it was interrupted".to_string(),

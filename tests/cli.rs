@@ -392,6 +392,10 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     // The other ends: the execution budget, an exhausted search, Ctrl-C.
     let (_, v) = json(&["explore", "abba", "--fixed", "--max-executions", "3", "--json"]);
     assert_eq!((v["stopped"].as_str(), v["executions"].as_u64()), (Some("max-executions"), Some(3)), "{v}");
+    let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50", "--json"]);
+    assert_eq!((v["stopped"].as_str(), v["proved_within"].as_u64()), (Some("max-executions"), Some(1)), "{v}");
+    let (_, stdout, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50"]);
+    assert!(stdout.contains("before every schedule within 2 preemptions (of the 3 asked for) was covered (every schedule within 1 preemption was covered"), "{stdout}");
     let (_, v) = json(&["explore", "abba", "--fixed", "--time-budget", "100", "--json"]);
     assert_eq!((v["stopped"].clone(), v["exhausted"].as_bool()), (serde_json::Value::Null, Some(true)), "{v}");
     let (code, stdout) = interrupted_after_half_a_second(&["explore", "ttrpc"]);
