@@ -374,7 +374,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         waits_for,
         resource,
         kind,
-        released_by: released.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect(),
+        // A task holding both ends of what it waits on cannot release itself
+        // while it waits: the report leaves it out (the search keeps the edge).
+        released_by: released.iter().filter(|&&u| u != t).map(|&u| s.tasks[u as usize].name.to_string()).collect(),
         stack: task.frames.iter().rev().map(|&f| FrameInfo::from(f)).collect(),
         holds: holds_of(s, t),
     }

@@ -61,6 +61,29 @@ fn tasks_blocked_behind_the_cycle_are_listed_apart() {
 }
 
 #[test]
+fn a_task_holding_both_ends_is_not_named_as_its_own_releaser() {
+    // main also declares the send end of the channel it receives on; the
+    // worker, the other sender, is stuck behind main's lock.
+    let run = Sim::new(0).run(|| async {
+        let mu = Mutex::new("mu");
+        let ch: Chan<u32> = Chan::new("results", 0);
+        ch.declare_sender();
+        let g = mu.lock().await;
+        let tx = ch.clone();
+        spawn("worker", async move {
+            tx.declare_sender();
+            let _g = mu.lock().await;
+            tx.send(1).await;
+        });
+        ch.recv().await;
+        drop(g);
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!((d.cycle[0].name.as_str(), d.cycle[0].op.as_str()), ("main", "recv"));
+    assert_eq!(d.cycle[0].released_by, vec!["worker"]);
+}
+
+#[test]
 fn a_channel_wait_points_to_every_holder_of_the_other_end() {
     // main waits to receive; two senders hold the send end. Only when both
     // are stuck behind main's lock is it a deadlock.
