@@ -143,7 +143,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     } else {
         vec![args.chart.parse().map_err(|e| format!("--chart {}: {e}", args.chart))?]
     };
-    let window: Window = args.window.parse().map_err(|e| format!("--window {}: {e}", args.window))?;
+    // The error names the window already: `--` in front makes it the flag.
+    let window: Window = args.window.parse().map_err(|e: visualizer::Error| format!("--{e}"))?;
     let x: XAxis = args.x.parse().map_err(|e| format!("--x {}: {e}", args.x))?;
     if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&args.width) {
         return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));

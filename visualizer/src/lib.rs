@@ -283,36 +283,42 @@ fn parse_time(s: &str) -> Option<u64> {
 impl FromStr for Window {
     type Err = Error;
     fn from_str(s: &str) -> Result<Window, Error> {
-        let bad = || {
-            Error(format!(
-                "bad window `{s}` (expected auto, all, last:N, steps:A..B or time:A..B, times in ns or with ns/us/ms/s)"
-            ))
-        };
+        let bad = |why: &str| Error(format!("window `{s}`: {why}"));
+        let forms = "expected auto, all, last:N, steps:A..B or time:A..B (times in ns or with ns/us/ms/s)";
         match s {
             "auto" => return Ok(Window::Auto),
             "all" => return Ok(Window::All),
             _ => {}
         }
-        let (kind, arg) = s.split_once(':').ok_or_else(bad)?;
+        let (kind, arg) = s.split_once(':').ok_or_else(|| bad(forms))?;
+        // `A..B`, each side parsed by `one`; the range must not be empty.
+        let range = |one: &dyn Fn(&str) -> Result<u64, String>| -> Result<(u64, u64), Error> {
+            let (a, b) = arg.split_once("..").ok_or_else(|| bad(&format!("expected {kind}:A..B")))?;
+            let (a, b) = (one(a).map_err(|e| bad(&e))?, one(b).map_err(|e| bad(&e))?);
+            if a >= b {
+                return Err(bad(&format!("the range is empty (its start {a} is not below its end {b})")));
+            }
+            Ok((a, b))
+        };
         match kind {
-            "last" => arg.parse::<u64>().ok().filter(|&n| n > 0).map(Window::Last).ok_or_else(bad),
+            "last" => match arg.parse::<u64>() {
+                Ok(0) => Err(bad("N must be at least 1")),
+                Ok(n) => Ok(Window::Last(n)),
+                Err(_) => Err(bad("expected last:N, N a number of steps")),
+            },
             "steps" => {
-                let (a, b) = arg.split_once("..").ok_or_else(bad)?;
-                let (a, b) = (a.parse::<u64>().map_err(|_| bad())?, b.parse::<u64>().map_err(|_| bad())?);
-                if a >= b {
-                    return Err(bad());
-                }
-                Ok(Window::Steps(a, b))
+                let step = |x: &str| x.parse::<u64>().map_err(|_| format!("`{x}` is not a step number"));
+                range(&step).map(|(a, b)| Window::Steps(a, b))
             }
             "time" => {
-                let (a, b) = arg.split_once("..").ok_or_else(bad)?;
-                let (a, b) = (parse_time(a).ok_or_else(bad)?, parse_time(b).ok_or_else(bad)?);
-                if a >= b {
-                    return Err(bad());
-                }
-                Ok(Window::Time(a, b))
+                let time = |x: &str| {
+                    parse_time(x).ok_or_else(|| {
+                        format!("`{x}` is not a time (whole nanoseconds, or a number with ns, us, ms or s)")
+                    })
+                };
+                range(&time).map(|(a, b)| Window::Time(a, b))
             }
-            _ => Err(bad()),
+            _ => Err(bad(forms)),
         }
     }
 }
@@ -415,8 +421,20 @@ mod tests {
         assert_eq!("time:100..2000".parse::<Window>().unwrap(), Window::Time(100, 2000));
         assert_eq!("time:0.5us..1ms".parse::<Window>().unwrap(), Window::Time(500, 1_000_000));
         assert_eq!("time:1s..2s".parse::<Window>().unwrap(), Window::Time(1_000_000_000, 2_000_000_000));
-        for bad in ["", "last:0", "last:x", "steps:5..5", "steps:9..2", "time:2us..1us", "time:1.5ns..2", "foo:1"] {
-            assert!(bad.parse::<Window>().is_err(), "{bad}");
+        for (bad, why) in [
+            ("", "expected auto, all"),
+            ("last:0", "N must be at least 1"),
+            ("last:x", "expected last:N"),
+            ("steps:5", "expected steps:A..B"),
+            ("steps:5..5", "the range is empty (its start 5 is not below its end 5)"),
+            ("steps:9..2", "the range is empty"),
+            ("steps:a..2", "`a` is not a step number"),
+            ("time:2us..1us", "the range is empty (its start 2000 is not below its end 1000)"),
+            ("time:1.5ns..2", "`1.5ns` is not a time"),
+            ("foo:1", "expected auto, all"),
+        ] {
+            let e = bad.parse::<Window>().unwrap_err().0;
+            assert!(e.starts_with(&format!("window `{bad}`: ")) && e.contains(why), "{bad}: {e}");
         }
     }
 }
