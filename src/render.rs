@@ -89,7 +89,11 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
             // typo in a longer path is an error, not a tree of folders).
             let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if !o.is_dir() && !parent.is_dir() {
-                return Err(format!("-o {}: no such directory, nor {}", o.display(), parent.display()));
+                return Err(format!(
+                    "-o {}: neither it nor its parent {} is a folder (only the last folder of the path is made)",
+                    o.display(),
+                    parent.display()
+                ));
             }
             let f = given.unwrap_or(Format::Png);
             for &c in charts {
@@ -232,7 +236,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf
 fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
     for (path, _) in files {
         if path.is_dir() {
-            return Err(format!("cannot write {}: it is a directory", path.display()));
+            return Err(format!("-o: cannot write {}: it is a directory", path.display()));
         }
     }
     // The folder of `-o figures/`, made here rather than when planning.
@@ -249,7 +253,7 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
             for (done, _) in &files[..i] {
                 let _ = std::fs::remove_file(done);
             }
-            return Err(e.to_string());
+            return Err(format!("-o: {e}"));
         }
     }
     Ok(())
@@ -264,7 +268,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
     }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-    visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| e.to_string())?;
+    visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
     println!("wrote {}", args.perfetto.display());
     Ok(())
 }

@@ -374,9 +374,15 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         waits_for,
         resource,
         kind,
-        // A task holding both ends of what it waits on cannot release itself
-        // while it waits: the report leaves it out (the search keeps the edge).
-        released_by: released.iter().filter(|&&u| u != t).map(|&u| s.tasks[u as usize].name.to_string()).collect(),
+        released_by: released
+            .iter()
+            // A task holding both ends of the channel or pipe it waits on
+            // cannot release itself while it waits: the report leaves it
+            // out (the search keeps the edge). A lock it holds itself is
+            // the deadlock, and stays.
+            .filter(|&&u| u != t || matches!(wait, Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)))
+            .map(|&u| s.tasks[u as usize].name.to_string())
+            .collect(),
         stack: task.frames.iter().rev().map(|&f| FrameInfo::from(f)).collect(),
         holds: holds_of(s, t),
     }

@@ -351,7 +351,7 @@ impl Default for Options {
 /// Checks that a trace can be drawn: it has events. `origin` names it (a file).
 pub fn check(trace: &Trace, origin: &str) -> Result<(), Error> {
     if trace.events.is_empty() {
-        return Err(Error(format!("{origin}: the trace has no events, nothing to draw")));
+        return Err(Error(format!("{origin}: the trace has no events (a run records at least the spawn of main)")));
     }
     Ok(())
 }

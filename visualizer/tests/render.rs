@@ -290,7 +290,11 @@ fn bad_inputs_name_the_file_and_leave_nothing() {
     empty["events"] = serde_json::json!([]);
     empty["schedule"] = serde_json::json!([]);
     empty["deadlock"] = serde_json::Value::Null;
+    empty["meta"]["steps"] = serde_json::json!(0);
+    let mut short: serde_json::Value = serde_json::from_str(&good).unwrap();
+    short["schedule"] = serde_json::json!([]);
     let cases = [
+        (write("short.json", &short.to_string()), "schedule: 0 entries, but meta.steps is"),
         (dir.join("missing.json"), "cannot read"),
         (write("text.json", "this is not json"), "not JSON"),
         (write("other.json", "{\"format\":\"something-else\",\"version\":1}"), "not a deadsim trace"),

@@ -105,8 +105,8 @@ impl Trace {
         crate::fsutil::write_atomic(path, self.to_json().as_bytes())
     }
 
-    /// Checks that every id an event refers to exists and that steps and
-    /// virtual time never go back.
+    /// Checks that every id an event refers to exists, that steps and
+    /// virtual time never go back, and that the schedule has a task per step.
     fn validate(&self) -> Result<(), String> {
         for (i, t) in self.tasks.iter().enumerate() {
             if t.id as usize != i {
@@ -144,6 +144,17 @@ impl Trace {
         }
         if let Some((i, t)) = self.schedule.iter().enumerate().find(|(_, &t)| t as u64 >= nt) {
             return Err(format!("schedule[{i}]: {t} is not a task id"));
+        }
+        // One task per step: a chart reads who ran from here.
+        if self.schedule.len() as u64 != self.meta.steps {
+            return Err(format!(
+                "schedule: {} entries, but meta.steps is {} (one task id per step)",
+                self.schedule.len(),
+                self.meta.steps
+            ));
+        }
+        if last_step > self.meta.steps {
+            return Err(format!("events: an event at step {last_step}, but meta.steps is {}", self.meta.steps));
         }
         Ok(())
     }
