@@ -52,15 +52,50 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     parts.push(format!("{} events", columns::group(m.trace.events.len() as u64)));
     parts.push(format!("deadsim {}", meta.deadsim));
     let line2 = parts.join("  ·  ");
-    let y2 = y1 + 24;
-    if let Some(t) = fonts::fit(&line2, SMALL, false, right - x) {
-        s.text(x, y2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+    // The run's description and its outcome, each wrapped rather than cut:
+    // the outcome names every task of the cycle.
+    let mut y = y1 + 2;
+    for t in wrap(&line2, SMALL, false, right - x, 3) {
+        y += 22;
+        s.text(x, y, &t, SMALL, false, palette::MUTED, Anchor::Left);
     }
-    let y3 = y2 + 22;
-    if let Some(t) = fonts::fit(&meta.message, SMALL, false, right - x) {
-        s.text(x, y3, &t, SMALL, false, palette::INK, Anchor::Left);
+    let message = wrap(&meta.message, SMALL, false, right - x, 4);
+    if message.is_empty() {
+        y += 22;
     }
-    y3 + 14
+    for t in message {
+        y += 22;
+        s.text(x, y, &t, SMALL, false, palette::INK, Anchor::Left);
+    }
+    y + 14
+}
+
+/// `text` broken at spaces into lines of at most `max` pixels, at most
+/// `lines` of them (the last one cut with an ellipsis if the text goes on).
+pub fn wrap(text: &str, size: f64, bold: bool, max: i32, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() && out.len() < lines {
+        if out.len() + 1 == lines || fonts::width(rest, size, bold) <= max {
+            out.extend(fonts::fit(rest, size, bold, max));
+            break;
+        }
+        // The longest prefix that fits and ends before a space.
+        let cut =
+            rest.match_indices(' ').map(|(i, _)| i).take_while(|&i| fonts::width(&rest[..i], size, bold) <= max).last();
+        match cut {
+            Some(i) => {
+                out.push(rest[..i].trim_end().to_string());
+                rest = rest[i..].trim_start();
+            }
+            // One word wider than the line: cut it.
+            None => {
+                out.extend(fonts::fit(rest, size, bold, max));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Draws the backgrounds of a chart's lanes, each `(top, bottom, in the
@@ -264,6 +299,16 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_only_the_last_line() {
+        let max = fonts::width("alpha beta gamma", SMALL, false);
+        assert_eq!(wrap("alpha beta gamma delta epsilon", SMALL, false, max, 3), ["alpha beta gamma", "delta epsilon"]);
+        assert_eq!(wrap("short", SMALL, false, max, 3), ["short"]);
+        let two = wrap("alpha beta gamma delta epsilon zeta eta theta iota kappa", SMALL, false, max, 2);
+        assert_eq!(two[0], "alpha beta gamma");
+        assert!(two[1].ends_with('…') && fonts::width(&two[1], SMALL, false) <= max, "{two:?}");
+    }
 
     #[test]
     fn a_cut_task_name_keeps_its_instance_number() {
