@@ -75,7 +75,11 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
         None => None,
     };
     let stem = stem(&args.trace);
-    let named = |dir: &Path, prefix: &str, c: Chart, f: Format| dir.join(format!("{prefix}-{}.{}", c.name(), f.ext()));
+    // `-o fig-` and `-o fig_` already end in a separator.
+    let named = |dir: &Path, prefix: &str, c: Chart, f: Format| {
+        let sep = if prefix.ends_with(['-', '_', '.']) { "" } else { "-" };
+        dir.join(format!("{prefix}{sep}{}.{}", c.name(), f.ext()))
+    };
     let mut out = Vec::new();
     match &args.out {
         None => {
@@ -154,6 +158,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));
     }
     let opts = Options { x, window, width: args.width };
+    if requested == [Chart::WaitFor] && args.window != "auto" {
+        eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
+    }
     // Check the output names before the (possibly long) work.
     plan(&args, &requested, all)?;
 
