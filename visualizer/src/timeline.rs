@@ -70,7 +70,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
     let alive: Vec<u32> =
         (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || cycle.contains(&t)).collect();
-    let shown = most_telling(m, &alive, &cycle);
+    let shown = most_telling(m, &alive, &cycle, (a, b));
     let (dead, over_cap) = (m.tasks.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
@@ -185,13 +185,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let g = |n: usize| crate::columns::group(n as u64);
         let left_out = match (dead, over_cap) {
             (d, 0) => format!("{} of {} tasks not drawn: finished before the window or spawned after it", g(d), g(m.tasks.len())),
-            (0, o) => format!("{} of {} tasks not drawn: at most {MAX_LANES} lanes (a narrower --window shows them)", g(o), g(m.tasks.len())),
+            (0, o) => format!(
+                "{} of {} tasks not drawn: over {MAX_LANES} alive in the window, so only the longest-lived (a narrower --window shows them)",
+                g(o),
+                g(m.tasks.len())
+            ),
             (d, o) => format!(
-                "{} of {} tasks not drawn: {} not alive in the window, {} over the {MAX_LANES} lanes drawn at most (a narrower --window shows them)",
+                "{} of {} tasks not drawn: {} not alive in the window, and of the {} alive only the longest-lived (a narrower --window shows them)",
                 g(d + o),
                 g(m.tasks.len()),
                 g(d),
-                g(o)
+                g(m.tasks.len() - d)
             ),
         };
         if let Some(t) = fonts::fit(&left_out, SMALL, false, width - MARGIN - xm.left) {
@@ -266,13 +270,27 @@ pub const MAX_LANES: usize = 100;
 
 /// The tasks of `alive` that get a lane, in id order: all of them, or, over
 /// [`MAX_LANES`], the cycle's, then the foreground ones, then background
-/// ones by id (the long-lived ones a model starts first).
-fn most_telling(m: &Model, alive: &[u32], cycle: &[u32]) -> Vec<u32> {
+/// ones by how long they live in the window (a server's connection loop
+/// before a thousand one-request goroutines), then by id.
+fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> Vec<u32> {
     if alive.len() <= MAX_LANES {
         return alive.to_vec();
     }
-    let rank = |t: u32| (!cycle.contains(&t), m.trace.tasks[t as usize].background, t);
-    let mut keep = alive.to_vec();
+    let lived = |t: u32| {
+        let tt = &m.tasks[t as usize];
+        let from = tt.spawn.unwrap_or(a).max(a);
+        let to = tt.states.iter().find(|s| s.1 == State::Finished).map_or(b, |s| s.0).min(b);
+        to.saturating_sub(from)
+    };
+    let rank = |t: u32| (!cycle.contains(&t), m.trace.tasks[t as usize].background, std::cmp::Reverse(lived(t)), t);
+    // A background task alive for under a hundredth of the window is a dot
+    // on an empty lane at this scale: over the cap, those are left out.
+    let span = (b - a).max(1);
+    let mut keep: Vec<u32> = alive
+        .iter()
+        .copied()
+        .filter(|&t| cycle.contains(&t) || !m.trace.tasks[t as usize].background || lived(t) * 100 >= span)
+        .collect();
     keep.sort_by_key(|&t| rank(t));
     keep.truncate(MAX_LANES);
     keep.sort_unstable();

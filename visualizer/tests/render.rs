@@ -408,10 +408,10 @@ fn timeline_draws_only_the_tasks_alive_in_its_window() {
         (lanes, note)
     };
     // The whole run: more tasks than lanes, so the foreground ones and the
-    // first background ones, up to the cap.
+    // long-lived background ones, not a lane per one-request goroutine.
     let (all, note) = drawn(Window::All);
-    assert_eq!(all, visualizer::timeline::MAX_LANES);
-    let want = format!("{} of {} tasks not drawn: at most", names.len() - all, names.len());
+    assert!(all < visualizer::timeline::MAX_LANES && all * 3 < names.len(), "{all} lanes of {}", names.len());
+    let want = format!("{} of {} tasks not drawn: over 100 alive in the window", names.len() - all, names.len());
     assert!(note.as_deref().is_some_and(|n| n.starts_with(&want)), "{note:?}, want {want}");
     let opts = Options { window: Window::All, ..Options::default() };
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
