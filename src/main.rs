@@ -304,6 +304,26 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// `run --render OUT`: as `render -o OUT` takes it, `OUT/` may be a folder
+/// still to make (one level, made when the charts are written); a prefix's
+/// folder must exist.
+fn check_render_output(out: &Option<PathBuf>) -> Result<(), UsageError> {
+    match out {
+        Some(p) if p.to_string_lossy().ends_with('/') && !p.exists() => {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            if !parent.is_dir() {
+                return Err(UsageError(format!(
+                    "--render {}: neither it nor its parent {} is a folder (only the last folder of the path is made)",
+                    p.display(),
+                    parent.display()
+                )));
+            }
+            Ok(())
+        }
+        _ => check_output("--render", out),
+    }
+}
+
 /// [`check_output`] for an output file, and that the file itself can be
 /// written there now, so a long hunt never ends in a result it cannot save.
 fn check_output_file(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
@@ -330,7 +350,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
     match &cmd {
         Command::Run { trace, render, max_steps, .. } => {
             check_output_file("--trace", trace)?;
-            check_output("--render", render)?;
+            check_render_output(render)?;
             check_max_steps(*max_steps)?;
         }
         Command::Hunt { trace, max_steps, .. } => {
@@ -371,8 +391,13 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 write_trace(path, t)?;
             }
             if let (Some(out), Some(t)) = (&render, &run.trace) {
-                for f in render::render_trace(t, out).map_err(UsageError)? {
+                // On stderr: stdout is the run's report.
+                let (files, skipped) = render::render_trace(t, out).map_err(UsageError)?;
+                for f in files {
                     eprintln!("wrote {}", f.display());
+                }
+                for line in skipped {
+                    eprintln!("{line}");
                 }
             }
             if json {

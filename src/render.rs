@@ -183,18 +183,28 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         println!("wrote {}", path.display());
     }
     if all {
-        for c in Chart::ALL {
-            if !c.applies(&m) {
-                let why = match c {
-                    Chart::Locks => "no locks",
-                    Chart::Pipes => "no pipes",
-                    _ => "no deadlock and no task blocked at the end",
-                };
-                println!("skipped {}: {why} in this trace", c.name());
-            }
+        for line in skipped(&m) {
+            println!("{line}");
         }
     }
     Ok(())
+}
+
+/// "skipped pipes: no pipes in this trace", for each chart that does not
+/// apply to `m` (what `--chart all` leaves out).
+fn skipped(m: &Model) -> Vec<String> {
+    Chart::ALL
+        .into_iter()
+        .filter(|c| !c.applies(m))
+        .map(|c| {
+            let why = match c {
+                Chart::Locks => "no locks",
+                Chart::Pipes => "no pipes",
+                _ => "no deadlock and no task blocked at the end",
+            };
+            format!("skipped {}: {why} in this trace", c.name())
+        })
+        .collect()
 }
 
 /// An output path that names the input trace is refused: a chart or an
@@ -212,10 +222,11 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 
 /// Renders every chart that applies to `trace`, named as `render --chart all
 /// -o OUT` names them (OUT a directory or a prefix; `.svg` on it selects SVG),
-/// and returns the files written (`deadsim run ... --render OUT`). The names
+/// and returns the files written and a line for each chart left out
+/// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     let args = RenderArgs {
@@ -234,7 +245,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<Vec<PathBuf
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
     write_all(&rendered)?;
-    Ok(rendered.into_iter().map(|(p, _)| p).collect())
+    Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped(&m)))
 }
 
 /// Writes a set of charts as one unit: every name is checked first, and if a
@@ -337,10 +348,14 @@ mod tests {
         let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
         let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let files = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let (files, skipped) = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
         let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
+        assert_eq!(skipped, ["skipped pipes: no pipes in this trace"]);
         assert!(files.iter().all(|p| std::fs::read_to_string(p).unwrap().contains("<svg")));
+        // A folder still to make, as `render -o DIR/` makes it.
+        let (files, _) = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
+        assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
