@@ -295,7 +295,10 @@ impl LockOrder {
         }
         if n == 2 {
             let first = self.edge(cycle[0], cycle[1]);
-            let (t0, t1) = (first.task.as_ref(), closing.task.as_ref());
+            // One task seen taking both orders: the columns are two tasks
+            // running its code, as lockdep's CPU0 and CPU1 are.
+            let same = first.task == closing.task;
+            let (t0, t1) = if same { ("CPU0", "CPU1") } else { (first.task.as_ref(), closing.task.as_ref()) };
             let w = t0.chars().count().max(6) + 4;
             r.push_str("\n Possible unsafe locking scenario:\n\n");
             r.push_str(&format!("       {t0:<w$}{t1}\n       {:<w$}{}\n", "----", "----"));
@@ -304,6 +307,12 @@ impl LockOrder {
             r.push_str(&format!("       {:<w$}lock({});\n", "", cycle[0]));
             r.push_str(&format!("  lock({});\n", cycle[1]));
             r.push_str("\n *** DEADLOCK ***\n");
+            if same {
+                r.push_str(&format!(
+                    "\n(\"{}\" took the locks in both orders: two tasks running this code deadlock)\n",
+                    first.task
+                ));
+            }
         }
         Warning { kind: WarningKind::CircularDependency, summary, report: r }
     }

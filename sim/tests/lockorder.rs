@@ -36,6 +36,10 @@ fn flink_1_13_1_is_flagged_from_runs_that_did_not_deadlock() {
         );
         assert!(circular.report.starts_with("WARNING: possible circular locking dependency detected"));
         assert!(circular.report.contains("*** DEADLOCK ***"));
+        // The scenario's columns are two tasks, never one task twice.
+        let columns = circular.report.lines().skip_while(|l| !l.contains("Possible unsafe")).nth(2).unwrap();
+        let names: Vec<&str> = columns.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert!(names.len() == 2 && names[0] != names[1], "{scenario}: {columns:?}");
         assert!(kinds(&g).contains(&WarningKind::SameClassNesting), "{scenario}");
     }
 }
