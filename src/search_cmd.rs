@@ -47,10 +47,15 @@ impl Which {
                         .strategy(Box::new(ReplayStrategy::new(s.choices.clone()))),
                 );
                 if let Outcome::Stopped { .. } = &run.outcome {
-                    return Err(UsageError(format!(
-                        "--schedule: {}; a schedule of a step-limit run replays only with its --max-steps",
-                        run.outcome.summary()
-                    )));
+                    // A schedule that ends while the run goes on may be one of a
+                    // step-limit run, replayed without its step limit.
+                    let summary = run.outcome.summary();
+                    let hint = if summary.contains("the schedule ends") {
+                        "; a schedule of a step-limit run replays only with its --max-steps"
+                    } else {
+                        ""
+                    };
+                    return Err(UsageError(format!("--schedule: {summary}{hint}")));
                 }
                 // Choices left over mean the model ended sooner than the run the
                 // schedule was recorded from: that is a divergence too.
