@@ -31,7 +31,7 @@ pub struct RenderArgs {
     format: Option<String>,
     /// Part of the trace to draw: auto (whole trace up to 1000 steps, else
     /// the last 400 steps before the deadlock), all, last:N, steps:A..B,
-    /// time:A..B (ns, or with ns/us/ms/s)
+    /// time:A..B (ns, or with ns/us/ms/s); A..=B includes B
     #[arg(long, default_value = "auto", value_name = "WINDOW")]
     window: String,
     /// x axis: time (virtual time) or steps

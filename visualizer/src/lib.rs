@@ -161,7 +161,8 @@ impl FromStr for XAxis {
 /// The part of a trace the timeline, lock and pipe charts show.
 ///
 /// Written on the command line as `auto`, `all`, `last:N`, `steps:A..B` or
-/// `time:A..B` (times in ns, or with a unit: `1.5us`, `20ms`, `2s`).
+/// `time:A..B` (times in ns, or with a unit: `1.5us`, `20ms`, `2s`); `A..=B`
+/// includes B, as in seed ranges.
 ///
 /// ```
 /// use visualizer::Window;
@@ -291,10 +292,18 @@ impl FromStr for Window {
             _ => {}
         }
         let (kind, arg) = s.split_once(':').ok_or_else(|| bad(forms))?;
-        // `A..B`, each side parsed by `one`; the range must not be empty.
+        // `A..B` or `A..=B` (as seed ranges), each side parsed by `one`; the
+        // range must not be empty.
         let range = |one: &dyn Fn(&str) -> Result<u64, String>| -> Result<(u64, u64), Error> {
             let (a, b) = arg.split_once("..").ok_or_else(|| bad(&format!("expected {kind}:A..B")))?;
-            let (a, b) = (one(a).map_err(|e| bad(&e))?, one(b).map_err(|e| bad(&e))?);
+            let (b, inclusive) = match b.strip_prefix('=') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
+            let (a, mut b) = (one(a).map_err(|e| bad(&e))?, one(b).map_err(|e| bad(&e))?);
+            if inclusive {
+                b = b.checked_add(1).ok_or_else(|| bad("the end is too large"))?;
+            }
             if a >= b {
                 return Err(bad(&format!("the range is empty (its start {a} is not below its end {b})")));
             }
@@ -304,10 +313,16 @@ impl FromStr for Window {
             "last" => match arg.parse::<u64>() {
                 Ok(0) => Err(bad("N must be at least 1")),
                 Ok(n) => Ok(Window::Last(n)),
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(bad("N is too large")),
                 Err(_) => Err(bad("expected last:N, N a number of steps")),
             },
             "steps" => {
-                let step = |x: &str| x.parse::<u64>().map_err(|_| format!("`{x}` is not a step number"));
+                let step = |x: &str| {
+                    x.parse::<u64>().map_err(|e| match e.kind() {
+                        std::num::IntErrorKind::PosOverflow => format!("`{x}` is too large"),
+                        _ => format!("`{x}` is not a step number"),
+                    })
+                };
                 range(&step).map(|(a, b)| Window::Steps(a, b))
             }
             "time" => {
@@ -418,6 +433,8 @@ mod tests {
         assert_eq!("auto".parse::<Window>().unwrap(), Window::Auto);
         assert_eq!("all".parse::<Window>().unwrap(), Window::All);
         assert_eq!("steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 20));
+        assert_eq!("steps:10..=20".parse::<Window>().unwrap(), Window::Steps(10, 21));
+        assert_eq!("time:1us..=2us".parse::<Window>().unwrap(), Window::Time(1_000, 2_001));
         assert_eq!("time:100..2000".parse::<Window>().unwrap(), Window::Time(100, 2000));
         assert_eq!("time:0.5us..1ms".parse::<Window>().unwrap(), Window::Time(500, 1_000_000));
         assert_eq!("time:1s..2s".parse::<Window>().unwrap(), Window::Time(1_000_000_000, 2_000_000_000));
@@ -432,6 +449,9 @@ mod tests {
             ("time:2us..1us", "the range is empty (its start 2000 is not below its end 1000)"),
             ("time:1.5ns..2", "`1.5ns` is not a time"),
             ("foo:1", "expected auto, all"),
+            ("last:99999999999999999999", "N is too large"),
+            ("steps:1..99999999999999999999", "is too large"),
+            ("steps:3..=2", "the range is empty"),
         ] {
             let e = bad.parse::<Window>().unwrap_err().0;
             assert!(e.starts_with(&format!("window `{bad}`: ")) && e.contains(why), "{bad}: {e}");
