@@ -187,6 +187,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             "max_steps": a.max_steps, "keep_going": a.keep_going, "check_determinism": a.check_determinism,
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
             "stopped_early": r.stopped_early, "message": message,
+            // Why, as explore's JSON says it.
+            "stopped": match (r.stopped_early, INTERRUPTED.load(Ordering::Relaxed)) {
+                (false, _) => json!(null),
+                (true, true) => json!("interrupted"),
+                (true, false) => json!("time-budget"),
+            },
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
             // The command that replays it, with the step limit a step-limit failure needs.
             "replay": recorded.as_ref().map(|run| replay_command(m, cfg, run)),

@@ -217,6 +217,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "preemptions": a.preemptions, "reduction": reduced,
                    "stopped": stopped_json(&r, interrupted), "proved_within": proved_within,
+                   "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
         return Ok(r.failure.is_some());
