@@ -60,38 +60,18 @@ fn tasks_blocked_behind_the_cycle_are_listed_apart() {
     assert_eq!(behind, vec!["waiter"]);
 }
 
-#[test]
-fn a_task_holding_both_ends_is_not_named_as_its_own_releaser() {
-    // main also declares the send end of the channel it receives on; the
-    // worker, the other sender, is stuck behind main's lock.
-    let run = Sim::new(0).run(|| async {
+/// main holds `mu` and waits to receive on a channel whose senders are
+/// `workers`, each stuck behind `mu`; with `main_sends`, main declares the
+/// send end too.
+fn recv_behind_senders(workers: &'static [&'static str], main_sends: bool) -> sim::Run {
+    Sim::new(0).run(move || async move {
         let mu = Mutex::new("mu");
         let ch: Chan<u32> = Chan::new("results", 0);
-        ch.declare_sender();
+        if main_sends {
+            ch.declare_sender();
+        }
         let g = mu.lock().await;
-        let tx = ch.clone();
-        spawn("worker", async move {
-            tx.declare_sender();
-            let _g = mu.lock().await;
-            tx.send(1).await;
-        });
-        ch.recv().await;
-        drop(g);
-    });
-    let d = run.outcome.deadlock().expect("deadlock");
-    assert_eq!((d.cycle[0].name.as_str(), d.cycle[0].op.as_str()), ("main", "recv"));
-    assert_eq!(d.cycle[0].released_by, vec!["worker"]);
-}
-
-#[test]
-fn a_channel_wait_points_to_every_holder_of_the_other_end() {
-    // main waits to receive; two senders hold the send end. Only when both
-    // are stuck behind main's lock is it a deadlock.
-    let run = Sim::new(0).run(|| async {
-        let mu = Mutex::new("mu");
-        let ch: Chan<u32> = Chan::new("results", 0);
-        let g = mu.lock().await;
-        for name in ["worker-1", "worker-2"] {
+        for &name in workers {
             let tx = ch.clone();
             spawn(name, async move {
                 tx.declare_sender();
@@ -101,7 +81,21 @@ fn a_channel_wait_points_to_every_holder_of_the_other_end() {
         }
         ch.recv().await;
         drop(g);
-    });
+    })
+}
+
+#[test]
+fn a_task_holding_both_ends_is_not_named_as_its_own_releaser() {
+    let run = recv_behind_senders(&["worker"], true);
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!((d.cycle[0].name.as_str(), d.cycle[0].op.as_str()), ("main", "recv"));
+    assert_eq!(d.cycle[0].released_by, vec!["worker"]);
+}
+
+#[test]
+fn a_channel_wait_points_to_every_holder_of_the_other_end() {
+    // Only when both senders are stuck behind main's lock is it a deadlock.
+    let run = recv_behind_senders(&["worker-1", "worker-2"], false);
     let d = run.outcome.deadlock().expect("deadlock");
     assert_eq!(d.cycle[0].name, "main");
     assert_eq!(d.cycle[0].op, "recv");
