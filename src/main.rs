@@ -13,10 +13,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use serde_json::json;
 
 use model_args::ModelArgs;
-use output::{cycle_json, params_json, write_trace};
+use output::write_trace;
 use search_cmd::Which;
 use sim::hunt::SeedRange;
 use sim::models::{self, Configured, Model};
@@ -115,6 +114,9 @@ enum Command {
         /// Write the trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Print one JSON object on stdout (as `run --json`) instead of the events and the report
+        #[arg(long)]
+        json: bool,
         /// Stop a run after N steps
         #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
         max_steps: u64,
@@ -160,6 +162,9 @@ enum Command {
         /// Write the shrunk run's trace to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Print one JSON object on stdout instead of the report
+        #[arg(long)]
+        json: bool,
         /// Candidate runs to try at most
         #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true)]
         max_tries: u64,
@@ -401,22 +406,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
             }
             if json {
-                let out = json!({
-                    "verdict": run.outcome.verdict(),
-                    "seed": seed,
-                    "schedules": 1,
-                    "cycle": cycle_json(&run.outcome),
-                    "model": m.name(),
-                    "params": params_json(&cfg),
-                    "strategy": kind.to_string(),
-                    "steps": run.steps,
-                    "time_ns": run.time_ns,
-                    "message": run.outcome.summary(),
-                    "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
-                    "replay": failed.then(|| search_cmd::replay_command(m, &cfg, &run)),
-                    "warnings": output::warnings_json(&run.lock_order.warnings()),
-                });
-                println!("{out}");
+                println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
                 println!(
                     "{} seed {seed}: {} after {} steps",
@@ -544,7 +534,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
             }
         }
-        Command::Replay { model, which, trace, max_steps, params } => {
+        Command::Replay { model, which, trace, json, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
@@ -552,6 +542,14 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             // must not cost the trace.
             if let Some(path) = &trace {
                 write_trace(path, run.trace.as_ref().unwrap())?;
+            }
+            if json {
+                let (seed, strategy) = match &which {
+                    Which::Seed(s, k) => (Some(*s), k.to_string()),
+                    Which::Schedule(_) => (None, "replay".to_string()),
+                };
+                println!("{}", search_cmd::run_json(m, &cfg, &run, seed, &strategy));
+                return Ok(run.outcome.is_failure());
             }
             match &which {
                 Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
@@ -597,10 +595,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }
-        Command::Shrink { model, which, trace, max_tries, max_steps, params } => {
+        Command::Shrink { model, which, trace, json, max_tries, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
-            search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace)
+            search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace, json)
         }
         Command::Merge { files } => hunt_cmd::merge(&files),
         Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),

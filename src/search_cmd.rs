@@ -294,6 +294,27 @@ fn stopped_json(r: &sim::scheduler::ExploreResult, interrupted: bool) -> serde_j
     }
 }
 
+/// One run as `run --json` prints it (and `replay --json`, and `shrink
+/// --json` for the shrunk run): `seed` is null for a schedule.
+pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, strategy: &str) -> serde_json::Value {
+    let failed = run.outcome.is_failure();
+    json!({
+        "verdict": run.outcome.verdict(),
+        "seed": seed,
+        "schedules": 1,
+        "cycle": cycle_json(&run.outcome),
+        "model": m.name(),
+        "params": params_json(cfg),
+        "strategy": strategy,
+        "steps": run.steps,
+        "time_ns": run.time_ns,
+        "message": run.outcome.summary(),
+        "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
+        "replay": failed.then(|| replay_command(m, cfg, run)),
+        "warnings": crate::output::warnings_json(&run.lock_order.warnings()),
+    })
+}
+
 /// `deadsim shrink`: the failing run with the fewest preemptions, then steps.
 pub fn shrink_cmd(
     m: &dyn Model,
@@ -302,7 +323,12 @@ pub fn shrink_cmd(
     max_steps: u64,
     max_tries: u64,
     trace: Option<PathBuf>,
+    json_out: bool,
 ) -> Result<bool, UsageError> {
+    let from_seed = match &which {
+        Which::Seed(s, _) => Some(*s),
+        Which::Schedule(_) => None,
+    };
     let failing = which.run(m, cfg, max_steps)?;
     if let sim::Outcome::StepLimit { steps } = failing.outcome {
         return Err(UsageError(format!(
@@ -312,6 +338,13 @@ pub fn shrink_cmd(
     }
     if !failing.outcome.is_failure() {
         // Nothing found is exit 0, as for every command.
+        if json_out {
+            let mut out = run_json(m, cfg, &failing, None, "shrink");
+            out["shrunk"] = json!(false);
+            out["from_seed"] = json!(from_seed);
+            println!("{out}");
+            return Ok(false);
+        }
         let written = if trace.is_some() { " (no trace was written)" } else { "" };
         println!("{}: this run does not fail ({}); nothing to shrink{written}", m.name(), failing.outcome.summary());
         return Ok(false);
@@ -323,6 +356,18 @@ pub fn shrink_cmd(
     // The file first, as `replay` does.
     if let Some(path) = &trace {
         write_trace(path, run.trace.as_ref().unwrap())?;
+    }
+    if json_out {
+        let mut out = run_json(m, cfg, run, None, "shrink");
+        out["shrunk"] = json!(true);
+        out["from_seed"] = json!(from_seed);
+        out["original"] = json!({"preemptions": shrunk.original_preemptions, "steps": shrunk.original_steps});
+        out["preemptions"] = json!(shrunk.preemptions);
+        out["tries"] = json!(shrunk.tries);
+        out["fewest_preemptions_proved"] = json!(shrunk.fewest);
+        out["budget_spent"] = json!(shrunk.budget_spent);
+        println!("{out}");
+        return Ok(true);
     }
     println!(
         "{}: shrunk from {} and {} to {} and {} ({}); same failure:\n",

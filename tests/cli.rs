@@ -404,6 +404,32 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
 }
 
 #[test]
+fn replay_and_shrink_print_json_as_run_does() {
+    let (code, run) = json(&["run", "abba", "--seed", "0", "--json"]);
+    assert_eq!(code, 1);
+    let (code, replayed) = json(&["replay", "abba", "--seed", "0", "--json"]);
+    assert_eq!((code, &replayed), (1, &run), "replay of a seed is that seed's run");
+    let schedule = run["schedule"].as_str().unwrap();
+    let (code, by_schedule) = json(&["replay", "abba", "--schedule", schedule, "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        (by_schedule["seed"].clone(), by_schedule["strategy"].as_str()),
+        (serde_json::Value::Null, Some("replay"))
+    );
+    assert_eq!((&by_schedule["cycle"], &by_schedule["steps"]), (&run["cycle"], &run["steps"]));
+    let (code, shrunk) = json(&["shrink", "philosophers", "--seed", "0", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!((shrunk["shrunk"].as_bool(), shrunk["from_seed"].as_u64()), (Some(true), Some(0)), "{shrunk}");
+    assert!(shrunk["preemptions"].as_u64() < shrunk["original"]["preemptions"].as_u64(), "{shrunk}");
+    assert_eq!(shrunk["fewest_preemptions_proved"].as_bool(), Some(true), "{shrunk}");
+    // The shrunk schedule replays to the same cycle.
+    let (_, again) = json(&["replay", "philosophers", "--schedule", shrunk["schedule"].as_str().unwrap(), "--json"]);
+    assert_eq!((&again["cycle"], &again["steps"]), (&shrunk["cycle"], &shrunk["steps"]));
+    let (code, nothing) = json(&["shrink", "abba", "--fixed", "--seed", "0", "--json"]);
+    assert_eq!((code, nothing["shrunk"].as_bool()), (0, Some(false)));
+}
+
+#[test]
 fn render_draws_a_trace_and_refuses_bad_paths() {
     let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
