@@ -71,6 +71,14 @@ pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<Atomi
     let counter = Arc::new(AtomicU64::new(0));
     let done = AtomicBool::new(false);
     let started = Instant::now();
+    // Stops the printer however `f` ends: a panic in it must not leave the
+    // scope waiting for that thread forever.
+    struct Done<'a>(&'a AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     std::thread::scope(|s| {
         s.spawn(|| {
             // Wake often, print twice a second: the work never waits for this thread.
@@ -92,9 +100,8 @@ pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<Atomi
             }
             eprint!("\r{:60}\r", "");
         });
-        let r = f(Some(&counter));
-        done.store(true, Ordering::Relaxed);
-        r
+        let _done = Done(&done);
+        f(Some(&counter))
     })
 }
 

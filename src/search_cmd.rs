@@ -194,7 +194,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     // The largest bound every schedule within which was run (none without a bound).
     let proved_within = match (a.preemptions, r.bound) {
         (Some(_), Some(b)) if r.exhausted => Some(b),
-        (Some(_), Some(b)) if r.failure.is_none() && b > 0 => Some(b - 1),
+        // Cut short or failing within b: every schedule within b - 1 ran.
+        (Some(_), Some(b)) if b > 0 => Some(b - 1),
         _ => None,
     };
     match (&a.trace, &r.failure) {

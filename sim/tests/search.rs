@@ -251,3 +251,17 @@ fn a_spent_time_budget_or_a_stop_flag_ends_an_exploration_early_and_says_so() {
     assert_eq!((r.executions, r.pruned), (plain.executions, plain.pruned));
     assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), r.executions);
 }
+
+#[test]
+fn a_bounded_exploration_keeps_to_its_budgets_however_large() {
+    let m = model("abba", &[("fixed", "true")]);
+    // A budget too large for a deadline is no deadline.
+    let huge = ExploreConfig { time_budget: Some(std::time::Duration::MAX), ..cfg(false, Some(2), 1_000) };
+    let r = explore(&m, &huge);
+    assert!(r.exhausted && !r.stopped_early, "{r:?}");
+    // The execution budget is a cap across the passes, never one over.
+    for max in 1..=r.executions {
+        let r = explore(&m, &cfg(false, Some(2), max));
+        assert!(r.executions <= max, "--max-executions {max}: {} run", r.executions);
+    }
+}

@@ -83,8 +83,11 @@ pub fn draw<DB: DrawingBackend>(
         let glyph = id.with_scale_and_position(font.scale(), ab_glyph::point(pen, 0.0));
         if let Some(q) = font.outline_glyph(glyph) {
             let rect = q.px_bounds();
-            // The baseline where plotters puts it: top + size / 2, in whole pixels.
-            let y0 = top + ((size as f32) / 2.0 + rect.min.y) as i32;
+            // The baseline where plotters puts it, top + size / 2, in whole
+            // pixels and the same for every glyph: plotters truncated
+            // size / 2 + the glyph's top toward zero, which set `.` and `-`
+            // a pixel off the letters.
+            let y0 = top + (size as f32 / 2.0).floor() as i32 + rect.min.y as i32;
             let x0 = left + rect.min.x as i32;
             let mut err = Ok(());
             q.draw(|x, y, cov| {

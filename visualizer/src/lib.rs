@@ -300,13 +300,20 @@ impl FromStr for Window {
                 Some(b) => (b, true),
                 None => (b, false),
             };
-            let (a, mut b) = (one(a).map_err(|e| bad(&e))?, one(b).map_err(|e| bad(&e))?);
-            if inclusive {
-                b = b.checked_add(1).ok_or_else(|| bad("the end is too large"))?;
-            }
-            if a >= b {
-                return Err(bad(&format!("the range is empty (its start {a} is not below its end {b})")));
-            }
+            let (a, b) = (one(a).map_err(|e| bad(&e))?, one(b).map_err(|e| bad(&e))?);
+            // Said with the end as typed: `3..=2` is empty with its end 2.
+            let empty = |cmp: &str| bad(&format!("the range is empty (its start {a} is not {cmp} its end {b})"));
+            let b = if inclusive {
+                if a > b {
+                    return Err(empty("at or below"));
+                }
+                b.checked_add(1).ok_or_else(|| bad("the end is too large"))?
+            } else {
+                if a >= b {
+                    return Err(empty("below"));
+                }
+                b
+            };
             Ok((a, b))
         };
         match kind {
@@ -451,7 +458,7 @@ mod tests {
             ("foo:1", "expected auto, all"),
             ("last:99999999999999999999", "N is too large"),
             ("steps:1..99999999999999999999", "is too large"),
-            ("steps:3..=2", "the range is empty"),
+            ("steps:3..=2", "the range is empty (its start 3 is not at or below its end 2)"),
         ] {
             let e = bad.parse::<Window>().unwrap_err().0;
             assert!(e.starts_with(&format!("window `{bad}`: ")) && e.contains(why), "{bad}: {e}");

@@ -218,7 +218,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "read-locked, or held part of the time".into()));
     }
     for k in MarkKind::ALL {
-        let present = m.tasks.iter().any(|t| t.marks.iter().any(|mk| mk.kind == k && mk.pos >= a && mk.pos <= b));
+        // Marks of the lanes drawn only.
+        let present = lanes
+            .iter()
+            .any(|l| m.tasks[l.task as usize].marks.iter().any(|mk| mk.kind == k && mk.pos >= a && mk.pos <= b));
         if present {
             let sw = match k {
                 MarkKind::PipeWrite => Swatch::Up,

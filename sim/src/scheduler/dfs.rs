@@ -440,12 +440,18 @@ fn next_branch(s: &mut Search) -> bool {
 /// ([`ExploreResult::bound`] says how many).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg).0 };
-    let deadline = cfg.time_budget.map(|b| Instant::now() + b);
+    let started = Instant::now();
     let mut total = ExploreResult::nothing_yet(None);
     for b in 0..=k {
         let left = cfg.max_executions.saturating_sub(total.executions);
-        // One budget for all the passes: each gets what the ones before left.
-        let time_budget = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == 0 {
+            // The budget went to the passes below this one.
+            total.bound = Some(b);
+            return total;
+        }
+        // One budget for all the passes: each gets what the ones before left
+        // (a subtraction, not a deadline: a budget of 1e19 s has none).
+        let time_budget = cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
         let (pass, cut) = explore_within(
             model,
             &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
