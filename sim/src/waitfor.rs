@@ -159,6 +159,16 @@ fn releaser_can_run(s: &State, t: TaskId) -> bool {
 /// Called when `t` has just blocked: the deadlock this wait closes, if any.
 pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Option<Deadlock> {
     if releaser_can_run(s, t) {
+        // The shortcut must answer as the search does (checked in debug builds, where the tests run).
+        debug_assert!(
+            {
+                let mut sc = std::mem::take(&mut s.scratch);
+                let dead = closed_from(s, &mut sc, t);
+                s.scratch = sc;
+                !dead
+            },
+            "releaser_can_run said no deadlock where the search finds one"
+        );
         return None;
     }
     let mut sc = std::mem::take(&mut s.scratch);
