@@ -46,18 +46,23 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     if !params.is_empty() {
         parts.push(params.join(" "));
     }
-    parts.push(format!("strategy {}", meta.strategy));
-    parts.push(format!("{} steps", columns::group(meta.steps)));
-    parts.push(format!("{} virtual", columns::duration(meta.time_ns)));
-    parts.push(format!("{} events", columns::group(m.trace.events.len() as u64)));
-    parts.push(format!("deadsim {}", meta.deadsim));
+    // No-break spaces inside each part: a wrapped line breaks between the
+    // parameters and at the dots, not inside "deadsim 0.1.0".
+    let keep = |t: String| t.replace(' ', "\u{a0}");
+    parts.push(keep(format!("strategy {}", meta.strategy)));
+    parts.push(keep(format!("{} steps", columns::group(meta.steps))));
+    parts.push(keep(format!("{} virtual", columns::duration(meta.time_ns))));
+    parts.push(keep(format!("{} events", columns::group(m.trace.events.len() as u64))));
+    parts.push(keep(format!("deadsim {}", meta.deadsim)));
     let line2 = parts.join("  ·  ");
     // The run's description and its outcome, each wrapped rather than cut:
     // the outcome names every task of the cycle.
     let mut y = y1 + 2;
     for t in wrap(&line2, SMALL, false, right - x, 3) {
         y += 22;
-        s.text(x, y, &t, SMALL, false, palette::MUTED, Anchor::Left);
+        // A line broken after a separator does not end in it.
+        let t = t.trim_end_matches('·').trim_end();
+        s.text(x, y, t, SMALL, false, palette::MUTED, Anchor::Left);
     }
     let message = wrap(&meta.message, SMALL, false, right - x, 4);
     if message.is_empty() {

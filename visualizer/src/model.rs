@@ -86,6 +86,8 @@ pub struct Block {
     /// Still blocked when the trace ends.
     pub open: bool,
     pub frame: Option<u32>,
+    /// The task a join waits for.
+    pub peer: Option<u32>,
 }
 
 /// A point event drawn as a mark on a task's lane.
@@ -251,8 +253,16 @@ impl<'a> Model<'a> {
                         _ => e.op.as_deref().unwrap_or("wait").to_string(),
                     };
                     let resource = if e.kind == EventKind::Sleep { None } else { e.resource };
-                    open_blocks[t] =
-                        Some(Block { task: e.task, start: pos, end: pos, resource, op, open: false, frame: e.frame });
+                    open_blocks[t] = Some(Block {
+                        task: e.task,
+                        start: pos,
+                        end: pos,
+                        resource,
+                        op,
+                        open: false,
+                        frame: e.frame,
+                        peer: e.peer,
+                    });
                     push_state(&mut base[t], pos, State::Blocked);
                 }
                 EventKind::Wake => {

@@ -165,8 +165,14 @@ impl Graph {
                         .map(|f| frame_text(&f.name, &f.site))
                         .unwrap_or_default();
                     let tn = g.task_node(m, t as u32, detail, false);
+                    if let (Some(u), "join") = (blk.peer, blk.op.as_str()) {
+                        // A join waits for the joined task itself.
+                        let un = g.task_node(m, u, String::new(), false);
+                        g.edge(tn, un, "waits for", false);
+                        continue;
+                    }
                     let Some(r) = blk.resource else {
-                        // A select or a join: a wait of its own, with no holder to show.
+                        // A select (or a join from a trace without its peer): a wait of its own.
                         g.nodes.push(Node {
                             kind: NodeKind::Other(format!("{} of task {t}", blk.op)),
                             label: blk.op.clone(),

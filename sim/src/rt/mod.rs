@@ -554,7 +554,9 @@ impl State {
         if let Wait::Lock(r) | Wait::RLock(r) = wait {
             self.resources[r as usize].waiters.push(t);
         }
-        self.record(t, EventKind::Block, wait.resource(), None, None, None, Some(wait.op()));
+        // A join names the task it waits for.
+        let peer = if let Wait::Join(u) = wait { Some(u) } else { None };
+        self.record(t, EventKind::Block, wait.resource(), None, None, peer, Some(wait.op()));
     }
 
     #[inline(never)]
