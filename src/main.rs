@@ -125,33 +125,7 @@ enum Command {
     },
     /// Explore every schedule (depth-first, with partial-order reduction) or
     /// every schedule within a preemption bound; prove or find a failure
-    Explore {
-        /// Model name
-        model: String,
-        /// Only schedules with at most K preemptions (plain DFS; the bound is raised from 0 to K, so a failure found needs the fewest preemptions)
-        #[arg(long, value_name = "K", allow_hyphen_values = true)]
-        preemptions: Option<u32>,
-        /// Explore without partial-order reduction (every interleaving)
-        #[arg(long)]
-        no_reduction: bool,
-        /// Stop after N executions
-        #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_hyphen_values = true)]
-        max_executions: u64,
-        /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
-        max_steps: u64,
-        /// Write the trace of a failing schedule to FILE
-        #[arg(long, value_name = "FILE")]
-        trace: Option<PathBuf>,
-        /// Print one JSON object on stdout instead of the report
-        #[arg(long)]
-        json: bool,
-        /// Stop after this many seconds and say how far the exploration got
-        #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-        time_budget: Option<f64>,
-        #[command(flatten)]
-        params: ModelArgs,
-    },
+    Explore(ExploreCli),
     /// From a failing seed or schedule, find the run with the fewest
     /// preemptions (then steps) that fails the same way
     Shrink {
@@ -289,6 +263,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// The flags of `deadsim explore`.
+#[derive(clap::Args)]
+struct ExploreCli {
+    /// Model name
+    model: String,
+    /// Only schedules with at most K preemptions (plain DFS; the bound is raised from 0 to K, so a failure found needs the fewest preemptions)
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    preemptions: Option<u32>,
+    /// Explore without partial-order reduction (every interleaving)
+    #[arg(long)]
+    no_reduction: bool,
+    /// Stop after N executions
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_hyphen_values = true)]
+    max_executions: u64,
+    /// Stop a run after N steps
+    #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
+    max_steps: u64,
+    /// Write the trace of a failing schedule to FILE
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of the report
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many seconds and say how far the exploration got
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    time_budget: Option<f64>,
+    #[command(flatten)]
+    params: ModelArgs,
+}
+
 fn strategy_kind(s: &str) -> Result<StrategyKind, UsageError> {
     s.parse().map_err(|e| UsageError(format!("--strategy {e}")))
 }
@@ -362,7 +366,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             check_output_file("--trace", trace)?;
             check_max_steps(max_steps.unwrap_or(1))?;
         }
-        Command::Replay { trace, max_steps, .. } | Command::Explore { trace, max_steps, .. } => {
+        Command::Replay { trace, max_steps, .. } | Command::Explore(ExploreCli { trace, max_steps, .. }) => {
             check_output_file("--trace", trace)?;
             check_max_steps(*max_steps)?;
         }
@@ -561,35 +565,25 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             Ok(run.outcome.is_failure())
         }
-        Command::Explore {
-            model,
-            preemptions,
-            no_reduction,
-            max_executions,
-            max_steps,
-            trace,
-            json,
-            time_budget,
-            params,
-        } => {
-            let (m, cfg) = configure(&model, &params)?;
-            let time_budget = parse_time_budget(time_budget)?;
-            if max_executions == 0 {
+        Command::Explore(e) => {
+            let (m, cfg) = configure(&e.model, &e.params)?;
+            let time_budget = parse_time_budget(e.time_budget)?;
+            if e.max_executions == 0 {
                 return Err(UsageError("--max-executions must be at least 1".into()));
             }
-            if preemptions.is_some() && no_reduction {
+            if e.preemptions.is_some() && e.no_reduction {
                 return Err(UsageError(
                     "--no-reduction goes without --preemptions: a preemption-bounded exploration is plain DFS already"
                         .into(),
                 ));
             }
             let a = search_cmd::ExploreArgs {
-                preemptions,
-                no_reduction,
-                max_executions,
-                max_steps,
-                trace,
-                json,
+                preemptions: e.preemptions,
+                no_reduction: e.no_reduction,
+                max_executions: e.max_executions,
+                max_steps: e.max_steps,
+                trace: e.trace,
+                json: e.json,
                 via_hunt: false,
                 time_budget,
             };
