@@ -29,6 +29,16 @@ thread_local! {
 /// Set by Ctrl-C: hunts stop taking seeds and report what they found.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Why a hunt or an exploration stopped early, in their JSON: Ctrl-C or the
+/// time budget (the two things that stop one early).
+pub fn early_stop() -> &'static str {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        "interrupted"
+    } else {
+        "time-budget"
+    }
+}
+
 /// Installs the Ctrl-C handler (an atomic store: async-signal-safe).
 pub fn install_interrupt_handler() {
     #[cfg(unix)]
@@ -195,11 +205,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
             "stopped_early": r.stopped_early, "message": message,
             // Why, as explore's JSON says it.
-            "stopped": match (r.stopped_early, INTERRUPTED.load(Ordering::Relaxed)) {
-                (false, _) => json!(null),
-                (true, true) => json!("interrupted"),
-                (true, false) => json!("time-budget"),
-            },
+            "stopped": r.stopped_early.then(early_stop),
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
             // The command that replays it, with the step limit a step-limit failure needs.
             "replay": recorded.as_ref().map(|run| replay_command(m, cfg, run)),

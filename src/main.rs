@@ -319,15 +319,7 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
 fn check_render_output(out: &Option<PathBuf>) -> Result<(), UsageError> {
     match out {
         Some(p) if p.to_string_lossy().ends_with('/') && !p.exists() => {
-            let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            if !parent.is_dir() {
-                return Err(UsageError(format!(
-                    "--render {}: neither it nor its parent {} is a folder (only the last folder of the path is made)",
-                    p.display(),
-                    parent.display()
-                )));
-            }
-            Ok(())
+            render::check_out_folder("--render", p).map_err(UsageError)
         }
         _ => check_output("--render", out),
     }

@@ -91,14 +91,7 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
         Some(o) if o.is_dir() || o.to_string_lossy().ends_with('/') => {
             // `-o figures/` makes the folder when it writes (one level: a
             // typo in a longer path is an error, not a tree of folders).
-            let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            if !o.is_dir() && !parent.is_dir() {
-                return Err(format!(
-                    "-o {}: neither it nor its parent {} is a folder (only the last folder of the path is made)",
-                    o.display(),
-                    parent.display()
-                ));
-            }
+            check_out_folder("-o", o)?;
             let f = given.unwrap_or(Format::Png);
             for &c in charts {
                 out.push((c, f, named(o, &stem, c, f)));
@@ -141,6 +134,21 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
         }
     }
     Ok(out)
+}
+
+/// Checks an output folder `o` (`-o DIR/`, `run --render DIR/`): it is a
+/// folder, or its parent is and it will be made when the charts are written
+/// (one level: a typo in a longer path is an error, not a tree of folders).
+pub fn check_out_folder(flag: &str, o: &Path) -> Result<(), String> {
+    let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !o.is_dir() && !parent.is_dir() {
+        return Err(format!(
+            "{flag} {}: neither it nor its parent {} is a folder (only the last folder of the path is made)",
+            o.display(),
+            parent.display()
+        ));
+    }
+    Ok(())
 }
 
 /// `deadsim render`.

@@ -217,7 +217,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "preemptions": a.preemptions, "reduction": reduced,
-                   "stopped": stopped_json(&r, interrupted), "proved_within": proved_within,
+                   "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
         );
@@ -286,12 +286,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
 
 /// What ended an exploration early, for its JSON: "interrupted" (Ctrl-C),
 /// "time-budget", "max-executions", or null (exhausted, or a failure found).
-fn stopped_json(r: &sim::scheduler::ExploreResult, interrupted: bool) -> serde_json::Value {
-    match (r.stopped_early, interrupted) {
+fn stopped_json(r: &sim::scheduler::ExploreResult) -> serde_json::Value {
+    match r.stopped_early {
         _ if r.exhausted || r.failure.is_some() => json!(null),
-        (true, true) => json!("interrupted"),
-        (true, false) => json!("time-budget"),
-        (false, _) => json!("max-executions"),
+        true => json!(crate::hunt_cmd::early_stop()),
+        false => json!("max-executions"),
     }
 }
 

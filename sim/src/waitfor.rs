@@ -16,7 +16,7 @@
 //! never part of a deadlock, so a report is always a real one.
 
 use crate::outcome::{BlockedTask, Deadlock, Held};
-use crate::rt::{Dir, ResState, State, Status, TaskId, Wait};
+use crate::rt::{Dir, Holders, ResState, State, Status, TaskId, Wait};
 use crate::trace::FrameInfo;
 
 /// Buffers reused by every detection, so blocking does not allocate.
@@ -75,8 +75,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 if primary_only && is_signal(s, r) {
                     continue;
                 }
-                let other = if dir == Dir::Send { Dir::Recv } else { Dir::Send };
-                if !end_holders(s, t, r, other, out) {
+                if !end_holders(s, t, r, other(dir), out) {
                     return false;
                 }
             }
@@ -99,58 +98,75 @@ fn is_signal(s: &State, r: u32) -> bool {
     matches!(s.resources[r as usize].st, ResState::Chan { signal: true, .. })
 }
 
+/// Who can release a wait on the `want` end of channel or pipe `r`: the
+/// tasks holding that end, or, for a pipe writer queued behind another
+/// write, that writer. `None` when `r` has no such end.
+enum Releasers<'a> {
+    Holders(&'a Holders),
+    ActiveWriter(TaskId),
+}
+
+fn releasers(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
+    Some(match (&s.resources[r as usize].st, want) {
+        (ResState::Chan { receivers, .. }, Dir::Recv) => Releasers::Holders(receivers),
+        (ResState::Chan { senders, .. }, Dir::Send) => Releasers::Holders(senders),
+        // A writer queued behind another write waits for that writer first.
+        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => Releasers::ActiveWriter(*w),
+        (ResState::Pipe { readers, .. }, Dir::Recv) => Releasers::Holders(readers),
+        (ResState::Pipe { writers, .. }, Dir::Send) => Releasers::Holders(writers),
+        _ => return None,
+    })
+}
+
+/// The end a task on the `dir` end of a channel waits for.
+fn other(dir: Dir) -> Dir {
+    if dir == Dir::Send {
+        Dir::Recv
+    } else {
+        Dir::Send
+    }
+}
+
 /// The live holders of the `want` end of channel or pipe `r`.
 fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -> bool {
     if s.unstarted > 0 {
         // A task that has not run yet may hold any end.
         return false;
     }
-    let set = match (&s.resources[r as usize].st, want) {
-        (ResState::Chan { receivers, .. }, Dir::Recv) => receivers,
-        (ResState::Chan { senders, .. }, Dir::Send) => senders,
-        (ResState::Pipe { readers, active_writer, .. }, Dir::Recv) => {
-            // A writer queued behind another write waits for that writer first.
-            if let Some(w) = active_writer.filter(|&w| w != t) {
-                out.push(w);
-                return true;
-            }
-            readers
+    match releasers(s, t, r, want) {
+        Some(Releasers::ActiveWriter(w)) => {
+            out.push(w);
+            true
         }
-        (ResState::Pipe { writers, .. }, Dir::Send) => writers,
-        _ => return false,
-    };
-    let start = out.len();
-    out.extend(set.iter().filter(|&u| s.tasks[u as usize].status != Status::Finished));
-    out.len() > start
+        Some(Releasers::Holders(set)) => {
+            let start = out.len();
+            out.extend(set.iter().filter(|&u| s.tasks[u as usize].status != Status::Finished));
+            out.len() > start
+        }
+        None => false,
+    }
 }
 
-/// True if a task holding the other end of a channel or pipe that blocked
-/// task `t` waits on can run, or if those tasks are not all known: either
-/// way the wait closes no deadlock. Looked up in place, before the search
-/// builds, sorts and walks edge lists: most blocks of a channel or pipe have
-/// such a releaser. False answers nothing (the search decides).
+/// True if a task that could release the channel or pipe wait of blocked
+/// task `t` can run, or if those tasks are not all known: either way the
+/// wait closes no deadlock. Looked up in place (the same releasers as
+/// [`end_holders`]), before the search builds, sorts and walks edge lists:
+/// most blocks of a channel or pipe have such a releaser. False answers
+/// nothing (the search decides).
 fn releaser_can_run(s: &State, t: TaskId) -> bool {
     // A task that has not run yet may hold any end (see `end_holders`).
     let unknown = s.unstarted > 0;
     let runs = |u: TaskId| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping);
-    let end_runs = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
-        (ResState::Chan { receivers, .. }, Dir::Recv) => receivers.iter().any(runs),
-        (ResState::Chan { senders, .. }, Dir::Send) => senders.iter().any(runs),
-        // A queued pipe writer waits for the active one (see `end_holders`).
-        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => runs(*w),
-        (ResState::Pipe { readers, .. }, Dir::Recv) => readers.iter().any(runs),
-        (ResState::Pipe { writers, .. }, Dir::Send) => writers.iter().any(runs),
-        _ => false,
+    let end_runs = |r: u32, want: Dir| match releasers(s, t, r, want) {
+        Some(Releasers::ActiveWriter(w)) => runs(w),
+        Some(Releasers::Holders(set)) => set.iter().any(runs),
+        None => false,
     };
     match s.tasks[t as usize].status {
         Status::Blocked(Wait::Send(r) | Wait::Write(r)) => unknown || end_runs(r, Dir::Recv),
         Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => unknown || end_runs(r, Dir::Send),
         Status::Blocked(Wait::Select) => {
-            unknown
-                || s.tasks[t as usize]
-                    .cases
-                    .iter()
-                    .any(|&(r, dir)| end_runs(r, if dir == Dir::Send { Dir::Recv } else { Dir::Send }))
+            unknown || s.tasks[t as usize].cases.iter().any(|&(r, dir)| end_runs(r, other(dir)))
         }
         _ => false,
     }

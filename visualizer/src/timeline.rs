@@ -282,7 +282,7 @@ fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> 
     let lived = |t: u32| {
         let tt = &m.tasks[t as usize];
         let from = tt.spawn.unwrap_or(a).max(a);
-        let to = tt.states.iter().find(|s| s.1 == State::Finished).map_or(b, |s| s.0).min(b);
+        let to = finished_at(tt).map_or(b, |f| f.min(b));
         to.saturating_sub(from)
     };
     let rank = |t: u32| (!cycle.contains(&t), m.trace.tasks[t as usize].background, std::cmp::Reverse(lived(t)), t);
@@ -303,10 +303,12 @@ fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> 
 /// True if task `tt` exists at some position of `a..=b`: spawned by `b`,
 /// and not finished by `a`.
 fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64) -> bool {
-    let Some(spawn) = tt.spawn else { return false };
-    let finished_by_a =
-        tt.states.iter().rev().find(|&&(pos, _)| pos <= a).is_some_and(|&(_, st)| st == State::Finished);
-    spawn <= b && !finished_by_a
+    tt.spawn.is_some_and(|spawn| spawn <= b) && finished_at(tt).is_none_or(|f| f > a)
+}
+
+/// Where task `tt` finished (a finished task stays finished).
+fn finished_at(tt: &crate::model::TaskTrack) -> Option<u64> {
+    tt.states.iter().find(|s| s.1 == State::Finished).map(|s| s.0)
 }
 
 fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[usize], right: i32, col0: i32) {
