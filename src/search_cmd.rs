@@ -96,7 +96,16 @@ pub fn print_events(run: &Run) {
         let task = &t.tasks[e.task as usize].name;
         let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
         let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
-        let op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
+        let mut op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
+        if !e.cases.is_empty() {
+            // As the deadlock report prints a select: `{send requests | recv done}`.
+            let cases: Vec<String> = e
+                .cases
+                .iter()
+                .map(|c| format!("{} {}", c.dir.as_str(), t.resources[c.resource as usize].name))
+                .collect();
+            op.push_str(&format!(" {{{}}}", cases.join(" | ")));
+        }
         let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
         let kind = serde_json::to_value(e.kind).unwrap();
         println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());

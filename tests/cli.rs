@@ -332,20 +332,58 @@ fn a_step_limit_replays_with_its_limit() {
 }
 
 #[test]
+fn check_determinism_runs_each_schedule_twice_and_says_so() {
+    let args = ["hunt", "abba", "--fixed", "--seeds", "0..50", "--check-determinism", "--jobs", "2"];
+    let (code, out, err) = deadsim(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("determinism checked: each of the 50 schedules ran twice"), "{out}");
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let (code, v) = json(&with_json);
+    assert_eq!(code, 0);
+    assert_eq!((v["check_determinism"].as_bool(), v["schedules"].as_u64()), (Some(true), Some(50)), "{v}");
+    // A deadlock is still found, at the same lowest seed as without the check.
+    let (code, checked) = json(&["hunt", "abba", "--seeds", "0..50", "--check-determinism", "--json"]);
+    let (_, plain) = json(&["hunt", "abba", "--seeds", "0..50", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!((&checked["seed"], &checked["cycle"]), (&plain["seed"], &plain["cycle"]), "{checked}");
+}
+
+#[test]
 fn keep_going_reports_the_share_and_distinct_failures() {
     let (code, v) = json(&["hunt", "abba", "--keep-going", "--seeds", "0..500", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(v["schedules"], 500);
+    // The failures are the seeds of 0..500 that deadlock, counted here one by one.
+    let abba = sim::models::find("abba").unwrap().configure(&[]).unwrap();
+    let failing = (0..500).filter(|&seed| abba.run(seed, false).outcome.is_failure()).count() as u64;
+    assert!(failing > 0 && failing < 500, "abba deadlocks on some seeds, not all: {failing}");
+    assert_eq!(v["failures"].as_u64(), Some(failing), "{v}");
     let share = v["share"]["failing"].as_f64().unwrap();
+    assert_eq!(share, failing as f64 / 500.0);
+    // Wilson's 95% interval for `failing` of 500, worked out here.
+    let (n, p, z) = (500.0, share, 1.959964f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
     let ci = v["share"]["ci95"].as_array().unwrap();
-    assert!(ci[0].as_f64().unwrap() <= share && share <= ci[1].as_f64().unwrap());
+    assert!((ci[0].as_f64().unwrap() - (centre - half)).abs() < 1e-4, "{ci:?}");
+    assert!((ci[1].as_f64().unwrap() - (centre + half)).abs() < 1e-4, "{ci:?}");
     assert_eq!(v["distinct"].as_array().unwrap().len(), 1);
     assert_eq!(v["distinct"][0]["seed"], v["seed"]);
     assert!(v["warnings"][0]["kind"] == "circular-locking-dependency", "{}", v["warnings"]);
 }
 
-/// Runs deadsim with `args`, sends it Ctrl-C (SIGINT) after half a second,
-/// and returns its exit code and stdout.
+/// True once process `pid` catches SIGINT (Linux: bit 2 of `SigCgt` in
+/// /proc/PID/status), so a Ctrl-C sent then reaches deadsim's handler rather
+/// than killing a process still starting. `None` where there is no /proc.
+fn catches_sigint(pid: u32) -> Option<bool> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?.trim();
+    Some(u64::from_str_radix(mask, 16).ok()? & (1 << (2 - 1)) != 0)
+}
+
+/// Runs deadsim with `args`, sends it Ctrl-C (SIGINT) half a second after its
+/// handler is in place, and returns its exit code and stdout.
 fn interrupted_after_half_a_second(args: &[&str]) -> (Option<i32>, String) {
     let child = Command::new(env!("CARGO_BIN_EXE_deadsim"))
         .args(args)
@@ -353,6 +391,17 @@ fn interrupted_after_half_a_second(args: &[&str]) -> (Option<i32>, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    for _ in 0..1000 {
+        match catches_sigint(child.id()) {
+            Some(true) => break,
+            Some(false) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            // No /proc: a second is ample for the process to start.
+            None => {
+                std::thread::sleep(std::time::Duration::from_millis(1000));
+                break;
+            }
+        }
+    }
     std::thread::sleep(std::time::Duration::from_millis(500));
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let out = child.wait_with_output().unwrap();

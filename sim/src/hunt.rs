@@ -273,8 +273,12 @@ where
 
 /// Compares two recorded runs of the same seed: `None` if their traces are
 /// identical, else where they first differ (`--check-determinism`).
+///
+/// Panics if either run was not recorded: there would be nothing to compare,
+/// and "no divergence" would be a false pass.
 pub fn first_divergence(a: &crate::Run, b: &crate::Run) -> Option<String> {
-    let (ta, tb) = (a.trace.as_ref()?, b.trace.as_ref()?);
+    let recorded = "first_divergence compares recorded runs (Sim::record(true))";
+    let (ta, tb) = (a.trace.as_ref().expect(recorded), b.trace.as_ref().expect(recorded));
     if ta == tb {
         return None;
     }
@@ -328,6 +332,30 @@ pub fn shard(range: SeedRange, i: u64, n: u64) -> Option<SeedRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_divergence_finds_where_two_runs_part() {
+        let abba = crate::models::find("abba").unwrap().configure(&[]).unwrap();
+        let (a, again, b) = (abba.run(0, true), abba.run(0, true), abba.run(1, true));
+        assert_eq!(first_divergence(&a, &again), None);
+        let ta = a.trace.as_ref().unwrap();
+        let tb = b.trace.as_ref().unwrap();
+        let i = (0..ta.events.len().min(tb.events.len())).find(|&i| ta.events[i] != tb.events[i]).unwrap();
+        let step = ta.events[i].step.min(tb.events[i].step);
+        let d = first_divergence(&a, &b).expect("seeds 0 and 1 of abba run differently");
+        assert!(d.contains(&format!("first divergent event at step {step} (event {i}:")), "{d}");
+        // Same events, different outcome: said so, not passed.
+        let mut c = abba.run(0, true);
+        c.trace.as_mut().unwrap().meta.verdict = "no-deadlock".into();
+        assert!(first_divergence(&a, &c).unwrap().contains("identical events, different tables or outcome"));
+    }
+
+    #[test]
+    #[should_panic(expected = "compares recorded runs")]
+    fn first_divergence_refuses_runs_without_traces() {
+        let abba = crate::models::find("abba").unwrap().configure(&[]).unwrap();
+        first_divergence(&abba.run(0, false), &abba.run(0, false));
+    }
 
     #[test]
     fn seed_ranges_parse_rust_style() {

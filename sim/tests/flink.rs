@@ -100,6 +100,7 @@ fn flink_1_13_1_pipeline_deadlock_comes_out_of_the_dynamics() {
             _ => {}
         }
     }
+    assert_eq!(waiting.len(), 2, "both channels' managers seen: {waiting:?}");
     assert!(waiting.values().all(|&w| w == 1), "both managers registered at the deadlock: {waiting:?}");
     assert!(dropped_while_waiting, "a registered manager's numRequiredBuffers dropped");
 }
@@ -112,13 +113,11 @@ fn the_merged_fix_never_deadlocks_and_keeps_its_invariants() {
             panic!("{version} minimal seed {}: {}", r.seed, r.outcome);
         }
     }
-    let m = flink(&[("flink-version", "1.13.2")]);
-    if let Some(r) = first_failure(&m, 0..30_000) {
-        panic!("1.13.2 pipeline seed {}: {}", r.seed, r.outcome);
-    }
-    for version in ["1.12.5", "1.14.0"] {
+    // The pipeline of 1.13.1 deadlocks in about 6 seeds of 10,000 (the
+    // lowest is 2948): 30,000 seeds would show it some 18 times.
+    for version in ["1.12.5", "1.13.2", "1.14.0"] {
         let m = flink(&[("flink-version", version)]);
-        if let Some(r) = first_failure(&m, 0..3_000) {
+        if let Some(r) = first_failure(&m, 0..30_000) {
             panic!("{version} pipeline seed {}: {}", r.seed, r.outcome);
         }
     }
@@ -128,17 +127,13 @@ fn the_merged_fix_never_deadlocks_and_keeps_its_invariants() {
 fn recycling_into_its_own_manager_reenters_the_monitor() {
     let m = flink(&[("scenario", "reentry")]);
     for seed in 0..500 {
-        let run = m.run(seed, seed == 0);
+        let run = m.run(seed, false);
         assert!(!run.outcome.is_failure(), "seed {seed}: {}", run.outcome);
-        if let Some(t) = run.trace {
-            // The task thread entered channel-0's monitor a second time.
-            let bq = t.resources.iter().position(|r| r.name == "channel-0.bufferQueue").unwrap() as u32;
-            assert!(t
-                .events
-                .iter()
-                .any(|e| e.kind == EventKind::Enter && e.resource == Some(bq) && e.amount == Some(2)));
-        }
     }
+    // The task thread entered channel-0's monitor a second time.
+    let t = m.run(0, true).trace.expect("recorded");
+    let bq = t.resources.iter().position(|r| r.name == "channel-0.bufferQueue").unwrap() as u32;
+    assert!(t.events.iter().any(|e| e.kind == EventKind::Enter && e.resource == Some(bq) && e.amount == Some(2)));
 }
 
 #[test]

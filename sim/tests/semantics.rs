@@ -373,6 +373,41 @@ fn a_blocked_select_completes_through_any_case_and_gives_back_unsent_values() {
 }
 
 #[test]
+fn a_blocked_select_records_its_cases_in_order_on_its_block_event() {
+    use sim::trace::{Case, CaseDir, EventKind};
+    let run = Sim::new(3).record(true).run(|| async {
+        let calls: Chan<u32> = Chan::new("calls", 0);
+        let out: Chan<u32> = Chan::new("out", 0);
+        let c = calls.clone();
+        spawn("caller", async move {
+            sleep(1_000).await;
+            c.send(7).await;
+        });
+        let mut recv = calls.recv_case();
+        let mut send = out.send_case(99);
+        assert_eq!(select(&mut [&mut recv, &mut send], false).await, Some(0));
+    });
+    assert_eq!(run.outcome, Outcome::Completed);
+    let t = run.trace.unwrap();
+    let id = |name: &str| t.resources.iter().find(|r| r.name == name).unwrap().id;
+    let blocks: Vec<_> = t.events.iter().filter(|e| e.kind == EventKind::Block).collect();
+    assert_eq!(blocks.len(), 1, "{blocks:?}");
+    assert_eq!(blocks[0].op.as_deref(), Some("select"));
+    assert_eq!(blocks[0].resource, None);
+    assert_eq!(
+        blocks[0].cases,
+        vec![Case { resource: id("calls"), dir: CaseDir::Recv }, Case { resource: id("out"), dir: CaseDir::Send }]
+    );
+    // No other event carries cases, and the trace reads back as written.
+    assert_eq!(t.events.iter().filter(|e| !e.cases.is_empty()).count(), 1);
+    let json = t.to_json();
+    assert_eq!(sim::trace::Trace::from_json(&json).unwrap().to_json(), json);
+    let bad = json.replace(&format!("\"resource\":{},\"dir\":\"send\"", id("out")), "\"resource\":9,\"dir\":\"send\"");
+    let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+    assert!(err.contains(".cases[1].resource: 9 is not a resource id"), "{err}");
+}
+
+#[test]
 fn net_pipe_write_completes_only_when_readers_took_every_byte_in_read_sized_pieces() {
     for seed in 0..50 {
         let (outcome, log) = run_logged(seed, |log| async move {

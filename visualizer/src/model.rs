@@ -88,6 +88,8 @@ pub struct Block {
     pub frame: Option<u32>,
     /// The task a join waits for.
     pub peer: Option<u32>,
+    /// The cases of a select, in its order.
+    pub cases: Vec<sim::trace::Case>,
 }
 
 /// A point event drawn as a mark on a task's lane.
@@ -262,6 +264,7 @@ impl<'a> Model<'a> {
                         open: false,
                         frame: e.frame,
                         peer: e.peer,
+                        cases: e.cases.clone(),
                     });
                     push_state(&mut base[t], pos, State::Blocked);
                 }

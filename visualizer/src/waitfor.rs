@@ -171,8 +171,19 @@ impl Graph {
                         g.edge(tn, un, "waits for", false);
                         continue;
                     }
+                    if !blk.cases.is_empty() {
+                        // A select waits on its cases, named as the deadlock report names them.
+                        let cases: Vec<String> = blk
+                            .cases
+                            .iter()
+                            .map(|c| format!("{} {}", c.dir.as_str(), m.resource_name(c.resource)))
+                            .collect();
+                        let wn = g.wait_node(m, None, &cases.join(" | "), "", &blk.op, false);
+                        g.edge(tn, wn, "waits for", false);
+                        continue;
+                    }
                     let Some(r) = blk.resource else {
-                        // A select (or a join from a trace without its peer): a wait of its own.
+                        // A join from a trace without its peer, or a select from one without its cases.
                         g.nodes.push(Node {
                             kind: NodeKind::Other(format!("{} of task {t}", blk.op)),
                             label: blk.op.clone(),
@@ -198,7 +209,7 @@ impl Graph {
                     )
                 } else {
                     format!(
-                        "No deadlock report: the {blocked} task{} still blocked at the end of the run (verdict {}).",
+                        "No deadlock report: {blocked} task{} still blocked at the end of the run (verdict {}).",
                         if blocked == 1 { "" } else { "s" },
                         m.trace.meta.verdict
                     )

@@ -229,6 +229,25 @@ fn engine_traces_through_files() {
 }
 
 #[test]
+fn a_select_still_blocked_at_the_end_is_drawn_with_its_cases() {
+    // ttrpc v1.2.4 completes with the server loop parked in its select.
+    let params = [("server".to_string(), "v1.2.4".to_string()), ("client".to_string(), "v1.2.4".to_string())];
+    let run = sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(0, true);
+    let trace = run.trace.unwrap();
+    assert_eq!(trace.meta.verdict, "no-deadlock");
+    let m = Model::new(&trace).unwrap();
+    let g = visualizer::waitfor::Graph::new(&m);
+    let server = g.nodes.iter().position(|n| n.label == "serverConn.run").expect("the parked server is drawn");
+    let waits: Vec<&str> = g.edges.iter().filter(|e| e.from == server).map(|e| g.nodes[e.to].label.as_str()).collect();
+    // The model's serverConn.run parks in its select at server.go:508, on
+    // `responses` and then `recvErr`: the node names both cases, in that order.
+    assert_eq!(waits, vec!["recv responses | recv recvErr"]);
+    let want = ["recv responses"];
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
+    assert!(texts.iter().any(|t| t.starts_with(&want[0])), "{texts:?}");
+}
+
+#[test]
 fn pipes_locks_monitors_channels() {
     let trace = common::pipes_deadlock();
     assert_eq!(trace.meta.verdict, "deadlock");

@@ -896,6 +896,14 @@ impl State {
         if let Some(rec) = self.rec.as_mut() {
             let frame = self.tasks[task as usize].frames.last().copied();
             rec.event(self.step, self.clock, task, kind, resource, amount, buffered, frame, peer, op);
+            // A select waits on its cases, not one resource: they go with the event.
+            if let (EventKind::Block, Some("select")) = (kind, op) {
+                let cases = self.tasks[task as usize].cases.iter().map(|&(r, d)| crate::trace::Case {
+                    resource: r,
+                    dir: if d == Dir::Send { crate::trace::CaseDir::Send } else { crate::trace::CaseDir::Recv },
+                });
+                rec.events.last_mut().expect("just pushed").cases.extend(cases);
+            }
         }
     }
 

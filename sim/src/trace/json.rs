@@ -133,6 +133,9 @@ impl Trace {
             if let Some(p) = e.peer.filter(|&p| p as u64 >= nt) {
                 return Err(format!("events[{i}].peer: {p} is not a task id"));
             }
+            if let Some((j, c)) = e.cases.iter().enumerate().find(|(_, c)| c.resource as u64 >= nr) {
+                return Err(format!("events[{i}].cases[{j}].resource: {} is not a resource id", c.resource));
+            }
             if e.step < last_step {
                 return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
             }

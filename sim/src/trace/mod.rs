@@ -212,4 +212,34 @@ pub struct Event {
     /// or the name of the value of a `value` event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<Cow<'static, str>>,
+    /// For a `block` in a `select`: its cases, in the order the select lists
+    /// them (a select waits on no one resource, so `resource` is empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<Case>,
+}
+
+/// One case of a blocked `select`: a send on, or a receive from, a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub resource: u32,
+    pub dir: CaseDir,
+}
+
+/// Which way a select case goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseDir {
+    Send,
+    Recv,
+}
+
+impl CaseDir {
+    /// `send` or `recv`, as reports print a case.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseDir::Send => "send",
+            CaseDir::Recv => "recv",
+        }
+    }
 }

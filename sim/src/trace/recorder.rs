@@ -55,6 +55,7 @@ impl Recorder {
             frame,
             peer,
             op: op.map(Cow::Borrowed),
+            cases: Vec::new(),
         });
     }
 }
