@@ -122,9 +122,10 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             Some(r) => r,
             None => {
                 return Err(UsageError(format!(
-                    "--shard {i}/{n}: the shard is empty ({} seeds in {})",
+                    "--shard {i}/{n}: the shard is empty ({} seeds in {} split {n} ways); split it at most {} ways",
                     a.range.len(),
-                    a.range
+                    a.range,
+                    a.range.len()
                 )))
             }
         },
@@ -441,8 +442,23 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "stopped_early": stopped_early,
     });
     if covered != range.len() {
-        let mut warning =
-            format!("the shards ran {covered} of the {} seeds of {range}: a shard stopped early", range.len());
+        // Name what each short shard covered: a shard that found its failure
+        // settled all its seeds without running those above it.
+        let short: Vec<String> = blocks
+            .iter()
+            .filter(|b| b.covered.map_or(0, |c| c.len()) != b.seeds.len())
+            .map(|b| match b.covered {
+                Some(c) => format!("shard {}/{} covered seeds {c} of its {}", b.i, b.n, b.seeds),
+                None => format!("shard {}/{} covered none of its seeds {}", b.i, b.n, b.seeds),
+            })
+            .collect();
+        let mut warning = format!(
+            "{} of the {} seeds of {range} covered: {} stopped early ({})",
+            covered,
+            range.len(),
+            if short.len() == 1 { "a shard" } else { "shards" },
+            short.join("; ")
+        );
         if let (true, Some((s, _))) = (unproven, lowest) {
             warning.push_str(&format!("; some seeds below {s} were not run, so a lower one may fail too"));
         }

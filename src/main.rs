@@ -405,10 +405,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
                 println!(
-                    "{} seed {seed}: {} after {} steps",
+                    "{} seed {seed}: {} after {}",
                     output::model_label(m, &cfg),
                     run.outcome.verdict(),
-                    run.steps
+                    search_cmd::count(run.steps, "step")
                 );
                 if failed {
                     println!();

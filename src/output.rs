@@ -90,7 +90,7 @@ pub fn print_warnings(w: &[sim::lockorder::Warning]) {
     if w.is_empty() {
         return;
     }
-    println!("\nLock order ({} finding(s) over the schedules run):", w.len());
+    println!("\nLock order ({} over the schedules run):", crate::search_cmd::count(w.len() as u64, "finding"));
     for w in w {
         println!();
         print!("{}", w.report);

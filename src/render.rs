@@ -157,7 +157,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let requested: Vec<Chart> = if all {
         Chart::ALL.to_vec()
     } else {
-        vec![args.chart.parse().map_err(|e| format!("--chart {}: {e}", args.chart))?]
+        // The library knows the single charts; `all` is this command's own.
+        vec![args.chart.parse().map_err(|e: visualizer::Error| {
+            format!("--chart {}: {}", args.chart, e.0.replace("pipes or waitfor)", "pipes, waitfor or all)"))
+        })?]
     };
     // The error names the window already: `--` in front makes it the flag.
     let window: Window = args.window.parse().map_err(|e: visualizer::Error| format!("--{e}"))?;

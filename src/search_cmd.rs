@@ -378,15 +378,26 @@ pub fn shrink_cmd(
         println!("{out}");
         return Ok(true);
     }
-    println!(
-        "{}: shrunk from {} and {} to {} and {} ({}); same failure:\n",
-        model_label(m, cfg),
+    let from = format!(
+        "{} and {}",
         count(shrunk.original_preemptions as u64, "preemption"),
-        count(shrunk.original_steps, "step"),
-        count(shrunk.preemptions as u64, "preemption"),
-        count(run.steps, "step"),
-        count(shrunk.tries, "try"),
+        count(shrunk.original_steps, "step")
     );
+    if shrunk.preemptions == shrunk.original_preemptions && run.steps == shrunk.original_steps {
+        println!(
+            "{}: not shrunk: still {from} after {}; same failure:\n",
+            model_label(m, cfg),
+            count(shrunk.tries, "try")
+        );
+    } else {
+        println!(
+            "{}: shrunk from {from} to {} and {} ({}); same failure:\n",
+            model_label(m, cfg),
+            count(shrunk.preemptions as u64, "preemption"),
+            count(run.steps, "step"),
+            count(shrunk.tries, "try"),
+        );
+    }
     print!("{}", run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
     match (shrunk.fewest, shrunk.budget_spent) {

@@ -2,9 +2,10 @@
 //! potential deadlocks it shows even when no run deadlocked (as lockdep,
 //! TSan and go-deadlock report them).
 //!
-//! Every acquisition of a mutex, RWMutex or monitor while the task holds
-//! other locks adds an edge from each held lock to the new one, with both
-//! sites. A reentrant re-entry of a held monitor adds nothing. A cycle among
+//! Every request for a mutex, RWMutex or monitor while the task holds
+//! other locks (taken, or waited for: lockdep records the dependency before
+//! the lock is granted) adds an edge from each held lock to the new one,
+//! with both sites. A reentrant re-entry of a held monitor adds nothing. A cycle among
 //! lock instances is a possible circular locking dependency; so is a cycle
 //! among lock classes (all `bufferQueue` monitors of `BufferManager` are one
 //! class), which catches two classes taken in both orders by different
@@ -284,7 +285,7 @@ impl LockOrder {
         for i in (0..n - 1).rev() {
             let e = self.edge(cycle[i], cycle[i + 1]);
             r.push_str(&format!(
-                "-> #{} (\"{}\"): \"{}\" took it at {} while holding \"{}\", taken at {}\n",
+                "-> #{} (\"{}\"): \"{}\" asked for it at {} while holding \"{}\", taken at {}\n",
                 n - 2 - i,
                 e.to,
                 e.task,

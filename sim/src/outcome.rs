@@ -219,8 +219,6 @@ impl fmt::Display for Deadlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let scope = if self.global {
             "no task can run".to_string()
-        } else if self.running.is_empty() {
-            "partial".to_string()
         } else {
             format!("partial: {} other task(s) still running", self.running.len())
         };

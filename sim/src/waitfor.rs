@@ -288,12 +288,14 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
     let cycle = pick_cycle(s, &dead, t);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
-    let running = (0..n)
+    let running: Vec<String> = (0..n)
         .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
         .map(|u| s.tasks[u].name.to_string())
         .collect();
     Deadlock {
-        global,
+        // Found as a task blocked, but global all the same if that left no
+        // task able to run (Go's "all goroutines are asleep").
+        global: global || running.is_empty(),
         step: s.step,
         time: s.clock,
         cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),

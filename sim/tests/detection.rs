@@ -19,6 +19,16 @@ fn spawn_opposite_orders(a: Mutex, b: Mutex) {
 }
 
 #[test]
+fn a_cycle_that_leaves_no_task_able_to_run_is_global() {
+    // Found the step the second lock wait closes the cycle, with main
+    // returned and no one else left: every task is asleep, as Go would say.
+    let d = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, false).outcome;
+    let d = d.deadlock().expect("abba seed 0 deadlocks");
+    assert!(d.global && d.running.is_empty(), "{d:?}");
+    assert!(d.to_string().starts_with("Found a deadlock (no task can run) at step 5"), "{d}");
+}
+
+#[test]
 fn partial_deadlock_is_found_while_other_tasks_still_run() {
     for seed in 0..100 {
         let run = Sim::new(seed).record(true).run(|| async {

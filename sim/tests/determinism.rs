@@ -180,5 +180,14 @@ fn bad_traces_are_rejected_with_the_field_named() {
     back["events"][last]["step"] = serde_json::json!(0);
     assert!(err(&back.to_string()).contains(&format!("events[{last}].step: 0 goes back from")));
     v["meta"]["steps"] = serde_json::json!("x");
-    assert!(err(&v.to_string()).contains("invalid trace"));
+    assert!(err(&v.to_string()).contains("invalid trace at line 1 (invalid type: string \"x\""));
+    // In the writer's layout a wrong type is placed at its list item.
+    let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let events = lines.iter().position(|l| l == "\"events\":[").unwrap();
+    let e4 = &mut lines[events + 1 + 4];
+    let at = e4.find("\"time\":").unwrap() + "\"time\":".len();
+    let end = at + e4[at..].find(',').unwrap();
+    e4.replace_range(at..end, "\"x\"");
+    let e = err(&lines.join("\n"));
+    assert!(e.starts_with("t.json: invalid trace at events[4] (invalid type: string \"x\", expected u64"), "{e}");
 }

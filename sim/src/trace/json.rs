@@ -33,6 +33,28 @@ fn push_list<T: serde::Serialize>(out: &mut String, key: &str, items: &[T], last
     out.push_str(if last { "" } else { ",\n" });
 }
 
+/// The element on line `line` (1-based) of a trace in the writer's layout,
+/// one list item per line: ` at events[12]`; empty when the line is not an
+/// item of a list (or the file is laid out otherwise).
+fn where_in(text: &str, line: usize) -> String {
+    let mut list: Option<(&str, usize)> = None;
+    for (i, l) in text.lines().enumerate().take(line) {
+        let n = i + 1;
+        for key in ["tasks", "resources", "frames", "events"] {
+            if l == format!("\"{key}\":[") {
+                list = Some((key, n));
+            }
+        }
+        if n == line {
+            return match list {
+                Some((key, start)) if l.starts_with('{') => format!(" at {key}[{}]", n - start - 1),
+                _ => format!(" at line {line}"),
+            };
+        }
+    }
+    String::new()
+}
+
 impl Trace {
     /// The trace as JSON text, in the fixed layout.
     pub fn to_json(&self) -> String {
@@ -82,8 +104,10 @@ impl Trace {
             }
             None => return Err(TraceError(format!("{origin}: field `version` is missing or not a number"))),
         }
-        let trace: Trace =
-            serde_json::from_value(value).map_err(|e| TraceError(format!("{origin}: invalid trace ({e})")))?;
+        drop(value);
+        // Parsed again from the text, not the value, for the error's line.
+        let trace: Trace = serde_json::from_str(text)
+            .map_err(|e| TraceError(format!("{origin}: invalid trace{} ({e})", where_in(text, e.line()))))?;
         trace.validate().map_err(|e| TraceError(format!("{origin}: {e}")))?;
         Ok(trace)
     }
