@@ -181,6 +181,17 @@ fn bad_traces_are_rejected_with_the_field_named() {
     assert!(err(&back.to_string()).contains(&format!("events[{last}].step: 0 goes back from")));
     v["meta"]["steps"] = serde_json::json!("x");
     assert!(err(&v.to_string()).contains("invalid trace at line 1 (invalid type: string \"x\""));
+    // Ids and kinds that do not fit the tables are refused, not drawn as "?".
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["cycle"][0]["task"] = serde_json::json!(42);
+    assert!(err(&v.to_string()).contains("deadlock.cycle[0].task: 42 is not a task id"));
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["cycle"][0]["name"] = serde_json::json!("T9");
+    assert!(err(&v.to_string()).contains("deadlock.cycle[0].name: \"T9\", but task 1 is \"T1\""));
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["resources"][0]["kind"] = serde_json::json!("pipe");
+    let e = err(&v.to_string());
+    assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
     // In the writer's layout a wrong type is placed at its list item.
     let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
     let events = lines.iter().position(|l| l == "\"events\":[").unwrap();

@@ -160,6 +160,20 @@ impl Trace {
             if let Some((j, c)) = e.cases.iter().enumerate().find(|(_, c)| c.resource as u64 >= nr) {
                 return Err(format!("events[{i}].cases[{j}].resource: {} is not a resource id", c.resource));
             }
+            if let (Some(r), Some(want)) = (e.resource, resource_kinds(e.kind)) {
+                let kind = self.resources[r as usize].kind.as_str();
+                if !want.contains(&kind) {
+                    return Err(format!(
+                        "events[{i}]: a {} event on resource {r} (\"{}\"), which is a {kind}, not a {}",
+                        serde_json::to_value(e.kind)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        self.resources[r as usize].name,
+                        want.join(" or ")
+                    ));
+                }
+            }
             if e.step < last_step {
                 return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
             }
@@ -180,9 +194,43 @@ impl Trace {
                 self.meta.steps
             ));
         }
+        if let Some(d) = &self.deadlock {
+            let lists = [("cycle", &d.cycle), ("behind", &d.behind)];
+            for (list, tasks) in lists {
+                for (j, b) in tasks.iter().enumerate() {
+                    match self.tasks.get(b.task as usize) {
+                        None => return Err(format!("deadlock.{list}[{j}].task: {} is not a task id", b.task)),
+                        Some(t) if t.name != b.name => {
+                            return Err(format!(
+                                "deadlock.{list}[{j}].name: \"{}\", but task {} is \"{}\"",
+                                b.name, b.task, t.name
+                            ))
+                        }
+                        Some(_) => {}
+                    }
+                    if let Some(r) = b.resource.filter(|&r| r as u64 >= nr) {
+                        return Err(format!("deadlock.{list}[{j}].resource: {r} is not a resource id"));
+                    }
+                }
+            }
+        }
         if last_step > self.meta.steps {
             return Err(format!("events: an event at step {last_step}, but meta.steps is {}", self.meta.steps));
         }
         Ok(())
     }
+}
+
+/// The resource kinds an event of `kind` can be about (`None`: any, or none).
+fn resource_kinds(kind: super::EventKind) -> Option<&'static [&'static str]> {
+    use super::EventKind::*;
+    Some(match kind {
+        Lock | Unlock => &["mutex", "rwmutex"],
+        RLock | RUnlock => &["rwmutex"],
+        Enter | Exit | Wait | Notify | NotifyAll => &["monitor"],
+        Send | Recv => &["chan"],
+        Close => &["chan", "pipe"],
+        Write | Read => &["pipe"],
+        _ => return None,
+    })
 }
