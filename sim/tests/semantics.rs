@@ -350,22 +350,30 @@ fn select_picks_uniformly_among_ready_cases_and_default_when_none() {
     assert!(picked[0] > 150 && picked[1] > 150, "{picked:?}");
 }
 
+/// A select on receiving from `calls` or sending 99 on `out`, with no one
+/// ready at first; a caller sends 7 on `calls` a microsecond later. Gives the
+/// case taken, the value received and the value left unsent.
+async fn select_recv_calls_or_send_out() -> (Option<usize>, Option<u32>, Option<u32>) {
+    let calls: Chan<u32> = Chan::new("calls", 0);
+    let out: Chan<u32> = Chan::new("out", 0);
+    let c = calls.clone();
+    spawn("caller", async move {
+        sleep(1_000).await;
+        c.send(7).await;
+    });
+    let mut recv = calls.recv_case();
+    let mut send = out.send_case(99);
+    let i = select(&mut [&mut recv, &mut send], false).await;
+    (i, recv.take(), send.into_value())
+}
+
 #[test]
 fn a_blocked_select_completes_through_any_case_and_gives_back_unsent_values() {
     for seed in 0..50 {
         let (outcome, log) = run_logged(seed, |log| async move {
-            let calls: Chan<u32> = Chan::new("calls", 0);
-            let out: Chan<u32> = Chan::new("out", 0);
-            let c = calls.clone();
-            spawn("caller", async move {
-                sleep(1_000).await;
-                c.send(7).await;
-            });
-            let mut recv = calls.recv_case();
-            let mut send = out.send_case(99);
-            let i = select(&mut [&mut recv, &mut send], false).await;
+            let (i, received, unsent) = select_recv_calls_or_send_out().await;
             assert_eq!(i, Some(0));
-            log.borrow_mut().push(format!("{:?} {:?}", recv.take(), send.into_value()));
+            log.borrow_mut().push(format!("{received:?} {unsent:?}"));
         });
         assert_eq!(outcome, Outcome::Completed);
         assert_eq!(log, vec!["Some(7) Some(99)"]);
@@ -376,16 +384,7 @@ fn a_blocked_select_completes_through_any_case_and_gives_back_unsent_values() {
 fn a_blocked_select_records_its_cases_in_order_on_its_block_event() {
     use sim::trace::{Case, CaseDir, EventKind};
     let run = Sim::new(3).record(true).run(|| async {
-        let calls: Chan<u32> = Chan::new("calls", 0);
-        let out: Chan<u32> = Chan::new("out", 0);
-        let c = calls.clone();
-        spawn("caller", async move {
-            sleep(1_000).await;
-            c.send(7).await;
-        });
-        let mut recv = calls.recv_case();
-        let mut send = out.send_case(99);
-        assert_eq!(select(&mut [&mut recv, &mut send], false).await, Some(0));
+        assert_eq!(select_recv_calls_or_send_out().await.0, Some(0));
     });
     assert_eq!(run.outcome, Outcome::Completed);
     let t = run.trace.unwrap();
