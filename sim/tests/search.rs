@@ -238,15 +238,17 @@ fn stale_or_foreign_schedules_are_refused_clearly() {
         "{:?}",
         r.outcome
     );
-    for bad in [
-        "",
-        "ds2:abba:00000000:1",
-        "ds1:abba:xyz:1",
-        "ds1:abba:0000000g:1",
-        "ds1:abba:00000000:1.x",
-        "ds1:abba:00000000:1x0",
+    // Each malformed string is refused with what is wrong in it.
+    for (bad, says) in [
+        ("", "expected ds1:MODEL:FINGERPRINT:CHOICES"),
+        ("ds2:abba:00000000:1", "unknown format `ds2` (this deadsim reads ds1)"),
+        ("ds1:abba:xyz:1", "fingerprint `xyz` is not 8 hex digits"),
+        ("ds1:abba:0000000g:1", "fingerprint `0000000g` is not 8 hex digits"),
+        ("ds1:abba:00000000:1.x", "choice 2 `x` is not a number from 0 to 4294967295"),
+        ("ds1:abba:00000000:1x0", "choice 1 `1x0` has a bad repeat count"),
     ] {
-        assert!(Schedule::parse(bad).is_err(), "{bad:?} should be refused");
+        let err = Schedule::parse(bad).expect_err(bad);
+        assert!(err.contains(says), "{bad:?}: {err}");
     }
 }
 

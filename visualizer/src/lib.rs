@@ -230,7 +230,7 @@ impl Window {
             Window::Steps(a, b) => {
                 if a >= b || a >= end {
                     return Err(Error(format!(
-                        "window steps:{a}..{b} is empty or outside the trace (steps 0..{})",
+                        "window steps:{a}..{b} is empty or outside the trace (steps 0..={})",
                         m.end
                     )));
                 }
@@ -241,7 +241,7 @@ impl Window {
                 let (a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
                 if t0 >= t1 || t0 >= m.time(end) || b <= a {
                     return Err(Error(format!(
-                        "window time:{t0}ns..{t1}ns is empty or outside the trace (0..{} ns)",
+                        "window time:{t0}ns..{t1}ns is empty or outside the trace (0..={} ns)",
                         m.time(end)
                     )));
                 }

@@ -76,7 +76,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "payload",
         kind: ParamKind::Int { min: 0, max: 4 << 20 },
         default: "4000",
-        help: "sets both --request-bytes and --response-bytes",
+        help: "sets both --request-bytes and --response-bytes (either, given too, wins)",
     },
     ParamSpec {
         name: "pipe-buffer",
