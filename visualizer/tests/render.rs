@@ -155,6 +155,28 @@ fn same_trace_same_bytes() {
 ///
 /// This debug build must make the same bytes. There is no switch to rewrite them from here: a
 /// golden made by this build could not show that the two builds agree.
+/// The pipes chart has no golden of its own: the committed figures of the
+/// ttrpc traces are made by the release CLI (`traces/generate.sh`, default
+/// options), and this debug build must make the same bytes.
+#[test]
+fn debug_build_matches_the_committed_pipes_figures() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let mut checked = 0;
+    let mut names: Vec<_> = std::fs::read_dir(&traces).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    for name in names.iter().filter_map(|n| n.to_str()?.strip_suffix(".json").map(str::to_string)) {
+        let figure = traces.join("figures").join(format!("{name}-pipes.png"));
+        if !figure.exists() {
+            continue;
+        }
+        let trace = visualizer::load(&traces.join(format!("{name}.json"))).unwrap();
+        let bytes = render(&trace, Chart::Pipes, Format::Png, &Options::default());
+        assert!(bytes == std::fs::read(&figure).unwrap(), "{} differs from this build's output", figure.display());
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} pipes figures found");
+}
+
 #[test]
 fn debug_build_matches_release_figures() {
     let trace = visualizer::load(&committed()).unwrap();
