@@ -157,9 +157,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let requested: Vec<Chart> = if all {
         Chart::ALL.to_vec()
     } else {
-        // The library knows the single charts; `all` is this command's own.
-        vec![args.chart.parse().map_err(|e: visualizer::Error| {
-            format!("--chart {}: {}", args.chart, e.0.replace("pipes or waitfor)", "pipes, waitfor or all)"))
+        vec![args.chart.parse().map_err(|_: visualizer::Error| {
+            // `all` is this command's own, beside the library's charts.
+            let names: Vec<&str> = Chart::ALL.iter().map(|c| c.name()).collect();
+            format!("--chart {}: unknown chart `{}` (expected {} or all)", args.chart, args.chart, names.join(", "))
         })?]
     };
     // The error names the window already: `--` in front makes it the flag.

@@ -99,12 +99,7 @@ pub fn print_events(run: &Run) {
         let mut op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
         if !e.cases.is_empty() {
             // As the deadlock report prints a select: `{send requests | recv done}`.
-            let cases: Vec<String> = e
-                .cases
-                .iter()
-                .map(|c| format!("{} {}", c.dir.as_str(), t.resources[c.resource as usize].name))
-                .collect();
-            op.push_str(&format!(" {{{}}}", cases.join(" | ")));
+            op.push_str(&format!(" {{{}}}", t.cases_label(&e.cases)));
         }
         let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
         let kind = serde_json::to_value(e.kind).unwrap();

@@ -44,9 +44,7 @@ fn target_of(path: &Path) -> std::io::Result<Target> {
     // What the kernel reaches through every link (`/dev/stdout` ends in a
     // pipe or a terminal whose link text is no path).
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder, not a file"))
-        }
+        Ok(m) if m.is_dir() => return Err(a_folder()),
         Ok(m) if !m.is_file() => return Ok(Target::Special),
         Ok(_) => return std::fs::canonicalize(path).map(Target::File),
         Err(_) => {}
@@ -66,13 +64,15 @@ fn target_of(path: &Path) -> std::io::Result<Target> {
                 };
             }
             Ok(m) if m.is_file() => return Ok(Target::File(p)),
-            Ok(m) if m.is_dir() => {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder, not a file"))
-            }
+            Ok(m) if m.is_dir() => return Err(a_folder()),
             Ok(_) => return Ok(Target::Special),
         }
     }
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "too many levels of symbolic links"))
+}
+
+fn a_folder() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder, not a file")
 }
 
 /// The temporary file [`write_atomic`] writes before renaming it to `path`.

@@ -382,10 +382,7 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
             let names: Vec<String> = task
                 .cases
                 .iter()
-                .map(|&(r, d)| {
-                    let arrow = if d == Dir::Send { "send" } else { "recv" };
-                    format!("{arrow} {}", s.resources[r as usize].name)
-                })
+                .map(|&(r, d)| format!("{} {}", crate::trace::CaseDir::from(d).as_str(), s.resources[r as usize].name))
                 .collect();
             (names.join(" | "), None, String::new())
         }

@@ -173,12 +173,7 @@ impl Graph {
                     }
                     if !blk.cases.is_empty() {
                         // A select waits on its cases, named as the deadlock report names them.
-                        let cases: Vec<String> = blk
-                            .cases
-                            .iter()
-                            .map(|c| format!("{} {}", c.dir.as_str(), m.resource_name(c.resource)))
-                            .collect();
-                        let wn = g.wait_node(m, None, &cases.join(" | "), "", &blk.op, false);
+                        let wn = g.wait_node(m, None, &m.trace.cases_label(&blk.cases), "", &blk.op, false);
                         g.edge(tn, wn, "waits for", false);
                         continue;
                     }

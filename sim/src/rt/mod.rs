@@ -81,6 +81,15 @@ pub(crate) enum Dir {
     Recv,
 }
 
+impl From<Dir> for crate::trace::CaseDir {
+    fn from(d: Dir) -> Self {
+        match d {
+            Dir::Send => crate::trace::CaseDir::Send,
+            Dir::Recv => crate::trace::CaseDir::Recv,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
     Ready,
@@ -898,10 +907,10 @@ impl State {
             rec.event(self.step, self.clock, task, kind, resource, amount, buffered, frame, peer, op);
             // A select waits on its cases, not one resource: they go with the event.
             if let (EventKind::Block, Some("select")) = (kind, op) {
-                let cases = self.tasks[task as usize].cases.iter().map(|&(r, d)| crate::trace::Case {
-                    resource: r,
-                    dir: if d == Dir::Send { crate::trace::CaseDir::Send } else { crate::trace::CaseDir::Recv },
-                });
+                let cases = self.tasks[task as usize]
+                    .cases
+                    .iter()
+                    .map(|&(r, d)| crate::trace::Case { resource: r, dir: d.into() });
                 rec.events.last_mut().expect("just pushed").cases.extend(cases);
             }
         }

@@ -40,10 +40,9 @@ fn where_in(text: &str, line: usize) -> String {
     let mut list: Option<(&str, usize)> = None;
     for (i, l) in text.lines().enumerate().take(line) {
         let n = i + 1;
-        for key in ["tasks", "resources", "frames", "events"] {
-            if l == format!("\"{key}\":[") {
-                list = Some((key, n));
-            }
+        let key = l.strip_prefix('"').and_then(|k| k.strip_suffix("\":["));
+        if let Some(key) = key.filter(|k| ["tasks", "resources", "frames", "events"].contains(k)) {
+            list = Some((key, n));
         }
         if n == line {
             return match list {

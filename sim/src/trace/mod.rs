@@ -218,6 +218,22 @@ pub struct Event {
     pub cases: Vec<Case>,
 }
 
+impl Trace {
+    /// A select's cases as reports name them: `send requests | recv done`.
+    ///
+    /// ```
+    /// use sim::trace::{Case, CaseDir, Trace};
+    /// let t = Trace::from_json(&std::fs::read_to_string("../traces/abba-deadlock.json").unwrap()).unwrap();
+    /// let cases = [Case { resource: 0, dir: CaseDir::Recv }, Case { resource: 1, dir: CaseDir::Send }];
+    /// assert_eq!(t.cases_label(&cases), "recv A | send B");
+    /// ```
+    pub fn cases_label(&self, cases: &[Case]) -> String {
+        let names: Vec<String> =
+            cases.iter().map(|c| format!("{} {}", c.dir.as_str(), self.resources[c.resource as usize].name)).collect();
+        names.join(" | ")
+    }
+}
+
 /// One case of a blocked `select`: a send on, or a receive from, a channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
