@@ -166,7 +166,15 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let good = models::find("abba").unwrap().configure(&[]).unwrap().run(0, true).trace.unwrap().to_json();
     let err = |text: &str| Trace::parse(text, "t.json").expect_err("rejected").to_string();
     assert!(err("not json").starts_with("t.json: not JSON"));
-    assert!(err("[1,2]").contains("not a deadsim trace"));
+    assert!(err("[1,2]").contains("not a deadsim trace (the top level is not an object)"));
+    assert!(err(r#"{"format":"deadsim-trace","version":1"#).starts_with("t.json: not JSON (EOF"));
+    assert!(err(r#"{"format":3,"version":1}"#).contains("no field `format`"));
+    // The format and version are read alone, before the rest: a repeated
+    // key counts as its last value, as in any JSON object.
+    assert!(err(r#"{"format":"deadsim-trace","format":"x","version":1}"#).contains("`format` is \"x\""));
+    assert!(
+        err(&good.replacen("\"version\":1", "\"version\":\"1\"", 1)).contains("`version` is missing or not a number")
+    );
     assert!(err(r#"{"format":"other"}"#).contains("field `format` is \"other\""));
     assert!(err(&good.replace("\"version\":1", "\"version\":2")).contains("format version 2 is not supported"));
     assert!(err(&good.replace("\"task\":2,\"kind\":\"lock\"", "\"task\":9,\"kind\":\"lock\""))
