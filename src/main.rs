@@ -38,7 +38,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List the built-in models, their variants and parameters
-    Models,
+    Models {
+        /// Only this model
+        model: Option<String>,
+        /// Print one JSON object on stdout: each model's parameters and variants, as flags
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one seed of a model and report the outcome
     Run {
         /// Model name (see `deadsim models`)
@@ -372,8 +378,16 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         _ => {}
     }
     match cmd {
-        Command::Models => {
-            print_models();
+        Command::Models { model, json } => {
+            let list = match &model {
+                Some(name) => vec![models::find(name)?],
+                None => models::all(),
+            };
+            if json {
+                println!("{}", models_json(&list));
+            } else {
+                print_models(&list);
+            }
             Ok(false)
         }
         Command::Run { model, seed, strategy, trace, render, json, max_steps, params } => {
@@ -639,8 +653,8 @@ fn configure(name: &str, params: &ModelArgs) -> Result<(&'static dyn Model, Conf
     Ok((m, cfg))
 }
 
-fn print_models() {
-    for m in models::all() {
+fn print_models(list: &[&'static dyn Model]) {
+    for &m in list {
         println!("{}: {}", m.name(), m.about());
         let variants: Vec<String> = m
             .variants()
@@ -660,4 +674,72 @@ fn print_models() {
         }
         println!();
     }
+}
+
+/// `models --json`: what a script needs to run every variant (its flags, as
+/// `deadsim hunt` takes them) or to check a parameter before a long hunt.
+fn models_json(list: &[&'static dyn Model]) -> serde_json::Value {
+    use serde_json::json;
+    let models: Vec<serde_json::Value> = list
+        .iter()
+        .map(|m| {
+            let params: Vec<serde_json::Value> = m
+                .params()
+                .iter()
+                .map(|p| {
+                    let mut v =
+                        json!({"name": p.name, "flag": format!("--{}", p.name), "default": p.default, "help": p.help});
+                    match p.kind {
+                        models::ParamKind::Flag => v["kind"] = json!("flag"),
+                        models::ParamKind::Int { min, max } => {
+                            v["kind"] = json!("int");
+                            v["min"] = json!(min);
+                            v["max"] = json!(max);
+                        }
+                        models::ParamKind::Float { min, max } => {
+                            v["kind"] = json!("float");
+                            v["min"] = json!(min);
+                            v["max"] = json!(max);
+                        }
+                        models::ParamKind::Choice(words) => {
+                            v["kind"] = json!("choice");
+                            v["choices"] = json!(words);
+                        }
+                    }
+                    v
+                })
+                .collect();
+            let variants: Vec<serde_json::Value> = m
+                .variants()
+                .iter()
+                .map(|v| {
+                    let args: Vec<String> = v
+                        .params
+                        .iter()
+                        .flat_map(|(name, value)| {
+                            let flag =
+                                m.params().iter().any(|p| p.name == name && matches!(p.kind, models::ParamKind::Flag));
+                            if flag && value == "true" {
+                                vec![format!("--{name}")]
+                            } else {
+                                vec![format!("--{name}"), value.clone()]
+                            }
+                        })
+                        .collect();
+                    json!({"label": v.label, "args": args, "expect": v.expect.as_str()})
+                })
+                .collect();
+            let matrix = m.matrix().map_or(json!(null), |x| {
+                let expect: Vec<Vec<&str>> =
+                    x.expect.iter().map(|row| row.iter().map(|e| e.as_str()).collect()).collect();
+                json!({
+                    "rows": {"param": x.row_param, "values": x.rows},
+                    "columns": {"param": x.col_param, "values": x.cols},
+                    "expect": expect,
+                })
+            });
+            json!({"name": m.name(), "about": m.about(), "params": params, "variants": variants, "matrix": matrix})
+        })
+        .collect();
+    json!({ "models": models })
 }

@@ -149,6 +149,10 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
         (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget 1e300: too large"),
+        (vec!["models", "nope"], "unknown model `nope`"),
+        (vec![], "Usage: deadsim <COMMAND>"),
+        (vec!["export", "t.json"], "--perfetto <FILE>"),
+        (vec!["export", "/nonexistent-dir/t.json", "--perfetto", "p.json"], "/nonexistent-dir/t.json: cannot read"),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -522,4 +526,43 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn models_json_gives_each_variant_as_flags_that_run_it() {
+    let (code, v) = json(&["models", "--json"]);
+    assert_eq!(code, 0);
+    let listed = v["models"].as_array().unwrap();
+    let names: Vec<&str> = listed.iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, sim::models::all().iter().map(|m| m.name()).collect::<Vec<_>>());
+    let mut variants = 0;
+    for m in listed {
+        let name = m["name"].as_str().unwrap();
+        let model = sim::models::find(name).unwrap();
+        assert_eq!(m["params"].as_array().unwrap().len(), model.params().len(), "{name}");
+        for (listed, variant) in m["variants"].as_array().unwrap().iter().zip(model.variants()) {
+            assert_eq!(listed["expect"], variant.expect.as_str(), "{name} {}", variant.label);
+            // The flags, given to `run`, configure the variant's parameters.
+            let args: Vec<&str> = listed["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+            let (code, run) = json(&[&["run", name, "--seed", "0", "--json"][..], &args].concat());
+            assert!(code == 0 || code == 1, "{name} {args:?}: exit {code}");
+            let want: serde_json::Map<String, serde_json::Value> = model
+                .configure(&variant.params)
+                .unwrap()
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), json!(p.value)))
+                .collect();
+            assert_eq!(run["params"], serde_json::Value::Object(want), "{name} {args:?}");
+            variants += 1;
+        }
+    }
+    assert_eq!(variants, 16, "every built-in variant was run from its listed flags");
+    // One model alone; the matrix comes with its expected verdicts.
+    let (code, v) = json(&["models", "ttrpc", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["models"].as_array().unwrap().len(), 1);
+    let m = sim::models::find("ttrpc").unwrap().matrix().unwrap();
+    assert_eq!(v["models"][0]["matrix"]["rows"]["param"], m.row_param);
+    assert_eq!(v["models"][0]["matrix"]["expect"][0][0], m.expect[0][0].as_str());
 }
