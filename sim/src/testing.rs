@@ -28,7 +28,7 @@ where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    if let Some(seed) = std::env::var("DEADSIM_SEED").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+    if let Some(seed) = seed_from_env(std::env::var("DEADSIM_SEED").ok()).unwrap_or_else(|e| panic!("{e}")) {
         replay(model, seed);
         return;
     }
@@ -41,6 +41,20 @@ where
                 run.steps, run.outcome
             );
         }
+    }
+}
+
+/// The seed `DEADSIM_SEED` names, if set. A value that is not a seed is an
+/// error, not a reason to run the whole search instead: a typo would
+/// otherwise pass a test the user meant to replay.
+fn seed_from_env(value: Option<String>) -> Result<Option<u64>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| format!("deadsim: DEADSIM_SEED=`{v}` is not a seed (a whole number, 0 to {})", u64::MAX)),
     }
 }
 
@@ -65,5 +79,54 @@ where
     }
     if run.outcome.is_failure() {
         panic!("deadsim: seed {seed} failed after {} steps\n\n{}", run.steps, run.outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::Mutex;
+
+    async fn abba(fixed: bool) {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        let (first, second) = if fixed { (a, b) } else { (b, a) };
+        crate::spawn("T1", async move {
+            let _x = a.lock().await;
+            let _y = b.lock().await;
+        });
+        crate::spawn("T2", async move {
+            let _y = first.lock().await;
+            let _x = second.lock().await;
+        });
+    }
+
+    fn panic_message(f: impl FnOnce()) -> Option<String> {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err()?;
+        Some(err.downcast_ref::<String>().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn check_random_fails_at_the_lowest_failing_seed_and_replay_gives_the_same_report() {
+        let lowest =
+            (0..1000).find(|&s| Sim::new(s).run(|| abba(false)).outcome.is_failure()).expect("AB/BA deadlocks");
+        let msg = panic_message(|| check_random(|| abba(false), 1000)).expect("check_random fails the test");
+        assert!(msg.starts_with(&format!("deadsim: seed {lowest} of 0..1000 failed after ")), "{msg}");
+        assert!(msg.contains(&format!("DEADSIM_SEED={lowest} cargo test")), "{msg}");
+        let replayed = panic_message(|| replay(|| abba(false), lowest)).expect("the seed fails again");
+        // The same report: everything after the first line.
+        let report = |m: &str| m.split_once('\n').map(|(_, r)| r.to_string()).unwrap_or_default();
+        assert!(!report(&replayed).is_empty());
+        assert!(report(&msg).starts_with(&report(&replayed)), "{msg}\n---\n{replayed}");
+        assert_eq!(panic_message(|| check_random(|| abba(true), 1000)), None, "A then B never deadlocks");
+    }
+
+    #[test]
+    fn deadsim_seed_must_be_a_seed() {
+        assert_eq!(seed_from_env(None), Ok(None));
+        assert_eq!(seed_from_env(Some(" 42 ".into())), Ok(Some(42)));
+        for bad in ["", "x", "-1", "1.5", "18446744073709551616"] {
+            let e = seed_from_env(Some(bad.into())).unwrap_err();
+            assert!(e.contains(&format!("DEADSIM_SEED=`{bad}` is not a seed")), "{e}");
+        }
     }
 }
