@@ -713,19 +713,8 @@ fn models_json(list: &[&'static dyn Model]) -> serde_json::Value {
                 .variants()
                 .iter()
                 .map(|v| {
-                    let args: Vec<String> = v
-                        .params
-                        .iter()
-                        .flat_map(|(name, value)| {
-                            let flag =
-                                m.params().iter().any(|p| p.name == name && matches!(p.kind, models::ParamKind::Flag));
-                            if flag && value == "true" {
-                                vec![format!("--{name}")]
-                            } else {
-                                vec![format!("--{name}"), value.clone()]
-                            }
-                        })
-                        .collect();
+                    let args: Vec<String> =
+                        v.params.iter().flat_map(|(name, value)| models::arg_words(m.params(), name, value)).collect();
                     json!({"label": v.label, "args": args, "expect": v.expect.as_str()})
                 })
                 .collect();

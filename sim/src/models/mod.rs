@@ -131,12 +131,19 @@ impl Configured {
             if spec.is_some_and(|s| canonical(s.kind, s.default) == p.value) {
                 continue;
             }
-            match spec.map(|s| s.kind) {
-                Some(ParamKind::Flag) => out.push(format!("--{}", p.name)),
-                _ => out.push(format!("--{} {}", p.name, p.value)),
-            }
+            out.extend(arg_words(specs, &p.name, &p.value));
         }
         out.join(" ")
+    }
+}
+
+/// The command-line words that set parameter `name` to `value`: `--name
+/// value`, or `--name` alone for a flag that is on (none for one that is off).
+pub fn arg_words(specs: &[ParamSpec], name: &str, value: &str) -> Vec<String> {
+    match specs.iter().find(|s| s.name == name).map(|s| s.kind) {
+        Some(ParamKind::Flag) if value == "false" => vec![],
+        Some(ParamKind::Flag) => vec![format!("--{name}")],
+        _ => vec![format!("--{name}"), value.to_string()],
     }
 }
 
