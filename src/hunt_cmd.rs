@@ -121,12 +121,14 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         Some((i, n)) => match sim::hunt::shard(a.range, i, n) {
             Some(r) => r,
             None => {
+                // Every shard of such a split is refused, so a batch job
+                // array fails as a whole, not in some of its jobs.
                 return Err(UsageError(format!(
-                    "--shard {i}/{n}: the shard is empty ({} seeds in {} split {n} ways); split it at most {} ways",
-                    a.range.len(),
+                    "--shard {i}/{n}: seeds {} hold {} seed(s), too few for {n} shards; split them at most {} ways",
                     a.range,
-                    a.range.len()
-                )))
+                    a.range.count(),
+                    a.range.count()
+                )));
             }
         },
         None => a.range,
@@ -189,14 +191,16 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
     match (&a.trace, &recorded) {
         (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => eprintln!("no failure, so no trace was written to {}", path.display()),
+        (Some(path), None) => crate::output::no_trace(path)?,
         _ => {}
     }
     let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
     if a.json {
         let (verdict, seed, cycle, message) = match &r.failure {
             Some((s, o)) => (o.verdict(), Some(*s), cycle_json(o), o.summary()),
-            None if r.covered.is_none() => ("no-deadlock", None, json!([]), "no seed was run".to_string()),
+            None if r.covered.is_none() => {
+                ("no-deadlock", None, json!([]), "interrupted before any seed ran".to_string())
+            }
             None => ("no-deadlock", None, json!([]), format!("no failure in seeds {covered}")),
         };
         let mut out = json!({
@@ -204,7 +208,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             "model": m.name(), "params": params_json(cfg), "strategy": a.kind.to_string(),
             "max_steps": a.max_steps, "keep_going": a.keep_going, "check_determinism": a.check_determinism,
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
-            "stopped_early": r.stopped_early, "message": message,
+            "stopped_early": r.stopped_early, "complete": !r.stopped_early, "message": message,
             // Why, as explore's JSON says it.
             "stopped": r.stopped_early.then(early_stop),
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
@@ -237,9 +241,15 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let label = crate::output::model_label(m, cfg);
     if r.stopped_early {
         let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
-        println!("{label}: {why} after {} schedules (seeds {covered} covered of {range})", r.schedules);
+        match r.covered {
+            Some(_) => println!(
+                "{label}: {why} after {} (seeds {covered} covered of {range})",
+                crate::search_cmd::count(r.schedules, "schedule")
+            ),
+            None => println!("{label}: {why} before any seed ran (seeds {range})"),
+        }
     }
-    if a.keep_going {
+    if a.keep_going && r.covered.is_some() {
         let (p, lo, hi) = wilson(r.failures, r.schedules);
         println!(
             "{label}: {} of {} schedules failed ({:.3}%, 95% CI {:.3}%..{:.3}%), {} distinct failure(s), strategy {}",
@@ -374,7 +384,6 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         )));
     }
     let n = split.unwrap_or(1);
-    // A shard with no seeds (more shards than seeds) has no file: `hunt` refuses to run it.
     let missing: Vec<String> = (0..n)
         .filter(|&i| !seen.contains(&i) && sim::hunt::shard(range, i, n).is_some())
         .map(|i| format!("{i}/{n}"))
@@ -391,25 +400,26 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     let lowest = blocks.iter().filter_map(|b| b.seed.map(|s| (s, b.v))).min_by_key(|(s, _)| *s);
     let keep_going = first.get("failures").is_some();
     // What the shards ran: all their seeds, or fewer if a time budget or Ctrl-C stopped one.
-    let covered: u64 = blocks.iter().map(|b| b.covered.map_or(0, |c| c.len())).sum();
+    // Counted in u128: the whole u64 range holds 2^64 seeds.
+    let covered: u128 = blocks.iter().map(|b| b.covered.map_or(0, |c| c.count())).sum();
     // The seeds run up to a seed, inclusive.
-    let run_up_to = |s: u64| -> u64 {
+    let run_up_to = |s: u64| -> u128 {
         blocks
             .iter()
             .filter_map(|b| b.covered)
             .filter(|c| c.first <= s)
-            .map(|c| SeedRange { first: c.first, last: c.last.min(s) }.len())
+            .map(|c| SeedRange { first: c.first, last: c.last.min(s) }.count())
             .sum()
     };
     let stopped_early = blocks.iter().any(|b| b.v["stopped_early"].as_bool().unwrap_or(false));
     // A lowest-failure hunt of the whole range runs every seed up to its failure.
     let schedules = match (lowest, keep_going) {
-        (Some((s, _)), false) => run_up_to(s),
+        (Some((s, _)), false) => run_up_to(s).min(u64::MAX as u128) as u64,
         _ => blocks.iter().map(|b| b.schedules).sum(),
     };
     // Below the failure, a seed no shard ran may fail too.
-    let unproven = lowest.is_some_and(|(s, _)| !keep_going && run_up_to(s) != s - range.first + 1);
-    let covered_text = if covered == range.len() {
+    let unproven = lowest.is_some_and(|(s, _)| !keep_going && run_up_to(s) != (s - range.first) as u128 + 1);
+    let covered_text = if covered == range.count() {
         range.to_string()
     } else {
         let parts: Vec<String> = blocks.iter().filter_map(|b| b.covered.map(|c| c.to_string())).collect();
@@ -431,22 +441,24 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "replay": lowest.map_or(json!(null), |(_, v)| v["replay"].clone()),
         "message": lowest.map_or_else(
             || {
-                json!(if covered == range.len() {
+                json!(if covered == range.count() {
                     format!("no failure in seeds {range}")
                 } else {
-                    format!("no failure in the {covered} of the {} seeds of {range} that the shards ran", range.len())
+                    format!("no failure in the {covered} of the {} seeds of {range} that the shards ran", range.count())
                 })
             },
             |(_, v)| v["message"].clone()
         ),
-        "stopped_early": stopped_early,
+        "stopped_early": stopped_early, "complete": !stopped_early,
+        // Why, as a shard's JSON says it: the first shard that stopped early.
+        "stopped": blocks.iter().find_map(|b| b.v.get("stopped").filter(|s| !s.is_null()).cloned()),
     });
-    if covered != range.len() {
+    if covered != range.count() {
         // Name what each short shard covered: a shard that found its failure
         // settled all its seeds without running those above it.
         let short: Vec<String> = blocks
             .iter()
-            .filter(|b| b.covered.map_or(0, |c| c.len()) != b.seeds.len())
+            .filter(|b| b.covered.map_or(0, |c| c.count()) != b.seeds.count())
             .map(|b| match b.covered {
                 Some(c) => format!("shard {}/{} covered seeds {c} of its {}", b.i, b.n, b.seeds),
                 None => format!("shard {}/{} covered none of its seeds {}", b.i, b.n, b.seeds),
@@ -455,7 +467,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         let mut warning = format!(
             "{} of the {} seeds of {range} covered: {} stopped early ({})",
             covered,
-            range.len(),
+            range.count(),
             if short.len() == 1 { "a shard" } else { "shards" },
             short.join("; ")
         );

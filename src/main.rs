@@ -261,7 +261,11 @@ fn main() -> ExitCode {
         }
     };
     match dispatch(cli.command) {
-        Ok(found) => ExitCode::from(if found { 1 } else { 0 }),
+        Ok(true) => ExitCode::from(1),
+        // Ctrl-C stopped a search that found nothing: not a pass, as the
+        // shell reports a process that SIGINT ended (128 + 2).
+        Ok(false) if hunt_cmd::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(130),
+        Ok(false) => ExitCode::from(0),
         Err(UsageError(msg)) => {
             eprintln!("deadsim: error: {msg}");
             ExitCode::from(2)
@@ -459,8 +463,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let range: SeedRange =
                 seeds.as_deref().unwrap_or("0..10000").parse().map_err(|e| format!("--seeds {e}"))?;
             let jobs = jobs.unwrap_or_else(default_jobs);
-            if jobs == 0 {
-                return Err(UsageError("--jobs must be at least 1".into()));
+            if jobs == 0 || jobs > MAX_JOBS {
+                return Err(UsageError(format!("--jobs {jobs}: expected 1 to {MAX_JOBS} worker threads")));
             }
             let shard = match shard {
                 None => None,
@@ -642,6 +646,10 @@ fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {
     }
     Ok((i, n))
 }
+
+/// More workers than this only add threads to start and stop: a hunt's
+/// result is the same for any count, and its speed stops growing at the cores.
+const MAX_JOBS: usize = 1024;
 
 fn default_jobs() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)

@@ -55,6 +55,22 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
     t.write_file(path).map_err(|e| UsageError(format!("cannot write trace {}: {e}", path.display())))
 }
 
+/// A search asked to write `--trace path` found nothing: says so on stderr,
+/// and removes an earlier file at `path`, so that a following `render path`
+/// fails instead of drawing an older run's failure as this search's.
+pub fn no_trace(path: &Path) -> Result<(), UsageError> {
+    let removed = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => {
+            std::fs::remove_file(path)
+                .map_err(|e| UsageError(format!("--trace {}: cannot remove the earlier file ({e})", path.display())))?;
+            "; the earlier file there was removed"
+        }
+        _ => "",
+    };
+    eprintln!("no failure, so no trace was written to {}{removed}", path.display());
+    Ok(())
+}
+
 /// `--flag value` pairs as the command line writes them.
 pub fn flags_label(params: &[(String, String)]) -> String {
     if params.is_empty() {

@@ -17,10 +17,10 @@ use visualizer::{Chart, Format, Model, Options, Window, XAxis};
 
 #[derive(Args)]
 pub struct RenderArgs {
-    /// The trace file (JSON, from `run`/`hunt`/`replay --trace`)
+    /// The trace file (JSON, from `run`, `hunt`, `replay`, `explore` or `shrink --trace`)
     trace: PathBuf,
-    /// Output file; with `--chart all` a directory or a file-name prefix
-    /// [default: TRACE-CHART.FORMAT beside the trace]
+    /// Output file (`-` for stdout); with `--chart all` a directory or a
+    /// file-name prefix [default: TRACE-CHART.FORMAT beside the trace]
     #[arg(short = 'o', long = "out", value_name = "OUT")]
     out: Option<PathBuf>,
     /// timeline, locks, pipes, waitfor, or all
@@ -87,6 +87,12 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
             for &c in charts {
                 out.push((c, f, named(&beside(&args.trace), &stem, c, f)));
             }
+        }
+        Some(o) if o.as_os_str() == "-" => {
+            if all {
+                return Err("-o -: --chart all writes several files; give a folder (-o DIR/) or a prefix".into());
+            }
+            out.push((charts[0], given.unwrap_or(Format::Png), o.clone()));
         }
         Some(o) if o.is_dir() || o.to_string_lossy().ends_with('/') => {
             // `-o figures/` makes the folder when it writes (one level: a
@@ -179,6 +185,13 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
     let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+    if let ([c], false) = (requested.as_slice(), all) {
+        // A chart asked for by name that would be empty is an error, not a
+        // placeholder image (`all` leaves it out and says so).
+        if let Some(why) = why_skipped(*c, &m) {
+            return Err(format!("--chart {}: {origin} has {why}; nothing to draw", c.name()));
+        }
+    }
     let charts: Vec<Chart> = if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
     let files = plan(&args, &charts, all)?;
     for (_, _, path) in &files {
@@ -190,13 +203,24 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| format!("{origin}: {e}"))?;
         rendered.push((path, bytes));
     }
+    if let [(path, bytes)] = rendered.as_slice() {
+        if path.as_os_str() == "-" {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            return out
+                .write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("-o -: cannot write to stdout ({e})"));
+        }
+    }
     write_all(&rendered)?;
+    // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
     for (path, _) in &rendered {
-        println!("wrote {}", path.display());
+        eprintln!("wrote {}", path.display());
     }
     if all {
         for line in skipped(&m) {
-            println!("{line}");
+            eprintln!("{line}");
         }
     }
     Ok(())
@@ -207,16 +231,17 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
 fn skipped(m: &Model) -> Vec<String> {
     Chart::ALL
         .into_iter()
-        .filter(|c| !c.applies(m))
-        .map(|c| {
-            let why = match c {
-                Chart::Locks => "no locks",
-                Chart::Pipes => "no pipes",
-                _ => "no deadlock and no task blocked at the end",
-            };
-            format!("skipped {}: {why} in this trace", c.name())
-        })
+        .filter_map(|c| why_skipped(c, m).map(|why| format!("skipped {}: {why} in this trace", c.name())))
         .collect()
+}
+
+/// Why chart `c` has nothing to show for `m`, or `None` if it has.
+fn why_skipped(c: Chart, m: &Model) -> Option<&'static str> {
+    (!c.applies(m)).then_some(match c {
+        Chart::Locks => "no locks",
+        Chart::Pipes => "no pipes",
+        _ => "no deadlock and no task blocked at the end",
+    })
 }
 
 /// An output path that names the input trace is refused: a chart or an
@@ -299,7 +324,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
     visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
-    println!("wrote {}", args.perfetto.display());
+    eprintln!("wrote {}", args.perfetto.display());
     Ok(())
 }
 

@@ -204,7 +204,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     };
     match (&a.trace, &r.failure) {
         (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => eprintln!("no failure, so no trace was written to {}", path.display()),
+        (Some(path), None) => crate::output::no_trace(path)?,
         _ => {}
     }
     if a.json {
@@ -220,6 +220,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             "{}",
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
+                   "complete": r.exhausted || r.failure.is_some(),
                    "preemptions": a.preemptions, "reduction": reduced,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
@@ -342,6 +343,9 @@ pub fn shrink_cmd(
     }
     if !failing.outcome.is_failure() {
         // Nothing found is exit 0, as for every command.
+        if let Some(path) = &trace {
+            crate::output::no_trace(path)?;
+        }
         if json_out {
             let mut out = run_json(m, cfg, &failing, None, "shrink");
             out["shrunk"] = json!(false);
@@ -349,8 +353,7 @@ pub fn shrink_cmd(
             println!("{out}");
             return Ok(false);
         }
-        let written = if trace.is_some() { " (no trace was written)" } else { "" };
-        println!("{}: this run does not fail ({}); nothing to shrink{written}", m.name(), failing.outcome.summary());
+        println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
         return Ok(false);
     }
     let shrunk = sim::scheduler::shrink(cfg, &failing, max_tries).ok_or_else(|| {

@@ -122,7 +122,11 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["run", "abba", "--ordered"], "--ordered does not apply to model abba"),
         (vec!["hunt", "abba", "--seeds", "9..2"], "--seeds `9..2` is empty"),
         (vec!["hunt", "abba", "--seeds", "x"], "--seeds `x`"),
-        (vec!["hunt", "abba", "--jobs", "0"], "--jobs must be at least 1"),
+        (vec!["hunt", "abba", "--jobs", "0"], "--jobs 0: expected 1 to 1024 worker threads"),
+        (vec!["hunt", "abba", "--jobs", "100000"], "--jobs 100000: expected 1 to 1024 worker threads"),
+        (vec!["hunt", "abba", "--seeds", "10..3"], "--seeds `10..3` is empty: 3 is below 10"),
+        (vec!["hunt", "abba", "--seeds", "0..3", "--shard", "4/5"], "too few for 5 shards; split them at most 3 ways"),
+        (vec!["hunt", "abba", "--seeds", "0..3", "--shard", "1/5"], "too few for 5 shards; split them at most 3 ways"),
         (vec!["hunt", "--fixed"], "model parameters need a model"),
         (vec!["run", "abba", "--seed", "-1"], "--seed"),
         (vec!["frobnicate"], "frobnicate"),
@@ -429,7 +433,7 @@ fn interrupted_after_half_a_second(args: &[&str]) -> (Option<i32>, String) {
 fn an_interrupted_hunt_reports_what_it_covered() {
     let (code, stdout) =
         interrupted_after_half_a_second(&["hunt", "abba", "--fixed", "--seeds", "0..1000000000", "--jobs", "1"]);
-    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(code, Some(130), "interrupted with nothing found is not a pass: {stdout}");
     assert!(stdout.contains("interrupted after"), "{stdout}");
     assert!(stdout.contains("covered of 0..=999999999"), "{stdout}");
     // The verdict table stops too, with the rows it finished.
@@ -464,8 +468,20 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     assert!(stdout.contains("before every schedule within 2 preemptions (of the 3 asked for) was covered (every schedule within 1 preemption was covered"), "{stdout}");
     let (_, v) = json(&["explore", "abba", "--fixed", "--time-budget", "100", "--json"]);
     assert_eq!((v["stopped"].clone(), v["exhausted"].as_bool()), (serde_json::Value::Null, Some(true)), "{v}");
+    assert_eq!(v["complete"], serde_json::json!(true), "{v}");
+    // A budget too small for anything still gives a result: the first
+    // execution, or the first chunk of seeds, always runs.
+    let (code, v) = json(&["explore", "abba", "--fixed", "--time-budget", "0.000001", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!((v["executions"].as_u64(), v["complete"].as_bool()), (Some(1), Some(false)), "{v}");
+    let (code, v) = json(&["hunt", "abba", "--fixed", "--time-budget", "0.000001", "--jobs", "2", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!((v["stopped"].as_str(), v["complete"].as_bool()), (Some("time-budget"), Some(false)), "{v}");
+    let covered: sim::hunt::SeedRange = v["covered"].as_str().unwrap().parse().unwrap();
+    assert_eq!((covered.first, v["schedules"].as_u64()), (0, Some(covered.len())), "{v}");
+    assert!(v["message"].as_str().unwrap().contains(&format!("no failure in seeds {covered}")), "{v}");
     let (code, stdout) = interrupted_after_half_a_second(&["explore", "ttrpc"]);
-    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(code, Some(130), "{stdout}");
     assert!(stdout.contains("but it was interrupted before every schedule was covered"), "{stdout}");
 }
 
@@ -506,9 +522,25 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     let before = std::fs::read(&trace).unwrap();
 
     let png = dir.join("abba.png");
-    let (code, _, err) = deadsim(&["render", t, "--out", png.to_str().unwrap()]);
+    let (code, out, err) = deadsim(&["render", t, "--out", png.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!((out.as_str(), err.trim_end()), ("", format!("wrote {}", png.display()).as_str()), "news on stderr");
+
+    // `-o -`: the chart on stdout and nothing else, no file named `-`.
+    let (code, out, err) = deadsim(&["render", t, "-o", "-", "--format", "svg"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("<svg") && out.trim_end().ends_with("</svg>"), "{out}");
+    assert!(!std::path::Path::new("-").exists());
+    let (code, _, err) = deadsim(&["render", t, "-o", "-", "--chart", "all"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("-o -: --chart all writes several files"), "{err}");
+    // A chart asked for by name with nothing to show is refused, not drawn empty.
+    let pipes = dir.join("pipes.svg");
+    let (code, _, err) = deadsim(&["render", t, "--chart", "pipes", "-o", pipes.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--chart pipes: ") && err.contains("abba.json has no pipes; nothing to draw"), "{err}");
+    assert!(!pipes.exists());
 
     // Writing over the input would lose the trace.
     let (code, _, err) = deadsim(&["render", t, "--out", t, "--format", "svg"]);
@@ -568,4 +600,72 @@ fn models_json_gives_each_variant_as_flags_that_run_it() {
     let m = sim::models::find("ttrpc").unwrap().matrix().unwrap();
     assert_eq!(v["models"][0]["matrix"]["rows"]["param"], m.row_param);
     assert_eq!(v["models"][0]["matrix"]["expect"][0][0], m.expect[0][0].as_str());
+}
+
+#[test]
+fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-stale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = dir.join("t.json");
+    let path = t.to_str().unwrap();
+    for nothing in [
+        &["hunt", "abba", "--fixed", "--seeds", "0..20", "--trace", path][..],
+        &["explore", "abba", "--fixed", "--trace", path][..],
+        &["shrink", "abba", "--fixed", "--seed", "0", "--trace", path][..],
+    ] {
+        let (code, _, _) = deadsim(&["hunt", "abba", "--trace", path]);
+        assert_eq!(code, 1);
+        assert!(t.exists(), "the failing hunt wrote its trace");
+        let (code, _, err) = deadsim(nothing);
+        assert_eq!(code, 0, "{nothing:?}: {err}");
+        assert!(!t.exists(), "{nothing:?}: the earlier trace is gone, so no render draws it");
+        assert!(
+            err.contains("no failure, so no trace was written to")
+                && err.contains("the earlier file there was removed"),
+            "{err}"
+        );
+        // Nothing there to begin with: nothing to say about removing.
+        let (_, _, err) = deadsim(nothing);
+        assert!(!err.contains("removed"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn merge_counts_the_whole_u64_range() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-whole-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    let mut ran = 0;
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let (code, out, err) = deadsim(&[
+            "hunt",
+            "abba",
+            "--fixed",
+            "--seeds",
+            "0..=18446744073709551615",
+            "--shard",
+            &shard,
+            "--time-budget",
+            "0.05",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        ran += v["schedules"].as_u64().unwrap();
+        let f = dir.join(format!("s{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let (code, v) = json(&["merge", &files[0], &files[1]]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["schedules"].as_u64(), Some(ran), "{v}");
+    let warning = v["warning"].as_str().unwrap();
+    assert!(
+        warning.starts_with(&format!("{ran} of the 18446744073709551616 seeds of 0..=18446744073709551615 covered")),
+        "{v}"
+    );
+    assert_eq!((v["stopped"].as_str(), v["complete"].as_bool()), (Some("time-budget"), Some(false)), "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -27,9 +27,16 @@ pub struct SeedRange {
 }
 
 impl SeedRange {
-    /// How many seeds the range holds (at least 1).
+    /// How many seeds the range holds (at least 1), saturating at
+    /// `u64::MAX`: the whole range `0..=u64::MAX` holds one more (see
+    /// [`SeedRange::count`]).
     pub fn len(&self) -> u64 {
         (self.last - self.first).saturating_add(1)
+    }
+
+    /// How many seeds the range holds, exactly, even for the whole u64 range.
+    pub fn count(&self) -> u128 {
+        (self.last - self.first) as u128 + 1
     }
 
     /// Never true: an empty range cannot be written.
@@ -56,13 +63,18 @@ impl FromStr for SeedRange {
         if let Some((a, b)) = s.split_once("..=") {
             let (first, last) = (num(a)?, num(b)?);
             if last < first {
-                return Err(format!("`{s}` is empty (the end is below the start)"));
+                return Err(format!("`{s}` is empty: {last} is below {first} (write the lower seed first)"));
             }
             Ok(SeedRange { first, last })
         } else if let Some((a, b)) = s.split_once("..") {
             let (first, end) = (num(a)?, num(b)?);
             if end <= first {
-                return Err(format!("`{s}` is empty (A..B excludes B; write A..=B to include it)"));
+                // A hint only where it helps: `A..A` means seed A, `10..3` has no fix of that kind.
+                return Err(if end == first {
+                    format!("`{s}` is empty (A..B excludes B); write {first}..={first} or {first} for the one seed")
+                } else {
+                    format!("`{s}` is empty: {end} is below {first} (write the lower seed first)")
+                });
             }
             Ok(SeedRange { first, last: end - 1 })
         } else {
@@ -109,7 +121,8 @@ pub struct HuntOptions<'a> {
     pub jobs: usize,
     /// Run every seed and summarize all failures, instead of stopping at the lowest.
     pub keep_going: bool,
-    /// Stop taking new seeds after this wall-clock time.
+    /// Stop taking new seeds after this wall-clock time (the first chunk of
+    /// seeds is run whatever the budget).
     pub time_budget: Option<std::time::Duration>,
     /// Incremented once per schedule run (for a progress line).
     pub progress: Option<&'a AtomicU64>,
@@ -180,8 +193,11 @@ where
     let total = range.len();
     let started = std::time::Instant::now();
     let stopped = std::sync::atomic::AtomicBool::new(false);
+    // A time budget is checked from the second chunk on, so a hunt with any
+    // budget covers some seeds; a stop (Ctrl-C) is obeyed at once.
     let out_of_time = || {
-        opts.time_budget.is_some_and(|b| started.elapsed() >= b) || opts.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        opts.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+            || (opts.time_budget.is_some_and(|b| started.elapsed() >= b) && next.load(Ordering::Relaxed) > 0)
     };
     let worker = || loop {
         if out_of_time() {
@@ -317,12 +333,16 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
     (p, (centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// The `i`-th of `n` contiguous blocks of `range` (`i` 0-based), or `None`
-/// when the block is empty (more shards than seeds).
+/// The `i`-th of `n` contiguous blocks of `range` (`i` 0-based), each of
+/// `len / n` or one more seeds, or `None` for every `i` when the range has
+/// fewer seeds than `n`: a split with an empty block is refused as a whole,
+/// not shard by shard.
 pub fn shard(range: SeedRange, i: u64, n: u64) -> Option<SeedRange> {
-    // Not `len()`, which saturates: the whole u64 range holds 2^64 seeds.
-    let len = (range.last - range.first) as u128 + 1;
+    let len = range.count();
     let (i, n) = (i as u128, n as u128);
+    if n > len || i >= n {
+        return None;
+    }
     let lo = len * i / n;
     let hi = len * (i + 1) / n;
     let at = |k: u128| (range.first as u128 + k) as u64;
@@ -430,12 +450,26 @@ mod tests {
         assert_eq!(blocks[2].last, 109);
         assert!(blocks.windows(2).all(|w| w[0].last + 1 == w[1].first));
         let tiny: SeedRange = "0..2".parse().unwrap();
-        assert_eq!(shard(tiny, 0, 3), None, "more shards than seeds: an empty block");
-        assert_eq!(shard(tiny, 1, 3), Some(SeedRange { first: 0, last: 0 }));
+        // More shards than seeds: every shard of the split is refused alike.
+        assert_eq!((0..3).map(|i| shard(tiny, i, 3)).collect::<Vec<_>>(), vec![None, None, None]);
+        assert_eq!(shard(tiny, 1, 2), Some(SeedRange { first: 1, last: 1 }));
+        assert_eq!(shard(range, 3, 3), None, "no shard 3 of 3");
         // Every seed of the whole u64 range, u64::MAX among them, falls in a shard.
         let all = SeedRange { first: 0, last: u64::MAX };
         assert_eq!(shard(all, 0, 2), Some(SeedRange { first: 0, last: u64::MAX / 2 }));
         assert_eq!(shard(all, 1, 2), Some(SeedRange { first: u64::MAX / 2 + 1, last: u64::MAX }));
+        assert_eq!(all.count(), 1u128 << 64);
+        assert_eq!(all.len(), u64::MAX, "len saturates");
+    }
+
+    #[test]
+    fn empty_ranges_say_why() {
+        let err = |s: &str| s.parse::<SeedRange>().unwrap_err();
+        assert_eq!(err("10..3"), "`10..3` is empty: 3 is below 10 (write the lower seed first)");
+        assert_eq!(err("10..=3"), "`10..=3` is empty: 3 is below 10 (write the lower seed first)");
+        assert_eq!(err("4..4"), "`4..4` is empty (A..B excludes B); write 4..=4 or 4 for the one seed");
+        // The advice given works.
+        assert_eq!("4..=4".parse::<SeedRange>().unwrap(), SeedRange { first: 4, last: 4 });
     }
 
     #[test]

@@ -183,7 +183,8 @@ pub enum Window {
     All,
     /// The last N steps before the deadlock (or the end of the trace).
     Last(u64),
-    /// Steps A..B (positions: step boundaries).
+    /// Steps A to B, both included, as traces and `replay` number them
+    /// (`steps:A..B` is `Steps(A, B - 1)`, `steps:A..=B` is `Steps(A, B)`).
     Steps(u64, u64),
     /// Virtual time A..B, in nanoseconds.
     Time(u64, u64),
@@ -214,7 +215,7 @@ impl Window {
         let at = if m.deadlock.is_some() { "ending at the deadlock" } else { "ending at the end" };
         let last = |n: u64, what: &str| {
             let a = stop.saturating_sub(n.max(1));
-            (a, stop, format!("{what}: steps {}–{} {of}, {at}", columns::group(a), columns::group(stop)))
+            (a, stop, format!("{what}: {} {of}, {at}", steps_between(a, stop)))
         };
         Ok(match self {
             Window::Auto if m.end <= Window::AUTO_STEPS => (0, end, format!("all {} steps", columns::group(m.end))),
@@ -227,15 +228,16 @@ impl Window {
             }
             Window::All => (0, end, format!("all {} steps", columns::group(m.end))),
             Window::Last(n) => last(n, &format!("window last:{n}")),
-            Window::Steps(a, b) => {
-                if a >= b || a >= end {
+            Window::Steps(first, last) => {
+                // Step s runs from position s - 1 to s (see `model`).
+                if first > last || first > m.end || last == 0 {
                     return Err(Error(format!(
-                        "window steps:{a}..{b} is empty or outside the trace (steps 0..={})",
+                        "window steps:{first}..={last} is empty or outside the trace (steps 1..={})",
                         m.end
                     )));
                 }
-                let b = b.min(end);
-                (a, b, format!("window steps {}–{} {of}", columns::group(a), columns::group(b)))
+                let (a, b) = (first.saturating_sub(1), last.min(end));
+                (a, b, format!("window {} {of}", steps_between(a, b)))
             }
             Window::Time(t0, t1) => {
                 let (a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
@@ -245,9 +247,19 @@ impl Window {
                         m.time(end)
                     )));
                 }
-                (a, b, format!("window time {}..{} ns: steps {}–{} {of}", t0, t1, columns::group(a), columns::group(b)))
+                (a, b, format!("window time {}..{} ns: {} {of}", t0, t1, steps_between(a, b)))
             }
         })
+    }
+}
+
+/// The steps between positions `a` and `b` (`a < b`), as a label names
+/// them: step `a + 1` to step `b`.
+fn steps_between(a: u64, b: u64) -> String {
+    if b <= a + 1 {
+        format!("step {}", columns::group(b))
+    } else {
+        format!("steps {}–{}", columns::group(a + 1), columns::group(b))
     }
 }
 
@@ -330,7 +342,8 @@ impl FromStr for Window {
                         _ => format!("`{x}` is not a step number"),
                     })
                 };
-                range(&step).map(|(a, b)| Window::Steps(a, b))
+                // `range` gives the end excluded; a step window names its last step.
+                range(&step).map(|(a, b)| Window::Steps(a, b - 1))
             }
             "time" => {
                 let time = |x: &str| {
@@ -439,8 +452,9 @@ mod tests {
     fn windows_parse() {
         assert_eq!("auto".parse::<Window>().unwrap(), Window::Auto);
         assert_eq!("all".parse::<Window>().unwrap(), Window::All);
-        assert_eq!("steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 20));
-        assert_eq!("steps:10..=20".parse::<Window>().unwrap(), Window::Steps(10, 21));
+        assert_eq!("steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 19));
+        assert_eq!("steps:10..=20".parse::<Window>().unwrap(), Window::Steps(10, 20));
+        assert_eq!("steps:2..=2".parse::<Window>().unwrap(), Window::Steps(2, 2));
         assert_eq!("time:1us..=2us".parse::<Window>().unwrap(), Window::Time(1_000, 2_001));
         assert_eq!("time:100..2000".parse::<Window>().unwrap(), Window::Time(100, 2000));
         assert_eq!("time:0.5us..1ms".parse::<Window>().unwrap(), Window::Time(500, 1_000_000));

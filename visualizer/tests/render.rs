@@ -306,6 +306,16 @@ fn windows_and_widths() {
             }
         }
     }
+    // Step numbers as traces give them: step s runs from position s - 1 to s.
+    let (a, b, note) = Window::Steps(2, 2).resolve(&m).unwrap();
+    assert_eq!((a, b), (1, 2), "one step wide");
+    assert!(note.starts_with("window step 2 of "), "{note}");
+    let (a, b, note) = "steps:20..40".parse::<Window>().unwrap().resolve(&m).unwrap();
+    assert_eq!((a, b), (19, 39), "steps 20 to 39");
+    assert!(note.starts_with("window steps 20–39 of "), "{note}");
+    let (a, b, note) = Window::Last(10).resolve(&m).unwrap();
+    assert_eq!(b - a, 10);
+    assert!(note.contains(&format!("steps {}–{b}", a + 1)), "ten steps named as ten: {note}");
     let outside = Options { window: Window::Steps(10_000, 20_000), ..Options::default() };
     let err = visualizer::render_model(&m, Chart::Timeline, Format::Png, &outside).unwrap_err();
     assert!(err.0.contains("outside the trace"), "{err}");

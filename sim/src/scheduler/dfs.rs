@@ -50,7 +50,8 @@ pub struct ExploreConfig {
     /// (the one a shrink looks for), collected with the others.
     pub stop_at: Option<String>,
     /// Stop taking executions after this much wall-clock time (the result
-    /// then says it stopped early). Only when to stop depends on the clock:
+    /// then says it stopped early); the first execution runs whatever the
+    /// budget. Only when to stop depends on the clock:
     /// the executions run are the same ones in the same order.
     pub time_budget: Option<Duration>,
     /// Stop taking executions once this is set (Ctrl-C).
@@ -439,7 +440,7 @@ fn next_branch(s: &mut Search) -> bool {
 /// failure is found with the fewest preemptions any failing schedule needs
 /// ([`ExploreResult::bound`] says how many).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
-    let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg).0 };
+    let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
     let started = Instant::now();
     let mut total = ExploreResult::nothing_yet(None);
     for b in 0..=k {
@@ -455,6 +456,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         let (pass, cut) = explore_within(
             model,
             &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
+            b == 0,
         );
         total.executions += pass.executions;
         total.pruned += pass.pruned;
@@ -479,8 +481,10 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 }
 
 /// One depth-first pass: every schedule, or every one within `cfg`'s bound;
-/// and whether the bound kept any schedule out.
-pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (ExploreResult, bool) {
+/// and whether the bound kept any schedule out. The `first` pass of an
+/// exploration runs one execution whatever its time budget, so that any
+/// budget gives a result.
+pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: bool) -> (ExploreResult, bool) {
     let search = Rc::new(RefCell::new(Search {
         cfg: cfg.clone(),
         nodes: Vec::new(),
@@ -494,13 +498,14 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig) -> (Explor
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
     let started = Instant::now();
-    let out_of_time = || {
-        cfg.time_budget.is_some_and(|b| started.elapsed() >= b) || cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    let out_of_time = |executions: u64| {
+        cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+            || (cfg.time_budget.is_some_and(|b| started.elapsed() >= b) && (executions > 0 || !first))
     };
     loop {
         // Checked before each execution, so a budget spent already (a
         // later pass of `explore`) runs none.
-        if out_of_time() {
+        if out_of_time(result.executions) {
             result.stopped_early = true;
             return (result, search.borrow().cut);
         }

@@ -212,7 +212,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
             stop_at: Some(target.clone()),
             ..Default::default()
         };
-        let (r, cut) = super::dfs::explore_within(model, &cfg);
+        let (r, cut) = super::dfs::explore_within(model, &cfg, false);
         tries += r.executions;
         if r.nondeterminism.is_some() {
             break;
