@@ -103,10 +103,21 @@ const TASKS: [Rgb; 9] = [
     Rgb(0x99, 0x99, 0x33), // olive
 ];
 
-/// The colour of task `id`, the same in every chart. Ids beyond nine reuse
-/// the scheme; charts always label tasks by name as well.
+/// The colour of task `id`, the same in every chart. Ids 9 to 17 take the
+/// scheme's colours mixed 45% with white, ids 18 to 26 mixed 35% with black,
+/// so that the tasks of a model of up to 27 tasks differ in lightness where
+/// they share a hue; beyond that the cycle repeats. Charts always label
+/// tasks by name as well.
 pub fn task(id: u32) -> Rgb {
-    TASKS[id as usize % TASKS.len()]
+    let n = TASKS.len() as u32;
+    let Rgb(r, g, b) = TASKS[(id % n) as usize];
+    // Integer mixing: the same bytes on every machine.
+    let mix = |c: u8, to: u32, pct: u32| ((c as u32 * (100 - pct) + to * pct + 50) / 100) as u8;
+    match id / n % 3 {
+        0 => Rgb(r, g, b),
+        1 => Rgb(mix(r, 255, 45), mix(g, 255, 45), mix(b, 255, 45)),
+        _ => Rgb(mix(r, 0, 35), mix(g, 0, 35), mix(b, 0, 35)),
+    }
 }
 
 #[cfg(test)]
@@ -121,5 +132,13 @@ mod tests {
         assert_eq!(text_on(READY), INK);
         assert_eq!(text_on(task(0)), WHITE);
         assert_eq!(text_on(task(3)), INK);
+    }
+
+    #[test]
+    fn the_first_27_tasks_have_27_colours() {
+        let colours: std::collections::BTreeSet<String> = (0..27).map(|t| task(t).hex()).collect();
+        assert_eq!(colours.len(), 27);
+        assert_eq!(task(9), Rgb(0x8F, 0x85, 0xBE), "indigo, lightened");
+        assert_eq!(task(27), task(0), "then the cycle repeats");
     }
 }

@@ -402,7 +402,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             continue;
         }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
-        draw_edge(&mut s, a, b, e, reverse);
+        let nodes: Vec<&Placed> = placed.iter().flatten().collect();
+        draw_edge(&mut s, a, b, e, reverse, &nodes);
     }
     for &i in &ring {
         if let Some(p) = &placed[i] {
@@ -447,7 +448,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
             let bx = MARGIN + 10 + task_w + 90 + wait_w / 2;
             let b = Placed { x: bx as f64, y: cy as f64, w: sizes[e.to].0, h: sizes[e.to].1 };
-            draw_edge(&mut s, &a, &b, e, false);
+            draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
             draw_node(&mut s, &g.nodes[e.from], &a);
             draw_node(&mut s, &g.nodes[e.to], &b);
             // Who could release it, as names in their colours.
@@ -505,7 +506,9 @@ fn exit(p: &Placed, dx: f64, dy: f64, gap: f64) -> (f64, f64) {
     (p.x + dx * t, p.y + dy * t)
 }
 
-fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool) {
+/// Draws edge `e` from `a` to `b` with its label; `nodes` are the boxes a
+/// label that does not fit along a short edge must keep clear of.
+fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nodes: &[&Placed]) {
     let (dx, dy) = (b.x - a.x, b.y - a.y);
     let len = (dx * dx + dy * dy).sqrt();
     if len < 1.0 {
@@ -529,23 +532,43 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool) {
     let yb = y0 + ((y1 - y0) as f64 * k).round() as i32;
     s.line((x0, y0), (xb, yb), color, wide);
     s.arrow_head((x0, y0), (x1, y1), head as i32, color);
-    // The label beside the middle, on the left of the direction of travel,
-    // when the edge is long enough to carry it.
+    // The label beside the middle, on the left of the direction of travel
+    // (outside a clockwise ring). An edge too short to carry it there takes
+    // it on whichever side keeps clear of every node, so that no edge of a
+    // cycle goes unnamed; only when neither side is clear is it left off.
     let w = fonts::width(e.label, TINY, e.cycle) as f64;
-    if seg < w * (ux.abs() * 0.6 + 0.4) + 40.0 {
-        return;
-    }
     let (mx, my) = ((x0 + x1) as f64 / 2.0, (y0 + y1) as f64 / 2.0);
-    let side = if reverse { 2.2 } else { 1.0 };
-    let (lx, ly) = (mx + uy * 12.0 * side, my - ux * 12.0 * side);
-    let anchor = if uy > 0.3 {
-        Anchor::Left
-    } else if uy < -0.3 {
-        Anchor::Right
-    } else {
-        Anchor::Center
+    let at = |side: f64| {
+        let (lx, ly) = (mx + uy * 12.0 * side, my - ux * 12.0 * side);
+        let anchor = if uy * side.signum() > 0.3 {
+            Anchor::Left
+        } else if uy * side.signum() < -0.3 {
+            Anchor::Right
+        } else {
+            Anchor::Center
+        };
+        (lx.round() as i32, ly.round() as i32, anchor)
     };
-    s.text_mid(lx.round() as i32, ly.round() as i32, e.label, TINY, e.cycle, color, anchor);
+    let side = if reverse { 2.2 } else { 1.0 };
+    let spot = if seg >= w * (ux.abs() * 0.6 + 0.4) + 40.0 {
+        Some(at(side))
+    } else {
+        [at(side), at(-side)].into_iter().find(|&(lx, ly, anchor)| {
+            let x0 = match anchor {
+                Anchor::Left => lx as f64,
+                Anchor::Right => lx as f64 - w,
+                Anchor::Center => lx as f64 - w / 2.0,
+            };
+            let (y0, y1) = (ly as f64 - TINY * 0.6, ly as f64 + TINY * 0.6);
+            nodes.iter().all(|n| {
+                let (hw, hh) = (n.w as f64 / 2.0 + 4.0, n.h as f64 / 2.0 + 4.0);
+                x0 + w < n.x - hw || x0 > n.x + hw || y1 < n.y - hh || y0 > n.y + hh
+            })
+        })
+    };
+    if let Some((lx, ly, anchor)) = spot {
+        s.text_mid(lx, ly, e.label, TINY, e.cycle, color, anchor);
+    }
 }
 
 fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {

@@ -500,3 +500,37 @@ fn a_window_that_ends_before_the_deadlock_draws_no_cycle_and_says_where_it_is() 
         assert!(!early.iter().any(|t| t == tint || t == "waits for (held by)"), "{chart:?}: {early:?}");
     }
 }
+
+/// Every edge of a deadlock cycle carries its label ("waits for", "held
+/// by", "released by"), even where the ring is squeezed into an ellipse and
+/// an edge is too short to carry it along its side: the labels in the
+/// cycle's colour are as many as the cycle's edges (two per task).
+#[test]
+fn every_cycle_edge_of_the_committed_wait_for_graphs_is_labelled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let trace = visualizer::load(&path).unwrap();
+        let m = Model::new(&trace).unwrap();
+        let Some(cycle) = trace.deadlock.as_ref().map(|d| d.cycle.len()).filter(|&n| n > 0) else {
+            continue;
+        };
+        let svg = render(&trace, Chart::WaitFor, Format::Svg, &Options::default());
+        let text = String::from_utf8(svg).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let red = visualizer::palette::DEADLOCK.hex();
+        let labels = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("fill").is_some_and(|f| f.eq_ignore_ascii_case(&red)))
+            .filter(|n| matches!(n.text().map(str::trim), Some("waits for" | "held by" | "released by")))
+            .count();
+        assert!(m.deadlock.is_some(), "{}", path.display());
+        assert_eq!(labels, 2 * cycle, "{}: {cycle} tasks in the cycle", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 6, "{checked} deadlock traces checked");
+}
