@@ -250,7 +250,17 @@ fn main() -> ExitCode {
                 lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.is_empty()).collect();
             let first =
                 if missing.is_empty() { first.to_string() } else { format!("{} {}", first, missing.join(", ")) };
-            // clap's "a similar argument exists" tip is kept: it names the flag meant.
+            // clap's "a similar argument exists" tip is kept: it names the flag
+            // meant. But a seed given to `explore` is not a misspelt flag.
+            let explore_seed = std::env::args().nth(1).as_deref() == Some("explore")
+                && ["'--seed'", "'--seeds'"].iter().any(|a| first.starts_with(&format!("unexpected argument {a}")));
+            if explore_seed {
+                eprintln!(
+                    "deadsim: error: explore takes no seed: it runs every schedule, in order \
+                     (`deadsim replay MODEL --seed N` runs one seed, `deadsim hunt MODEL --seeds A..B` many)"
+                );
+                return ExitCode::from(2);
+            }
             let tip = text.lines().map(str::trim).find(|l| l.starts_with("tip: a similar"));
             let first = match tip {
                 Some(t) => format!("{first}; {}", t.trim_start_matches("tip: ")),

@@ -207,47 +207,14 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(path), None) => crate::output::no_trace(path)?,
         _ => {}
     }
-    if a.json {
-        let (verdict, cycle, schedule) = match &r.failure {
-            Some((run, _)) => (
-                run.outcome.verdict(),
-                cycle_json(&run.outcome),
-                json!(run.trace.as_ref().map(|t| t.meta.replay.clone())),
-            ),
-            None => ("no-deadlock", json!([]), json!(null)),
-        };
-        println!(
-            "{}",
-            json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
-                   "params": params_json(cfg), "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
-                   "complete": r.exhausted || r.failure.is_some(),
-                   "preemptions": a.preemptions, "reduction": reduced,
-                   "stopped": stopped_json(&r), "proved_within": proved_within,
-                   "max_steps": a.max_steps,
-                   "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule})
-        );
-        return Ok(r.failure.is_some());
-    }
-    match &r.failure {
-        Some((run, _)) => {
-            println!(
-                "{label}: {} found by exhaustive search after {} ({reduction})\n",
-                run.outcome.verdict(),
-                count(r.executions, "execution")
-            );
-            print!("{}", run.outcome);
-            if let Outcome::StepLimit { steps } = run.outcome {
-                println!(
-                    "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
-                );
-            }
-            println!("\n{}", replay_line(m, cfg, run));
-        }
+    // The verdict line, the same in the report and in the JSON's `message`.
+    let message = match &r.failure {
+        Some((run, _)) => run.outcome.summary(),
         None if r.exhausted => {
             // Only a reduction prunes.
             let pruned = if reduced { format!("; {} pruned as redundant", r.pruned) } else { String::new() };
-            println!(
-                "{label}: proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned})",
+            format!(
+                "proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned})",
                 count(r.executions, "execution")
             )
         }
@@ -279,11 +246,54 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 ),
                 (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
             };
-            println!(
-                "{label}: no failure in {}, but {stopped} before {scope} was covered{covered}",
+            format!(
+                "no failure in {}, but {stopped} before {scope} was covered{covered}",
                 count(r.executions, "execution")
             )
         }
+    };
+    if a.json {
+        let (verdict, cycle, schedule, replay, warnings) = match &r.failure {
+            Some((run, _)) => (
+                run.outcome.verdict(),
+                cycle_json(&run.outcome),
+                json!(run.trace.as_ref().map(|t| t.meta.replay.clone())),
+                json!(replay_command(m, cfg, run)),
+                crate::output::warnings_json(&run.lock_order.warnings()),
+            ),
+            None => ("no-deadlock", json!([]), json!(null), json!(null), json!([])),
+        };
+        println!(
+            "{}",
+            json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
+                   "params": params_json(cfg), "strategy": "dfs", "message": message,
+                   "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
+                   "complete": r.exhausted || r.failure.is_some(),
+                   // The bound asked for (`preemptions` in shrink's JSON counts a schedule's own).
+                   "preemption_bound": a.preemptions, "reduction": reduced,
+                   "stopped": stopped_json(&r), "proved_within": proved_within,
+                   "max_steps": a.max_steps,
+                   "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule, "replay": replay,
+                   "warnings": warnings})
+        );
+        return Ok(r.failure.is_some());
+    }
+    match &r.failure {
+        Some((run, _)) => {
+            println!(
+                "{label}: {} found by exhaustive search after {} ({reduction})\n",
+                run.outcome.verdict(),
+                count(r.executions, "execution")
+            );
+            print!("{}", run.outcome);
+            if let Outcome::StepLimit { steps } = run.outcome {
+                println!(
+                    "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
+                );
+            }
+            println!("\n{}", replay_line(m, cfg, run));
+        }
+        None => println!("{label}: {message}"),
     }
     eprintln!("({elapsed:.2}s)");
     Ok(r.failure.is_some())

@@ -123,6 +123,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--seeds", "9..2"], "--seeds `9..2` is empty"),
         (vec!["hunt", "abba", "--seeds", "x"], "--seeds `x`"),
         (vec!["hunt", "abba", "--jobs", "0"], "--jobs 0: expected 1 to 1024 worker threads"),
+        (vec!["explore", "abba", "--seed", "3"], "explore takes no seed: it runs every schedule"),
         (vec!["hunt", "abba", "--jobs", "100000"], "--jobs 100000: expected 1 to 1024 worker threads"),
         (vec!["hunt", "abba", "--seeds", "10..3"], "--seeds `10..3` is empty: 3 is below 10"),
         (vec!["hunt", "abba", "--seeds", "0..3", "--shard", "4/5"], "too few for 5 shards; split them at most 3 ways"),
@@ -668,4 +669,49 @@ fn merge_counts_the_whole_u64_range() {
     );
     assert_eq!((v["stopped"].as_str(), v["complete"].as_bool()), (Some("time-budget"), Some(false)), "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_search_json_has_the_common_fields_with_one_meaning() {
+    let common =
+        ["verdict", "seed", "schedules", "cycle", "model", "params", "strategy", "message", "schedule", "replay"];
+    for args in [
+        &["run", "abba", "--seed", "0", "--json"][..],
+        &["hunt", "abba", "--seeds", "0..10", "--json"][..],
+        &["explore", "abba", "--json"][..],
+        &["replay", "abba", "--seed", "0", "--json"][..],
+        &["shrink", "abba", "--seed", "0", "--json"][..],
+    ] {
+        let (code, v) = json(args);
+        assert_eq!(code, 1, "{args:?}");
+        for key in common.iter().chain(&["warnings"]) {
+            assert!(v.get(key).is_some(), "{args:?}: no `{key}`: {v}");
+        }
+        assert_eq!(v["verdict"], "deadlock", "{args:?}");
+        // `schedule` is the string, `replay` the command that replays it.
+        let schedule = v["schedule"].as_str().unwrap();
+        assert!(schedule.starts_with("ds1:abba:"), "{args:?}: {v}");
+        assert_eq!(v["replay"].as_str().unwrap(), format!("deadsim replay abba --schedule {schedule}"), "{args:?}");
+        assert!(v["message"].as_str().unwrap().starts_with("deadlock (global, 2 tasks in the cycle)"), "{args:?}");
+    }
+    // Nothing found: the same fields, with nothing to replay.
+    for args in
+        [&["hunt", "abba", "--fixed", "--seeds", "0..10", "--json"][..], &["explore", "abba", "--fixed", "--json"][..]]
+    {
+        let (code, v) = json(args);
+        assert_eq!(code, 0, "{args:?}");
+        for key in common {
+            assert!(v.get(key).is_some(), "{args:?}: no `{key}`: {v}");
+        }
+        assert_eq!(
+            (&v["schedule"], &v["replay"], &v["complete"]),
+            (&json!(null), &json!(null), &json!(true)),
+            "{args:?}"
+        );
+    }
+    let (_, v) = json(&["explore", "abba", "--fixed", "--json"]);
+    assert!(v["message"].as_str().unwrap().starts_with("proved: 35 executions, every schedule completes"), "{v}");
+    // explore names its bound `preemption_bound`; shrink's `preemptions` counts its schedule's own.
+    let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "1", "--json"]);
+    assert_eq!((v["preemption_bound"].as_u64(), v.get("preemptions")), (Some(1), None), "{v}");
 }
