@@ -29,6 +29,17 @@ thread_local! {
 /// Set by Ctrl-C: hunts stop taking seeds and report what they found.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Set when Ctrl-C cut a hunt or an exploration short (not when it came after
+/// the search ended): with nothing found, the process exits 130.
+pub static CUT_SHORT_BY_CTRL_C: AtomicBool = AtomicBool::new(false);
+
+/// Notes a search's end: `stopped_early` with Ctrl-C pressed is a search cut short by it.
+pub fn note_stop(stopped_early: bool) {
+    if stopped_early && INTERRUPTED.load(Ordering::Relaxed) {
+        CUT_SHORT_BY_CTRL_C.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Why a hunt or an exploration stopped early, in their JSON: Ctrl-C or the
 /// time budget (the two things that stop one early).
 pub fn early_stop() -> &'static str {
@@ -178,6 +189,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         })
     });
     let elapsed = started.elapsed().as_secs_f64();
+    note_stop(r.stopped_early);
     // Seeds past the lowest failure, or past what was covered, are what a
     // one-job hunt would not have run.
     let last = match (&r.failure, r.covered) {
@@ -191,7 +203,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
     match (&a.trace, &recorded) {
         (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => crate::output::no_trace(path)?,
+        (Some(path), None) => crate::output::no_trace(path),
         _ => {}
     }
     let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
@@ -208,7 +220,9 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             "model": m.name(), "params": params_json(cfg), "strategy": a.kind.to_string(),
             "max_steps": a.max_steps, "keep_going": a.keep_going, "check_determinism": a.check_determinism,
             "seeds": range.to_string(), "range": a.range.to_string(), "covered": covered,
-            "stopped_early": r.stopped_early, "complete": !r.stopped_early, "message": message,
+            "stopped_early": r.stopped_early,
+            // Settled: every seed run, or the lowest failure found (every seed below it ran).
+            "complete": !r.stopped_early || (r.failure.is_some() && !a.keep_going), "message": message,
             // Why, as explore's JSON says it.
             "stopped": r.stopped_early.then(early_stop),
             "schedule": recorded.as_ref().and_then(|run| run.trace.as_ref().map(|t| t.meta.replay.clone())),
@@ -449,7 +463,9 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             },
             |(_, v)| v["message"].clone()
         ),
-        "stopped_early": stopped_early, "complete": !stopped_early,
+        "stopped_early": stopped_early,
+        // Settled: every seed run, or the lowest failure found with every seed below it run.
+        "complete": covered == range.count() || (lowest.is_some() && !unproven && !keep_going),
         // Why, as a shard's JSON says it: the first shard that stopped early.
         "stopped": blocks.iter().find_map(|b| b.v.get("stopped").filter(|s| !s.is_null()).cloned()),
     });
@@ -560,6 +576,7 @@ pub fn hunt_matrix(
         }
     }
     let interrupted = cells.last().is_some_and(|c| c.3.stopped_early);
+    note_stop(interrupted);
     let total_cells = grid.rows.len() * grid.cols.len();
     let elapsed = started.elapsed().as_secs_f64();
     if json {
@@ -581,7 +598,7 @@ pub fn hunt_matrix(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
                    "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
-                   "default_workload": base.is_empty(), "stopped_early": interrupted,
+                   "default_workload": base.is_empty(), "stopped_early": interrupted, "complete": !interrupted,
                    "all_expected": !interrupted && cells.iter().all(|c| row_verdict(&c.3) == c.2.as_str())})
         );
         return Ok(any);
@@ -657,6 +674,7 @@ pub fn hunt_all(
         }
     }
     let interrupted = rows.last().is_some_and(|r| r.2.stopped_early);
+    note_stop(interrupted);
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         let variants: Vec<serde_json::Value> = rows
@@ -679,7 +697,7 @@ pub fn hunt_all(
         println!(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(),
-                   "strategy": kind.to_string(), "stopped_early": interrupted,
+                   "strategy": kind.to_string(), "stopped_early": interrupted, "complete": !interrupted,
                    "all_expected": !interrupted && variants.iter().all(|v| v["matches"] == true), "variants": variants})
         );
         return Ok(any);

@@ -28,7 +28,8 @@ use sim::scheduler::StrategyKind;
     about = "Reproduce real concurrency deadlocks deterministically, seed by seed",
     long_about = "deadsim runs models of concurrent systems under a seeded scheduler, finds wait-for \
                   cycles (deadlocks) through locks, monitors, channels and pipes, and replays any seed \
-                  or schedule byte for byte.\n\nExit codes: 0 nothing found, 1 a failure found, 2 bad usage or input."
+                  or schedule byte for byte.\n\nExit codes: 0 nothing found, 1 a failure found, 2 bad usage or input, 130 a hunt or \
+                  explore stopped by Ctrl-C before it found anything."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -78,13 +79,13 @@ enum Command {
         /// Seeds to run: A..B (B excluded), A..=B or one seed A [default: 0..10000]
         #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
         seeds: Option<String>,
-        /// Worker threads (each runs its own simulations; default: the machine's cores)
+        /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores)
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
         /// random, pct, pct:D, or dfs (exhaustive: the same as `deadsim explore`)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
-        /// Write the trace of the lowest failing seed to FILE
+        /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is removed)
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Print one JSON object on stdout instead of the report
@@ -102,7 +103,7 @@ enum Command {
         /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
-        /// Stop taking seeds after this many seconds and say how far the hunt got
+        /// Stop taking seeds after this many seconds (the first 16 seeds always run) and say how far it got
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         time_budget: Option<f64>,
         /// Run each seed twice, recorded, and report the first divergent step if they differ
@@ -139,7 +140,7 @@ enum Command {
         model: String,
         #[command(flatten)]
         which: WhichArgs,
-        /// Write the shrunk run's trace to FILE
+        /// Write the shrunk run's trace to FILE (if the run does not fail, an older FILE is removed)
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Print one JSON object on stdout instead of the report
@@ -274,7 +275,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::from(1),
         // Ctrl-C stopped a search that found nothing: not a pass, as the
         // shell reports a process that SIGINT ended (128 + 2).
-        Ok(false) if hunt_cmd::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(130),
+        Ok(false) if hunt_cmd::CUT_SHORT_BY_CTRL_C.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(130),
         Ok(false) => ExitCode::from(0),
         Err(UsageError(msg)) => {
             eprintln!("deadsim: error: {msg}");
@@ -300,13 +301,13 @@ struct ExploreCli {
     /// Stop a run after N steps
     #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
     max_steps: u64,
-    /// Write the trace of a failing schedule to FILE
+    /// Write the trace of a failing schedule to FILE (with no failure, an older FILE is removed)
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Print one JSON object on stdout instead of the report
     #[arg(long)]
     json: bool,
-    /// Stop after this many seconds and say how far the exploration got
+    /// Stop after this many seconds (the first execution always runs) and say how far the exploration got
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     time_budget: Option<f64>,
     #[command(flatten)]
@@ -472,10 +473,14 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             let range: SeedRange =
                 seeds.as_deref().unwrap_or("0..10000").parse().map_err(|e| format!("--seeds {e}"))?;
-            let jobs = jobs.unwrap_or_else(default_jobs);
-            if jobs == 0 || jobs > MAX_JOBS {
-                return Err(UsageError(format!("--jobs {jobs}: expected 1 to {MAX_JOBS} worker threads")));
-            }
+            let jobs = match jobs {
+                Some(j) if j == 0 || j > MAX_JOBS => {
+                    return Err(UsageError(format!("--jobs {j}: expected 1 to {MAX_JOBS} worker threads")))
+                }
+                Some(j) => j,
+                // A machine with more cores than that gets the most a flag may ask for.
+                None => default_jobs().min(MAX_JOBS),
+            };
             let shard = match shard {
                 None => None,
                 Some(s) => Some(parse_shard(&s)?),

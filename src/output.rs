@@ -58,17 +58,19 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
 /// A search asked to write `--trace path` found nothing: says so on stderr,
 /// and removes an earlier file at `path`, so that a following `render path`
 /// fails instead of drawing an older run's failure as this search's.
-pub fn no_trace(path: &Path) -> Result<(), UsageError> {
+pub fn no_trace(path: &Path) {
+    // A file or a link to one (never a folder); if it cannot go, the
+    // search's result still stands: a warning, not an error.
     let removed = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() => {
-            std::fs::remove_file(path)
-                .map_err(|e| UsageError(format!("--trace {}: cannot remove the earlier file ({e})", path.display())))?;
-            "; the earlier file there was removed"
-        }
-        _ => "",
+        Ok(m) if m.is_file() || m.is_symlink() => match std::fs::remove_file(path) {
+            Ok(()) => "; the earlier file there was removed".to_string(),
+            Err(e) => {
+                format!("; warning: the earlier file there could not be removed ({e}), so it is not this search's")
+            }
+        },
+        _ => String::new(),
     };
     eprintln!("no failure, so no trace was written to {}{removed}", path.display());
-    Ok(())
 }
 
 /// `--flag value` pairs as the command line writes them.

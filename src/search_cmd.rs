@@ -166,6 +166,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         explore(cfg, &ec)
     });
     let interrupted = crate::hunt_cmd::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+    crate::hunt_cmd::note_stop(r.stopped_early);
     let elapsed = started.elapsed().as_secs_f64();
     if let Some(e) = &r.nondeterminism {
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
@@ -204,7 +205,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     };
     match (&a.trace, &r.failure) {
         (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => crate::output::no_trace(path)?,
+        (Some(path), None) => crate::output::no_trace(path),
         _ => {}
     }
     // The verdict line, the same in the report and in the JSON's `message`.
@@ -261,7 +262,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 json!(replay_command(m, cfg, run)),
                 crate::output::warnings_json(&run.lock_order.warnings()),
             ),
-            None => ("no-deadlock", json!([]), json!(null), json!(null), json!([])),
+            // Lock-order findings come with a failing run; a passing exploration collects none.
+            None => ("no-deadlock", json!([]), json!(null), json!(null), json!(null)),
         };
         println!(
             "{}",
@@ -354,7 +356,7 @@ pub fn shrink_cmd(
     if !failing.outcome.is_failure() {
         // Nothing found is exit 0, as for every command.
         if let Some(path) = &trace {
-            crate::output::no_trace(path)?;
+            crate::output::no_trace(path);
         }
         if json_out {
             let mut out = run_json(m, cfg, &failing, None, "shrink");

@@ -473,6 +473,34 @@ mod tests {
     }
 
     #[test]
+    fn a_spent_budget_runs_the_first_chunk_and_a_stop_runs_nothing() {
+        use std::sync::atomic::AtomicBool;
+        static STOP: AtomicBool = AtomicBool::new(true);
+        let range: SeedRange = "100..1000".parse().unwrap();
+        let ran = AtomicU64::new(0);
+        let run = |_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+            Outcome::Completed
+        };
+        let spent = HuntOptions {
+            jobs: 1,
+            keep_going: false,
+            time_budget: Some(std::time::Duration::ZERO),
+            progress: None,
+            stop: None,
+        };
+        let r = hunt_with(range, &spent, run);
+        assert!(r.stopped_early);
+        assert_eq!(r.covered, Some(SeedRange { first: 100, last: 100 + CHUNK - 1 }));
+        assert_eq!((r.schedules, ran.load(Ordering::Relaxed)), (CHUNK, CHUNK));
+        let stopped = HuntOptions { time_budget: None, stop: Some(&STOP), ..spent };
+        ran.store(0, Ordering::Relaxed);
+        let r = hunt_with(range, &stopped, run);
+        assert!(r.stopped_early);
+        assert_eq!((r.covered, r.schedules, ran.load(Ordering::Relaxed)), (None, 0, 0));
+    }
+
+    #[test]
     fn more_jobs_than_chunks_of_seeds_give_the_one_job_result() {
         let range: SeedRange = "0..100".parse().unwrap();
         let fail = |seed: u64| {

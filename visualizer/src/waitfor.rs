@@ -389,6 +389,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     // Edges between ring nodes (grey ones first, the cycle on top), then the nodes.
     let mut order: Vec<&Edge> = g.edges.iter().filter(|e| in_ring(e.from) && in_ring(e.to)).collect();
+    // What a label moved off a short edge must keep clear of.
+    let nodes: Vec<&Placed> = placed.iter().flatten().collect();
     order.sort_by_key(|e| e.cycle);
     for e in order {
         let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
@@ -402,7 +404,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             continue;
         }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
-        let nodes: Vec<&Placed> = placed.iter().flatten().collect();
         draw_edge(&mut s, a, b, e, reverse, &nodes);
     }
     for &i in &ring {
