@@ -569,7 +569,13 @@ pub fn hunt_matrix(
             let r = hunt_with(range, &opts, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
             any |= r.failure.is_some();
             let stopped = r.stopped_early;
-            cells.push((ri, ci, grid.expect[ri][ci], r));
+            // The grid's text names the cell and seed; the JSON gives the schedule.
+            let replay = if json {
+                r.failure.as_ref().map(|(seed, _)| Replay::of(m, &cfg, kind, *seed, max_steps))
+            } else {
+                None
+            };
+            cells.push((ri, ci, grid.expect[ri][ci], r, replay));
             if stopped {
                 break 'grid;
             }
@@ -582,13 +588,15 @@ pub fn hunt_matrix(
     if json {
         let out: Vec<serde_json::Value> = cells
             .iter()
-            .map(|(ri, ci, e, r)| {
+            .map(|(ri, ci, e, r, replay)| {
                 let verdict = row_verdict(r);
                 json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
                        "matches": verdict == e.as_str(), "verdict": verdict,
                        "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
                        "covered": r.covered.map_or("none".to_string(), |c| c.to_string()),
-                       "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1))})
+                       "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
+                       "schedule": replay.as_ref().map(|x| &x.schedule),
+                       "replay": replay.as_ref().map(|x| &x.command)})
             })
             .collect();
         let verdict = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
@@ -620,7 +628,7 @@ pub fn hunt_matrix(
     println!("{}", line.trim_end());
     for (ri, row) in grid.rows.iter().enumerate() {
         let mut line = format!("{row:<10}");
-        for (_, _, e, r) in cells.iter().filter(|c| c.0 == ri) {
+        for (_, _, e, r, _) in cells.iter().filter(|c| c.0 == ri) {
             let cell = match &r.failure {
                 Some((seed, o)) => format!("{} @{seed}", o.verdict().to_uppercase()),
                 None => row_verdict(r).to_string(),
@@ -667,7 +675,8 @@ pub fn hunt_all(
             let r = hunt_with(range, &opts, |seed| kind.run(&cfg, seed, false, max_steps).outcome);
             any |= r.failure.is_some();
             let stopped = r.stopped_early;
-            rows.push((m, v, r));
+            let replay = r.failure.as_ref().map(|(seed, _)| Replay::of(m, &cfg, kind, *seed, max_steps));
+            rows.push((m, v, r, replay));
             if stopped {
                 break 'models;
             }
@@ -679,7 +688,7 @@ pub fn hunt_all(
     if json {
         let variants: Vec<serde_json::Value> = rows
             .iter()
-            .map(|(m, v, r)| {
+            .map(|(m, v, r, replay)| {
                 let verdict = row_verdict(r);
                 json!({
                     "model": m.name(), "variant": v.label, "expected": v.expect.as_str(),
@@ -687,13 +696,14 @@ pub fn hunt_all(
                     "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
                     "covered": r.covered.map_or("none".to_string(), |c| c.to_string()),
                     "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
+                    "schedule": replay.as_ref().map(|x| &x.schedule), "replay": replay.as_ref().map(|x| &x.command),
                 })
             })
             .collect();
         let verdict =
-            rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
-        let seed = rows.iter().find_map(|(_, _, r)| r.failure.as_ref().map(|f| f.0));
-        let schedules: u64 = rows.iter().map(|(_, _, r)| r.schedules).sum();
+            rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
+        let seed = rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| f.0));
+        let schedules: u64 = rows.iter().map(|(_, _, r, _)| r.schedules).sum();
         println!(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(),
@@ -705,7 +715,7 @@ pub fn hunt_all(
     let used = rows.iter().map(|r| r.2.jobs).max().unwrap_or(jobs);
     println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {}\n", job_count(used));
     let mut table = vec![["model", "variant", "verdict", "seed", "schedules", "expected", "cycle"].map(String::from)];
-    for (m, v, r) in &rows {
+    for (m, v, r, _) in &rows {
         let verdict = row_verdict(r);
         let cycle = r
             .failure
@@ -731,12 +741,45 @@ pub fn hunt_all(
         ]);
     }
     print_table(&table, &[false, false, false, true, true, false, false]);
-    println!("\nReplay a failing seed: deadsim replay <model> --seed N [variant flags]{}", strategy_flag(kind));
+    let replays: Vec<&str> = rows.iter().filter_map(|r| r.3.as_ref().map(|x| x.by_seed.as_str())).collect();
+    if !replays.is_empty() {
+        println!("\nReplay each failure:");
+        for line in replays {
+            println!("  {line}");
+        }
+    }
     if interrupted {
         print_interrupted("variants", rows.len(), total_rows, rows.last().map(|r| &r.2));
     }
     eprintln!("({elapsed:.2}s)");
     Ok(any)
+}
+
+/// How to replay a table row's failure: its schedule string, the command
+/// that replays that, and the shorter command by seed (for the report).
+struct Replay {
+    schedule: Option<String>,
+    command: String,
+    by_seed: String,
+}
+
+impl Replay {
+    /// Runs `seed` once more, recorded, for its schedule string.
+    fn of(m: &'static dyn Model, cfg: &Configured, kind: StrategyKind, seed: u64, max_steps: u64) -> Replay {
+        let run = kind.run(cfg, seed, true, max_steps);
+        let flags = cfg.flags(m.params());
+        let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+        Replay {
+            schedule: run.trace.as_ref().map(|t| t.meta.replay.clone()),
+            command: replay_command(m, cfg, &run),
+            by_seed: format!(
+                "deadsim replay {}{flags} --seed {seed}{}{}",
+                m.name(),
+                strategy_flag(kind),
+                crate::search_cmd::step_limit_flag(&run)
+            ),
+        }
+    }
 }
 
 /// A row's verdict: its failure's, or "interrupted" when Ctrl-C stopped it

@@ -322,6 +322,11 @@ fn strategy_kind(s: &str) -> Result<StrategyKind, UsageError> {
 /// exists and is a folder. (The writes themselves are atomic: whole or not at all.)
 fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
     if let Some(p) = path {
+        // Only `render -o -` writes to stdout (it checks `-` before this);
+        // elsewhere stdout is the report's, and `-` would be a file so named.
+        if p.as_os_str() == "-" {
+            return Err(UsageError(format!("{flag} -: give a file name (this output does not go to stdout)")));
+        }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         let dir = if p.to_string_lossy().ends_with('/') { p.as_path() } else { dir };
         if !dir.exists() {
@@ -553,11 +558,23 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     if !params.pairs().is_empty() {
                         return Err(UsageError("model parameters need a model: deadsim hunt <model> ...".into()));
                     }
-                    if trace.is_some() || keep_going || shard.is_some() || time_budget.is_some() {
-                        return Err(UsageError(
-                            "--trace, --keep-going, --shard and --time-budget need a model: deadsim hunt <model> ..."
-                                .into(),
-                        ));
+                    // Named as given: the flags of one model's hunt that the table does not take.
+                    let given: Vec<&str> = [
+                        ("--trace", trace.is_some()),
+                        ("--keep-going", keep_going),
+                        ("--shard", shard.is_some()),
+                        ("--time-budget", time_budget.is_some()),
+                    ]
+                    .iter()
+                    .filter(|f| f.1)
+                    .map(|f| f.0)
+                    .collect();
+                    if let Some((last, rest)) = given.split_last() {
+                        let (flags, verb) = match rest {
+                            [] => (last.to_string(), "needs"),
+                            _ => (format!("{} and {last}", rest.join(", ")), "need"),
+                        };
+                        return Err(UsageError(format!("{flags} {verb} a model: deadsim hunt <model> {flags} ...")));
                     }
                     hunt_cmd::hunt_all(range, jobs, json, max_steps, kind)
                 }

@@ -368,17 +368,22 @@ pub fn shrink_cmd(
         println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
         return Ok(false);
     }
-    let shrunk = sim::scheduler::shrink(cfg, &failing, max_tries).ok_or_else(|| {
-        UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
-    })?;
+    // Ctrl-C ends the search with the smallest schedule found so far.
+    crate::hunt_cmd::install_interrupt_handler();
+    let shrunk = sim::scheduler::shrink_until(cfg, &failing, max_tries, Some(&crate::hunt_cmd::INTERRUPTED))
+        .ok_or_else(|| {
+            UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
+        })?;
     let run = &shrunk.run;
+    let shrank = shrunk.preemptions != shrunk.original_preemptions || run.steps != shrunk.original_steps;
     // The file first, as `replay` does.
     if let Some(path) = &trace {
         write_trace(path, run.trace.as_ref().unwrap())?;
     }
     if json_out {
         let mut out = run_json(m, cfg, run, None, "shrink");
-        out["shrunk"] = json!(true);
+        out["shrunk"] = json!(shrank);
+        out["interrupted"] = json!(shrunk.interrupted);
         out["from_seed"] = json!(from_seed);
         out["original"] = json!({"preemptions": shrunk.original_preemptions, "steps": shrunk.original_steps});
         out["preemptions"] = json!(shrunk.preemptions);
@@ -393,7 +398,14 @@ pub fn shrink_cmd(
         count(shrunk.original_preemptions as u64, "preemption"),
         count(shrunk.original_steps, "step")
     );
-    if shrunk.preemptions == shrunk.original_preemptions && run.steps == shrunk.original_steps {
+    if shrunk.interrupted {
+        println!(
+            "{}: interrupted after {}; the smallest schedule so far:",
+            model_label(m, cfg),
+            count(shrunk.tries, "try")
+        );
+    }
+    if !shrank {
         println!(
             "{}: not shrunk: still {from} after {}; same failure:\n",
             model_label(m, cfg),
@@ -424,6 +436,9 @@ pub fn shrink_cmd(
             "The try budget (--max-tries {max_tries}) ran out before the search could show that no schedule with fewer \
              preemptions fails this way: a larger one may shrink it further."
         ),
+        (false, false) if shrunk.interrupted => {
+            println!("Interrupted before the search could show that no schedule with fewer preemptions fails this way.")
+        }
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }

@@ -92,6 +92,21 @@ fn hunt_without_a_model_prints_the_verdict_table() {
     assert_eq!(code, 1);
     assert_eq!(v["all_expected"], json!(true), "{v}");
     assert_eq!(v["variants"].as_array().map(Vec::len), Some(16), "{v}");
+    // Each failing row's replay command reproduces its cycle; a passing row has none.
+    for row in v["variants"].as_array().unwrap() {
+        if row["seed"].is_null() {
+            assert_eq!((&row["schedule"], &row["replay"]), (&json!(null), &json!(null)), "{row}");
+            continue;
+        }
+        let replay = row["replay"].as_str().unwrap();
+        assert!(replay.ends_with(&format!("--schedule {}", row["schedule"].as_str().unwrap())), "{row}");
+        let mut args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+        args.push("--json");
+        let (code, again) = json(&args);
+        assert_eq!((code, &again["cycle"]), (1, &row["cycle"]), "{row}");
+    }
+    // The report lists the exact replay command of each failure, by seed.
+    assert!(out.contains("Replay each failure:\n  deadsim replay abba --seed 0\n"), "{out}");
 }
 
 #[test]
@@ -133,7 +148,9 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["frobnicate"], "frobnicate"),
         (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
         (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget 1e20: too large"),
-        (vec!["hunt", "--time-budget", "1"], "--time-budget need a model"),
+        (vec!["hunt", "--time-budget", "1"], "--time-budget needs a model"),
+        (vec!["hunt", "--shard", "0/2", "--keep-going"], "--keep-going and --shard need a model"),
+        (vec!["hunt", "abba", "--trace", "-"], "--trace -: give a file name"),
         (vec!["run"], "not provided: <MODEL>"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
         (
@@ -714,4 +731,35 @@ fn every_search_json_has_the_common_fields_with_one_meaning() {
     // explore names its bound `preemption_bound`; shrink's `preemptions` counts its schedule's own.
     let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "1", "--json"]);
     assert_eq!((v["preemption_bound"].as_u64(), v.get("preemptions")), (Some(1), None), "{v}");
+}
+
+#[test]
+fn shrink_says_when_it_did_not_shrink_and_keeps_its_best_on_ctrl_c() {
+    // One try: the run is only replayed, so it is not shrunk, and the JSON says so.
+    let (code, v) = json(&["shrink", "ttrpc", "--client", "v1.2.3", "--seed", "7", "--max-tries", "1", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        (&v["shrunk"], &v["interrupted"], &v["budget_spent"]),
+        (&json!(false), &json!(false), &json!(true)),
+        "{v}"
+    );
+    assert_eq!(v["preemptions"], v["original"]["preemptions"], "{v}");
+    let (_, v) = json(&["shrink", "philosophers", "--seed", "0", "--json"]);
+    assert_eq!(v["shrunk"], json!(true), "{v}");
+    // Ctrl-C: the smallest schedule found so far, replayable, and exit 1 (a failure found).
+    let (code, stdout) = interrupted_after_half_a_second(&[
+        "shrink",
+        "ttrpc",
+        "--client",
+        "v1.2.3",
+        "--seed",
+        "7",
+        "--max-tries",
+        "100000000",
+    ]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("interrupted after"), "{stdout}");
+    let schedule = stdout.split_whitespace().find(|w| w.starts_with("ds1:ttrpc:")).expect("a schedule string");
+    let (code, v) = json(&["replay", "ttrpc", "--client", "v1.2.3", "--schedule", schedule, "--json"]);
+    assert_eq!((code, v["verdict"].as_str()), (1, Some("deadlock")), "{v}");
 }

@@ -229,10 +229,18 @@ impl Window {
             Window::All => (0, end, format!("all {} steps", columns::group(m.end))),
             Window::Last(n) => last(n, &format!("window last:{n}")),
             Window::Steps(first, last) => {
-                // Step s runs from position s - 1 to s (see `model`).
-                if first > last || first > m.end || last == 0 {
+                // Step s runs from position s - 1 to s (see `model`); step 0
+                // is what happens before the first step, at position 0.
+                if last == 0 {
+                    return Err(Error(
+                        "window steps 0 to 0: step 0 is only what happens before the first step; \
+                         a window needs step 1 or later (steps:0..=1)"
+                            .into(),
+                    ));
+                }
+                if first > last || first > m.end {
                     return Err(Error(format!(
-                        "window steps:{first}..={last} is empty or outside the trace (steps 1..={})",
+                        "window steps {first} to {last} is empty or outside the trace (steps 1 to {})",
                         m.end
                     )));
                 }
@@ -243,7 +251,7 @@ impl Window {
                 let (a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
                 if t0 >= t1 || t0 >= m.time(end) || b <= a {
                     return Err(Error(format!(
-                        "window time:{t0}ns..{t1}ns is empty or outside the trace (0..={} ns)",
+                        "window time {t0} ns to {t1} ns is empty or outside the trace (0 to {} ns)",
                         m.time(end)
                     )));
                 }

@@ -105,12 +105,25 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         };
         let bar = (yy, yy + dims.bar);
         yy += dims.bar + dims.hold_gap;
-        // One row per lock held in the window, in order of first taking.
+        // One row per lock held in the window, in order of first taking (up to `max_holds`).
         let mut keys: Vec<(u32, Mode)> = Vec::new();
         for h in &tt.holds {
             if h.start <= b && h.end >= a && !keys.contains(&(h.resource, h.mode)) {
                 keys.push((h.resource, h.mode));
             }
+        }
+        if keys.len() > dims.max_holds {
+            // Too many for a row each: the rows go first to the locks still
+            // held at the window's end (at a deadlock, those the cycle is
+            // about), then to the first taken; the rest share the last row.
+            let at_end =
+                |k: &(u32, Mode)| tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.start <= b && h.end >= b);
+            let own = dims.max_holds - 1;
+            let mut chosen: Vec<usize> = (0..keys.len()).filter(|&i| at_end(&keys[i])).take(own).collect();
+            chosen.extend((0..keys.len()).filter(|&i| !at_end(&keys[i])).take(own - chosen.len()));
+            chosen.sort_unstable();
+            let rest = (0..keys.len()).filter(|i| !chosen.contains(i));
+            keys = chosen.iter().copied().chain(rest).map(|i| keys[i]).collect();
         }
         let mut rows = Vec::new();
         let shown = keys.len().min(dims.max_holds);

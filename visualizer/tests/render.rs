@@ -534,3 +534,23 @@ fn every_cycle_edge_of_the_committed_wait_for_graphs_is_labelled() {
     }
     assert!(checked >= 6, "{checked} deadlock traces checked");
 }
+
+/// A lane with more locks than rows folds the rest into "N more locks", but
+/// never a lock still held at the window's end: at a deadlock, the locks the
+/// cycle is about keep their own named rows, in any window.
+#[test]
+fn locks_held_at_the_deadlock_keep_their_own_rows() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-pipeline-deadlock.json");
+    let trace = visualizer::load(&path).unwrap();
+    for window in [Window::Last(50), Window::Last(100), Window::All] {
+        let opts = Options { window, ..Options::default() };
+        let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), 1200);
+        let rows: Vec<&String> =
+            texts.iter().filter(|t| t.starts_with("holds ") || t.ends_with(" more locks")).collect();
+        // Each cycle task holds one of the two bufferQueue locks at the end.
+        for held in ["holds channel-0.bufferQueue", "holds channel-1.bufferQueue"] {
+            assert!(rows.iter().any(|t| *t == held), "{window:?}: no row {held:?} in {rows:?}");
+        }
+        assert!(rows.iter().any(|t| t.ends_with(" more locks")), "{window:?}: a lane folds some: {rows:?}");
+    }
+}

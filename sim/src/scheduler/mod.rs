@@ -26,7 +26,7 @@ pub use dfs::{explore, ExploreConfig, ExploreResult};
 pub use pct::PctStrategy;
 pub use random::RandomStrategy;
 pub use replay::{fingerprint, ReplayStrategy, Schedule};
-pub use shrink::{shrink, Shrunk};
+pub use shrink::{shrink, shrink_until, Shrunk};
 
 use crate::models::Configured;
 use crate::{Run, Sim};

@@ -52,6 +52,8 @@ pub struct Shrunk {
     /// True if the try budget ran out before the search was done: a larger
     /// one may shrink further.
     pub budget_spent: bool,
+    /// True if the stop flag (Ctrl-C) ended the search: `run` is the best so far.
+    pub interrupted: bool,
     /// True if `preemptions` is proved the fewest: every schedule with fewer
     /// (within `step_limit` steps) was explored and none fails the same way.
     pub fewest: bool,
@@ -154,6 +156,20 @@ struct Best {
 
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
+    shrink_until(model, failing, max_tries, None)
+}
+
+/// [`shrink`], ended early (with the best schedule found so far) once `stop`
+/// is set: Ctrl-C in `deadsim shrink`.
+pub fn shrink_until(
+    model: &Configured,
+    failing: &Run,
+    max_tries: u64,
+    stop: Option<&'static std::sync::atomic::AtomicBool>,
+) -> Option<Shrunk> {
+    let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    // The try budget as every phase sees it: spent, or the search was stopped.
+    let spent = |tries: u64| tries >= max_tries || stopped();
     let trace = failing.trace.as_ref()?;
     let target = signature(&failing.outcome);
     // The data choices, separated from the task picks by replaying the schedule.
@@ -170,7 +186,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     let mut best = Best { segs: segments_of(&ran), data: data.clone(), preemptions: p0, steps: first.steps };
     let mut tries = 1u64;
     // The same run, its independent steps reordered for the fewest switches.
-    if tries < max_tries {
+    if !spent(tries) {
         if let Some(order) = linearize(model, &ran, &data) {
             tries += 1;
             let (run, ran2, p) = try_run(&segments_of(&order), &data);
@@ -191,7 +207,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         false
     };
     // Whether the budget cut a phase short, so that a larger one may do better.
-    let mut budget_spent = !greedy(&mut best, &mut tries, max_tries, &offer);
+    let mut budget_spent = !greedy(&mut best, &mut tries, &spent, &offer);
     // Fewer preemptions than the greedy search reached, if any schedule has them.
     let mut fewest = best.preemptions == 0;
     // One pass per bound, each over every schedule within it, until one
@@ -199,7 +215,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     let mut bound = 0;
     // Three runs are kept back for a schedule it finds (see below).
     while bound < best.preemptions {
-        if tries + 3 >= max_tries {
+        if spent(tries + 3) {
             budget_spent = true;
             break;
         }
@@ -210,6 +226,7 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
             max_steps,
             keep_going: true,
             stop_at: Some(target.clone()),
+            stop,
             ..Default::default()
         };
         let (r, cut) = super::dfs::explore_within(model, &cfg, false);
@@ -237,11 +254,12 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
                     if offer(&mut best, &segs, &data) && best.preemptions < before {
                         // Every schedule with fewer preemptions was explored in the passes before.
                         fewest = true;
-                        budget_spent |= !greedy(&mut best, &mut tries, max_tries, &offer);
+                        budget_spent |= !greedy(&mut best, &mut tries, &spent, &offer);
                     }
                 }
                 break;
             }
+            // Stopped (Ctrl-C) in this pass: nothing is claimed of its bound.
             None if !r.exhausted => {
                 budget_spent = true;
                 break;
@@ -264,7 +282,9 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
         original_preemptions: p0,
         original_steps: failing.steps,
         tries,
-        budget_spent,
+        // What a stop cut short is not the budget's doing.
+        budget_spent: budget_spent && !stopped(),
+        interrupted: stopped(),
         fewest,
         step_limit: max_steps,
     })
@@ -275,14 +295,14 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
 type Offer<'a> = dyn Fn(&mut Best, &[(TaskId, u64)], &Rc<[u32]>) -> bool + 'a;
 
 /// Drops and halves segments of `best` while `offer` takes the change.
-/// Returns false if the budget ended it before a pass with no change.
-fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) -> bool {
+/// Returns false if the budget (`spent`) ended it before a pass with no change.
+fn greedy(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> bool {
     loop {
         let mut improved = false;
         // Drop whole segments, last first (late switches are the cheapest to lose).
         let mut k = best.segs.len();
         while k > 1 {
-            if *tries >= max_tries {
+            if spent(*tries) {
                 return false;
             }
             k -= 1;
@@ -302,7 +322,7 @@ fn greedy(best: &mut Best, tries: &mut u64, max_tries: u64, offer: &Offer) -> bo
             if best.segs[k - 1].1 <= 1 {
                 continue;
             }
-            if *tries >= max_tries {
+            if spent(*tries) {
                 return false;
             }
             let mut cand = best.segs.clone();
