@@ -160,17 +160,30 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
 /// Draws the dashed deadlock line from `top` to `bottom` (labelled above
 /// `top`) when the deadlock is inside the window.
 pub fn deadlock_line(s: &mut Scene, m: &Model, xm: &XMap, top: i32, bottom: i32) {
-    let Some(d) = m.deadlock else { return };
+    let Some((d, what)) = end_mark(m) else { return };
     if d < xm.a || d > xm.b {
         return;
     }
     let x = xm.px(d).min(xm.left + xm.width - 1);
     s.dashed((x, top), (x, bottom), palette::DEADLOCK, 2, 6, 4);
-    let label = format!("deadlock, step {}", columns::group(d));
+    let label = format!("{what}, step {}", columns::group(d));
     let w = fonts::width(&label, SMALL, true);
     // Right-aligned on the line when it is near the right edge.
     let (lx, anchor) = if x + w / 2 > xm.left + xm.width { (x, Anchor::Right) } else { (x, Anchor::Center) };
     s.text(lx, top - 6, &label, SMALL, true, palette::DEADLOCK, anchor);
+}
+
+/// Where the run ended in a failure and what it was: the deadlock, else an
+/// invariant violation or a panic. The charts mark it with a dashed line.
+pub fn end_mark(m: &Model) -> Option<(u64, &'static str)> {
+    m.deadlock.map(|d| (d, "deadlock")).or(m.failure.map(|f| (f.pos, f.what)))
+}
+
+/// The legend entry of the line [`deadlock_line`] draws in window `a..=b`, if any.
+pub fn end_mark_legend(m: &Model, a: u64, b: u64) -> Option<(Swatch, String)> {
+    end_mark(m)
+        .filter(|&(d, _)| d >= a && d <= b)
+        .map(|(_, what)| (Swatch::Dash(palette::DEADLOCK.into()), what.into()))
 }
 
 /// A legend entry's symbol.

@@ -119,9 +119,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
     }
     items.push((Swatch::Fill(palette::WAITING.into()), "tasks waiting to acquire (darker: more)".into()));
-    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
-        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
-    }
+    items.extend(layout::end_mark_legend(m, a, b));
     if !cycle_res.is_empty() {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
     }

@@ -175,6 +175,19 @@ pub struct Model<'a> {
     pub resources: Vec<ResourceTrack>,
     /// Position of the deadlock, when the run ended in one.
     pub deadlock: Option<u64>,
+    /// Where and in which task the run failed otherwise (an invariant, a panic).
+    pub failure: Option<Failure>,
+}
+
+/// A failure other than a deadlock, as the charts mark it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The position of the step it happened in.
+    pub pos: u64,
+    /// The task that failed.
+    pub task: u32,
+    /// "invariant violated" or "panic".
+    pub what: &'static str,
 }
 
 /// Pushes a state change, merging with the previous one when it is at the
@@ -399,7 +412,16 @@ impl<'a> Model<'a> {
         }
 
         let deadlock = trace.deadlock.as_ref().map(|d| d.step.min(end));
-        Ok(Model { trace, end, times, tasks, resources, deadlock })
+        // The run's last check or panic event is the one that ended it.
+        let failure = trace.events.iter().rev().find_map(|e| {
+            let what = match e.kind {
+                EventKind::Check => "invariant violated",
+                EventKind::Panic => "panic",
+                _ => return None,
+            };
+            Some(Failure { pos: e.step.min(end), task: e.task, what })
+        });
+        Ok(Model { trace, end, times, tasks, resources, deadlock, failure })
     }
 
     /// The state of `task` at position `pos` (the state of the step after

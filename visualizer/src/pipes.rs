@@ -275,9 +275,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     for &t in &tasks {
         items.push((Swatch::Fill(palette::task(t).into()), m.task_name(t).to_string()));
     }
-    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
-        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
-    }
+    items.extend(layout::end_mark_legend(m, a, b));
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
     s.height = (y + MARGIN) as u32;
     Ok(s)

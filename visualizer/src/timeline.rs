@@ -68,9 +68,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
+    // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
+    let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
+    let tinted: Vec<u32> = cycle.iter().copied().chain(failed).collect();
     let alive: Vec<u32> =
-        (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || cycle.contains(&t)).collect();
-    let shown = most_telling(m, &alive, &cycle, (a, b));
+        (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || tinted.contains(&t)).collect();
+    let shown = most_telling(m, &alive, &tinted, (a, b));
     let (dead, over_cap) = (m.tasks.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
@@ -174,14 +177,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     layout::lane_backgrounds(
         &mut s,
         &xm,
-        lanes.iter().map(|l| (l.top, l.bottom, cycle.contains(&l.task))),
+        lanes.iter().map(|l| (l.top, l.bottom, tinted.contains(&l.task))),
         plot_top,
         plot_bottom,
     );
 
     let mut flags = Flags::default();
     for lane in &lanes {
-        draw_lane(&mut s, m, &xm, lane, dims, cycle.contains(&lane.task), label_w, &mut flags);
+        draw_lane(&mut s, m, &xm, lane, dims, tinted.contains(&lane.task), label_w, &mut flags);
         if tail > 0 {
             draw_tail(&mut s, m, &xm, lane, right);
         }
@@ -245,12 +248,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             items.push((sw, k.name().into()));
         }
     }
-    if m.deadlock.is_some_and(|d| d >= a && d <= b) {
-        items.push((Swatch::Dash(palette::DEADLOCK.into()), "deadlock".into()));
-    }
+    items.extend(layout::end_mark_legend(m, a, b));
     if !cycle.is_empty() {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "task in the deadlock cycle".into()));
         items.push((Swatch::Arrow(palette::DEADLOCK.into()), "waits for (held by)".into()));
+    }
+    if let Some(f) = m.failure.filter(|_| failed.is_some()) {
+        let who = if f.what == "panic" { "task that panicked" } else { "task that violated the invariant" };
+        items.push((Swatch::Fill(palette::CYCLE_TINT.into()), who.into()));
     }
     if arrows.iter().any(|a| !a.cycle) {
         items.push((Swatch::Arrow(palette::EDGE.into()), "blocked behind the cycle".into()));

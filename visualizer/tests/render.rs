@@ -554,3 +554,33 @@ fn locks_held_at_the_deadlock_keep_their_own_rows() {
         assert!(rows.iter().any(|t| t.ends_with(" more locks")), "{window:?}: a lane folds some: {rows:?}");
     }
 }
+
+/// A run that ends in an invariant violation is marked as a deadlock is: a
+/// dashed line at its step in each time chart, and the task that failed
+/// tinted in the timeline, with legend entries for both.
+#[test]
+fn an_invariant_violation_is_marked_where_and_in_which_task() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-self-assign-failure.json");
+    let trace = visualizer::load(&path).unwrap();
+    let m = Model::new(&trace).unwrap();
+    let f = m.failure.expect("the committed self-assign trace violates an invariant");
+    assert_eq!((f.what, m.deadlock), ("invariant violated", None));
+    assert_eq!(m.task_name(f.task), "Join(xxxxxx) (34/256)#1");
+    let mark = format!("invariant violated, step {}", f.pos);
+    for chart in [Chart::Timeline, Chart::Locks] {
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &Options::default()), 1200);
+        assert!(texts.contains(&mark), "{chart:?}: no {mark:?} in {texts:?}");
+        assert!(texts.iter().any(|t| t == "invariant violated"), "{chart:?}: legend");
+    }
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), 1200);
+    assert!(texts.iter().any(|t| t == "task that violated the invariant"), "{texts:?}");
+    // A window before it shows neither.
+    let early = Options { window: Window::Steps(1, f.pos - 10), ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &early), 1200);
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("invariant violated,") || t == "invariant violated" || t.starts_with("task that")),
+        "{texts:?}"
+    );
+}
