@@ -728,6 +728,13 @@ fn every_search_json_has_the_common_fields_with_one_meaning() {
     }
     let (_, v) = json(&["explore", "abba", "--fixed", "--json"]);
     assert!(v["message"].as_str().unwrap().starts_with("proved: 35 executions, every schedule completes"), "{v}");
+    // explore's trace names where it came from (charts print it), not "replay".
+    let t = std::env::temp_dir().join(format!("deadsim-cli-explore-{}.json", std::process::id()));
+    let (code, _, _) = deadsim(&["explore", "abba", "--trace", t.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&t).unwrap()).unwrap();
+    assert_eq!(trace["meta"]["strategy"], "dfs");
+    std::fs::remove_file(&t).unwrap();
     // explore names its bound `preemption_bound`; shrink's `preemptions` counts its schedule's own.
     let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "1", "--json"]);
     assert_eq!((v["preemption_bound"].as_u64(), v.get("preemptions")), (Some(1), None), "{v}");

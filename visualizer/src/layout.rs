@@ -16,10 +16,11 @@ pub const SMALL: f64 = 15.0;
 pub const TINY: f64 = 14.0;
 
 /// "seed N", or "schedule" for a run that a schedule string fixed (a replayed
-/// schedule, `explore`'s failing schedule, a shrunk one): its seed means nothing.
+/// schedule, `explore`'s failing schedule (strategy `dfs`), a shrunk one): its
+/// seed means nothing.
 pub fn run_name(meta: &sim::trace::Meta) -> String {
     match meta.strategy.as_str() {
-        "replay" | "shrink" => "schedule".to_string(),
+        "replay" | "shrink" | "dfs" => "schedule".to_string(),
         _ => format!("seed {}", meta.seed),
     }
 }

@@ -545,7 +545,7 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
                 Sim::new(0)
                     .record(true)
                     .max_steps(cfg.max_steps)
-                    .strategy(Box::new(ReplayStrategy::new(choices.clone()))),
+                    .strategy(Box::new(ReplayStrategy::named(choices.clone(), "dfs"))),
             );
             result.failure = Some((recorded, choices));
             return (result, cut);

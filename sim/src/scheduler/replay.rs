@@ -155,11 +155,19 @@ pub struct ReplayStrategy {
     choices: Vec<u32>,
     pos: usize,
     halt: Option<String>,
+    /// The strategy a recorded replay names in its trace.
+    name: &'static str,
 }
 
 impl ReplayStrategy {
     pub fn new(choices: Vec<u32>) -> ReplayStrategy {
-        ReplayStrategy { choices, pos: 0, halt: None }
+        ReplayStrategy { choices, pos: 0, halt: None, name: "replay" }
+    }
+
+    /// A replay that records the run of the strategy that found it (`dfs`
+    /// for `explore`'s failing schedule), so its trace says where it came from.
+    pub fn named(choices: Vec<u32>, name: &'static str) -> ReplayStrategy {
+        ReplayStrategy { name, ..ReplayStrategy::new(choices) }
     }
 
     /// Choices not used when the run ended.
@@ -213,7 +221,7 @@ impl Strategy for ReplayStrategy {
     }
 
     fn name(&self) -> String {
-        "replay".to_string()
+        self.name.to_string()
     }
 
     fn may_halt(&self) -> bool {
