@@ -53,7 +53,11 @@ pub struct ExportArgs {
 
 fn stem(trace: &Path) -> String {
     let name = trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
-    name.strip_suffix(".json").map(str::to_string).unwrap_or(name)
+    // `ABBA.JSON` is a .json file as well.
+    match name.len().checked_sub(5) {
+        Some(i) if name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".json") => name[..i].to_string(),
+        _ => name,
+    }
 }
 
 fn beside(trace: &Path) -> PathBuf {
@@ -61,7 +65,8 @@ fn beside(trace: &Path) -> PathBuf {
 }
 
 fn ext_format(p: &Path) -> Option<Format> {
-    match p.extension()?.to_str()? {
+    // `fig.PNG` is a PNG too.
+    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
         "png" => Some(Format::Png),
         "svg" => Some(Format::Svg),
         _ => None,

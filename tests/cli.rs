@@ -545,6 +545,12 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
     assert_eq!((out.as_str(), err.trim_end()), ("", format!("wrote {}", png.display()).as_str()), "news on stderr");
 
+    // Extensions in any case.
+    let upper = dir.join("abba.SVG");
+    let (code, _, err) = deadsim(&["render", t, "-o", upper.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&upper).unwrap().starts_with("<svg"));
+
     // `-o -`: the chart on stdout and nothing else, no file named `-`.
     let (code, out, err) = deadsim(&["render", t, "-o", "-", "--format", "svg"]);
     assert_eq!(code, 0, "{err}");
