@@ -208,6 +208,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(path), None) => crate::output::no_trace(path),
         _ => {}
     }
+    // Lock-order findings over every execution run, as `hunt` gives them over its seeds.
+    let warnings = r.lock_order.warnings();
     // The verdict line, the same in the report and in the JSON's `message`.
     let message = match &r.failure {
         Some((run, _)) => run.outcome.summary(),
@@ -254,17 +256,16 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         }
     };
     if a.json {
-        let (verdict, cycle, schedule, replay, warnings) = match &r.failure {
+        let (verdict, cycle, schedule, replay) = match &r.failure {
             Some((run, _)) => (
                 run.outcome.verdict(),
                 cycle_json(&run.outcome),
                 json!(run.trace.as_ref().map(|t| t.meta.replay.clone())),
                 json!(replay_command(m, cfg, run)),
-                crate::output::warnings_json(&run.lock_order.warnings()),
             ),
-            // Lock-order findings come with a failing run; a passing exploration collects none.
-            None => ("no-deadlock", json!([]), json!(null), json!(null), json!(null)),
+            None => ("no-deadlock", json!([]), json!(null), json!(null)),
         };
+        let warnings = crate::output::warnings_json(&warnings);
         println!(
             "{}",
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
@@ -297,6 +298,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         }
         None => println!("{label}: {message}"),
     }
+    crate::output::print_warnings(&warnings);
     eprintln!("({elapsed:.2}s)");
     Ok(r.failure.is_some())
 }

@@ -734,6 +734,21 @@ fn every_search_json_has_the_common_fields_with_one_meaning() {
     }
     let (_, v) = json(&["explore", "abba", "--fixed", "--json"]);
     assert!(v["message"].as_str().unwrap().starts_with("proved: 35 executions, every schedule completes"), "{v}");
+    assert_eq!(v["warnings"], json!([]), "a fixed lock order gives no finding: {v}");
+    // explore's findings are over every execution, as hunt's are over its seeds: the same ones here.
+    let model = ["ttrpc", "--client", "v1.2.4"];
+    let (_, explored) = json(&[&["explore"][..], &model, &["--max-executions", "50", "--json"]].concat());
+    let (_, hunted) = json(&[&["hunt"][..], &model, &["--seeds", "0..50", "--json"]].concat());
+    assert_eq!(explored["verdict"], "no-deadlock", "{explored}");
+    // The same findings; the example sites in the reports are each search's first.
+    let summaries = |v: &serde_json::Value| {
+        v["warnings"].as_array().unwrap().iter().map(|w| (w["kind"].clone(), w["summary"].clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(summaries(&explored), summaries(&hunted), "{explored}");
+    assert!(explored["warnings"][0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("\"sendLock\" held across a blocking pipe write"));
     // explore's trace names where it came from (charts print it), not "replay".
     let t = std::env::temp_dir().join(format!("deadsim-cli-explore-{}.json", std::process::id()));
     let (code, _, _) = deadsim(&["explore", "abba", "--trace", t.to_str().unwrap()]);

@@ -98,6 +98,9 @@ pub struct ExploreResult {
     /// True if the time budget or the stop flag ended the exploration
     /// before it was exhausted (see [`ExploreConfig::time_budget`]).
     pub stopped_early: bool,
+    /// The lock-order facts of every execution run, merged in execution
+    /// order (first-seen sites kept): what `hunt` reports over its seeds.
+    pub lock_order: crate::lockorder::LockOrder,
 }
 
 impl ExploreResult {
@@ -112,6 +115,7 @@ impl ExploreResult {
             distinct: Default::default(),
             bound,
             stopped_early: false,
+            lock_order: Default::default(),
         }
     }
 }
@@ -462,6 +466,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         total.pruned += pass.pruned;
         total.stopped_early = pass.stopped_early;
         total.bound = Some(b);
+        total.lock_order.merge(&pass.lock_order);
         for (sig, choices) in pass.distinct {
             // A lower bound's schedule came first: keep it.
             total.distinct.entry(sig).or_insert(choices);
@@ -519,6 +524,9 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
         }
         let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));
         result.executions += 1;
+        if !run.lock_order.is_empty() {
+            result.lock_order.merge(&run.lock_order);
+        }
         if let Some(p) = &cfg.progress {
             p.fetch_add(1, Ordering::Relaxed);
         }
