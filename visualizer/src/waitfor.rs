@@ -8,7 +8,8 @@
 //! and holders outside it, sit further out in grey.
 //!
 //! Without a deadlock report, the graph is built from the tasks still
-//! blocked at the end of the trace, and the locks held then.
+//! blocked at the end of the trace, and the locks held then, and drawn in
+//! layers: each task above what it waits for, and that above its holder.
 //!
 //! ```
 //! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
@@ -338,7 +339,7 @@ fn node_size(n: &Node) -> (i32, i32) {
 
 /// Lays out the wait-for graph of `m`: the cycle on a ring (an ellipse when
 /// it is too wide for the picture), then the tasks blocked behind it, one
-/// row each.
+/// row each. Without a cycle, every node in layers ([`place_in_layers`]).
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let g = Graph::new(m);
     if !g.has_edges() {
@@ -353,7 +354,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     y += 24;
 
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
-    let ring: Vec<usize> = if g.ring.is_empty() { (0..g.nodes.len()).collect() } else { g.ring.clone() };
+    // Without a cycle there is no ring to draw: every node goes in layers instead.
+    let layered = g.ring.is_empty();
+    let ring: Vec<usize> = if layered { (0..g.nodes.len()).collect() } else { g.ring.clone() };
     let in_ring = |i: usize| ring.contains(&i);
 
     // The ring: clockwise from the top, on an ellipse that fits the width.
@@ -370,10 +373,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // A long cycle does not fit on a ring: it snakes through rows instead
     // (left to right, then right to left), and the edge that closes it runs
     // along the left margin.
-    let snake = k > SNAKE_ABOVE && rx < r;
+    let snake = !layered && k > SNAKE_ABOVE && rx < r;
     let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
     let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
-    for (j, &i) in ring.iter().enumerate() {
+    if layered {
+        place_in_layers(&g, &sizes, &mut placed, y + 40, width);
+    }
+    for (j, &i) in ring.iter().enumerate().filter(|_| !layered) {
         let (x, yy) = if snake {
             let (row, c) = (j as i32 / cols, j as i32 % cols);
             let col = if row % 2 == 1 { cols - 1 - c } else { c };
@@ -495,6 +501,94 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
     s.height = (y + MARGIN) as u32;
     Ok(s)
+}
+
+/// Gap between two nodes side by side in a layer, and between two layers.
+const LAYER_GAP_X: i32 = 60;
+const LAYER_GAP_Y: i32 = 90;
+
+/// Places every node of a graph without a cycle in layers, top to bottom:
+/// a node sits one layer above the deepest node it points to, so a task is
+/// drawn right above what it waits for, and what holds that right below
+/// it; a chain of waits reads downwards and every edge points down. Within
+/// a layer a node is put under the nodes that point to it (their mean x),
+/// in that order, as near as the gaps allow; the first layer keeps the
+/// graph's own order (task order). A layer too wide for the picture wraps.
+fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>], top: i32, width: i32) {
+    let n = g.nodes.len();
+    // Height above the sinks: the longest path to a node that waits for
+    // nothing. Relaxed n times, so that a cycle (not expected without a
+    // deadlock report) still ends, with its nodes at most n high.
+    let mut height = vec![0usize; n];
+    for _ in 0..n {
+        let mut changed = false;
+        for e in &g.edges {
+            if e.from != e.to && height[e.from] < height[e.to] + 1 && height[e.to] < n {
+                height[e.from] = height[e.to] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let (left, right) = (MARGIN + 10, width - MARGIN - 10);
+    let top_layer = height.iter().copied().max().unwrap_or(0);
+    let mut y = top;
+    for layer in (0..=top_layer).rev() {
+        // Under the nodes already placed that point here; the others after them.
+        let mut members: Vec<(f64, usize)> = (0..n)
+            .filter(|&i| height[i] == layer)
+            .map(|i| {
+                let from: Vec<f64> =
+                    g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(|p| p.x)).collect();
+                let want = if from.is_empty() { f64::INFINITY } else { from.iter().sum::<f64>() / from.len() as f64 };
+                (want, i)
+            })
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // Rows of the layer: as many nodes as fit across the picture.
+        let mut rows: Vec<Vec<(f64, usize)>> = vec![Vec::new()];
+        let mut used = 0;
+        for m in members {
+            let w = sizes[m.1].0 + LAYER_GAP_X;
+            if used + w > right - left + LAYER_GAP_X && !rows.last().unwrap().is_empty() {
+                rows.push(Vec::new());
+                used = 0;
+            }
+            used += w;
+            rows.last_mut().unwrap().push(m);
+        }
+        for row in rows {
+            let h = row.iter().map(|&(_, i)| sizes[i].1).max().unwrap_or(0);
+            let total: i32 = row.iter().map(|&(_, i)| sizes[i].0).sum::<i32>() + LAYER_GAP_X * (row.len() as i32 - 1);
+            // Each node at its wanted x as far as its neighbours allow (left
+            // to right, then back from the right edge); a row that wants
+            // nowhere (the top one) packed and centred.
+            let mut xs: Vec<f64> = Vec::with_capacity(row.len());
+            let centred = row.iter().all(|m| !m.0.is_finite());
+            let mut edge = if centred { ((left + right - total) / 2).max(left) } else { left } as f64;
+            for &(want, i) in &row {
+                let half = sizes[i].0 as f64 / 2.0;
+                let packed = edge + half;
+                xs.push(if want.is_finite() { want.max(packed) } else { packed });
+                edge = xs.last().unwrap() + half + LAYER_GAP_X as f64;
+            }
+            let mut limit = right as f64;
+            for (j, &(_, i)) in row.iter().enumerate().rev() {
+                let half = sizes[i].0 as f64 / 2.0;
+                xs[j] = xs[j].min(limit - half).round();
+                limit = xs[j] - half - LAYER_GAP_X as f64;
+            }
+            for (j, &(_, i)) in row.iter().enumerate() {
+                placed[i] = Some(Placed { x: xs[j], y: (y + h / 2) as f64, w: sizes[i].0, h: sizes[i].1 });
+            }
+            y += h + LAYER_GAP_Y;
+        }
+    }
 }
 
 /// The point where the segment from the centre of `p` towards `(dx, dy)`

@@ -265,6 +265,38 @@ fn a_select_still_blocked_at_the_end_is_drawn_with_its_cases() {
 }
 
 #[test]
+fn without_a_cycle_every_wait_points_down_the_picture() {
+    // ttrpc v1.2.4 stopped at step 60: main joins caller-0, four callers wait
+    // for sendLock, which caller-2 holds while it writes to the full pipe.
+    let params = [("server".to_string(), "v1.2.4".to_string()), ("client".to_string(), "v1.2.4".to_string())];
+    let model = sim::models::find("ttrpc").unwrap().configure(&params).unwrap();
+    let trace = model.run_with(sim::Sim::new(0).record(true).max_steps(60)).trace.unwrap();
+    assert_eq!(trace.meta.verdict, "step-limit");
+    let m = Model::new(&trace).unwrap();
+    let g = visualizer::waitfor::Graph::new(&m);
+    assert!(g.ring.is_empty() && g.edges.len() >= 8, "{g:?}");
+    let svg = render(&trace, Chart::WaitFor, Format::Svg, &Options::default());
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+    // Each node's name is drawn once, on its first line.
+    let y_of = |label: &str| -> f64 {
+        let first = label.split(" | ").next().unwrap();
+        let ys: Vec<f64> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.text().is_some_and(|t| t.trim().starts_with(first)))
+            .map(|n| n.attribute("y").unwrap().parse().unwrap())
+            .collect();
+        assert!(!ys.is_empty(), "{label} is not drawn");
+        ys[0]
+    };
+    for e in &g.edges {
+        let (from, to) = (&g.nodes[e.from].label, &g.nodes[e.to].label);
+        assert!(y_of(to) > y_of(from), "{from} {} {to}, drawn above it", e.label);
+    }
+    let chain = ["main", "caller-0", "sendLock", "caller-2", "client->server"];
+    assert!(chain.windows(2).all(|w| y_of(w[0]) < y_of(w[1])), "{chain:?}");
+}
+
+#[test]
 fn pipes_locks_monitors_channels() {
     let trace = common::pipes_deadlock();
     assert_eq!(trace.meta.verdict, "deadlock");
