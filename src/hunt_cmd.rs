@@ -891,6 +891,105 @@ impl<'a> Shard<'a> {
                 _ => return Err(bad("schedule", format!("is {x}, not the schedule string of a failure of {model}"))),
             },
         };
+        // The counts follow from the seeds it ran: every covered seed, or up
+        // to its lowest failure (a shard is `--keep-going` if it has `failures`).
+        let keep_going = v.get("failures").is_some();
+        let ran = match (seed, keep_going) {
+            (Some(s), false) => s - seeds.first + 1,
+            _ => covered.map_or(0, |c| c.len()),
+        };
+        if schedules != ran {
+            return Err(bad(
+                "schedules",
+                format!(
+                    "is {schedules}, but the shard ran {ran} seeds (field `covered` {}, field `seed` {})",
+                    shown("covered"),
+                    shown("seed")
+                ),
+            ));
+        }
+        if keep_going {
+            Self::check_failures(v, seed, covered, schedules).map_err(|(field, why)| bad(&field, why))?;
+        }
+        // Lock-order facts come from the seeds it ran, up to its failure.
+        let last_fact = if keep_going { covered.map(|c| c.last) } else { seed.or(covered.map(|c| c.last)) };
+        for (list, fact) in [("edges", "an edge"), ("held_across", "a held-across fact")] {
+            for x in v["lock_order"][list].as_array().into_iter().flatten() {
+                let s = &x["seed"];
+                match (s.as_u64(), last_fact) {
+                    (Some(s), Some(last)) if seeds.first <= s && s <= last => {}
+                    _ => {
+                        let upto = last_fact
+                            .map_or("none".to_string(), |l| SeedRange { first: seeds.first, last: l }.to_string());
+                        return Err(bad(
+                            &format!("lock_order.{list}"),
+                            format!("has {fact} from seed {s}, not one of the seeds the shard ran ({upto})"),
+                        ));
+                    }
+                }
+            }
+        }
         Ok(Shard { v, i, n, seeds, covered, seed, schedules, fingerprint })
+    }
+
+    /// A `--keep-going` shard's `failures` and `distinct` against each
+    /// other and the seeds it ran: `Err((field, why))`.
+    fn check_failures(
+        v: &serde_json::Value,
+        seed: Option<u64>,
+        covered: Option<SeedRange>,
+        schedules: u64,
+    ) -> Result<(), (String, String)> {
+        let failures = v["failures"].as_u64().filter(|&f| f <= schedules).ok_or_else(|| {
+            (
+                "failures".to_string(),
+                format!("is {}, not a count of at most {schedules} (field `schedules`)", v["failures"]),
+            )
+        })?;
+        if (failures > 0) != seed.is_some() {
+            return Err(("failures".into(), format!("is {failures}, which does not fit field `seed` ({})", v["seed"])));
+        }
+        let list = v["distinct"].as_array().ok_or_else(|| ("distinct".to_string(), "is not a list".to_string()))?;
+        let (mut sum, mut lowest) = (0u64, None::<u64>);
+        for (k, d) in list.iter().enumerate() {
+            let field = format!("distinct[{k}]");
+            let s = d["seed"].as_u64().filter(|&s| covered.is_some_and(|c| c.first <= s && s <= c.last));
+            let Some(s) = s else {
+                let ran = covered.map_or("none".to_string(), |c| c.to_string());
+                return Err((
+                    format!("{field}.seed"),
+                    format!("is {}, not one of the seeds the shard ran ({ran})", d["seed"]),
+                ));
+            };
+            let count = d["count"]
+                .as_u64()
+                .filter(|&c| c >= 1)
+                .ok_or_else(|| (format!("{field}.count"), format!("is {}, not a count of 1 or more", d["count"])))?;
+            if !d["signature"].is_string() {
+                return Err((format!("{field}.signature"), format!("is {}, not text", d["signature"])));
+            }
+            if !matches!(d["verdict"].as_str(), Some("deadlock" | "step-limit" | "invariant" | "panic")) {
+                return Err((format!("{field}.verdict"), format!("is {}, not a failure's verdict", d["verdict"])));
+            }
+            sum = sum.saturating_add(count);
+            lowest = Some(lowest.map_or(s, |l| l.min(s)));
+        }
+        if sum != failures {
+            return Err((
+                "distinct".into(),
+                format!("adds up to {}, but field `failures` is {failures}", crate::search_cmd::count(sum, "failure")),
+            ));
+        }
+        if lowest != seed {
+            return Err((
+                "distinct".into(),
+                format!(
+                    "has its lowest seed at {}, but field `seed` is {}",
+                    lowest.map_or("none".to_string(), |l| l.to_string()),
+                    v["seed"]
+                ),
+            ));
+        }
+        Ok(())
     }
 }

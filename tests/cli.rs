@@ -296,6 +296,37 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
     }
+    // Counts that the seeds it ran cannot give, and lock-order facts from
+    // seeds it did not run: refused alike, naming the field.
+    assert!(!whole0["lock_order"]["edges"].as_array().unwrap().is_empty(), "{whole0}");
+    let kg1: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&args[2]).unwrap()).unwrap();
+    assert_eq!(kg1["seeds"], "250..=499");
+    assert!(kg1["failures"].as_u64().unwrap() > 1, "{kg1}");
+    let kg_others = [args[1].as_str(), args[3].as_str(), args[4].as_str()];
+    for (base, pointer, value, field) in [
+        (&whole0, "/schedules", json!(10), "schedules"),
+        (&whole0, "/lock_order/edges/0/seed", json!(4500), "lock_order.edges"),
+        (&kg1, "/failures", json!(5000), "failures"),
+        (&kg1, "/failures", json!(-1), "failures"),
+        (&kg1, "/distinct/0/seed", json!(5), "distinct[0].seed"),
+        (&kg1, "/distinct/0/count", json!(0), "distinct[0].count"),
+        (&kg1, "/distinct", json!([]), "distinct"),
+        (&kg1, "/schedules", json!(10), "schedules"),
+    ] {
+        let mut v = base.clone();
+        *v.pointer_mut(pointer).unwrap() = value;
+        let f = dir.join("tampered.json");
+        std::fs::write(&f, v.to_string()).unwrap();
+        let f = f.to_str().unwrap();
+        let merge: Vec<&str> = if base == &kg1 {
+            vec!["merge", kg_others[0], f, kg_others[1], kg_others[2]]
+        } else {
+            vec!["merge", f, &files[1], &files[2]]
+        };
+        let (code, out, err) = deadsim(&merge);
+        assert_eq!((code, out.as_str()), (2, ""), "{pointer}: {err}");
+        assert!(err.contains(&format!("tampered.json: field `{field}`")), "{pointer}: {err}");
+    }
     // A shard stopped early: the schedules are those run, and a failure
     // above a seed no shard ran is not claimed as the lowest.
     let (_, early, _) =

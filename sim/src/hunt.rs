@@ -330,7 +330,10 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
     let denom = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / denom;
     let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
-    (p, (centre - half).max(0.0), (centre + half).min(1.0))
+    // At k = 0 (k = n) the bound is 0 (1) exactly; computed, it is off by a rounding.
+    let lo = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let hi = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    (p, lo, hi)
 }
 
 /// The `i`-th of `n` contiguous blocks of `range` (`i` 0-based), each of
@@ -429,6 +432,11 @@ mod tests {
         }
         let (p, lo, hi) = wilson(20, 100);
         assert!((p - 0.2).abs() < 1e-12 && lo > 0.13 && lo < 0.14 && hi > 0.28 && hi < 0.30, "{lo} {hi}");
+        // No failure: the interval starts at 0 itself (computed, it was 3.5e-18).
+        let (p, lo, hi) = wilson(0, 101);
+        assert!(p == 0.0 && lo == 0.0 && hi > 0.036 && hi < 0.037, "{lo} {hi}");
+        let (p, lo, hi) = wilson(101, 101);
+        assert!(p == 1.0 && hi == 1.0 && lo > 0.963 && lo < 0.964, "{lo} {hi}");
     }
 
     #[test]
