@@ -9,7 +9,8 @@
 //!
 //! Without a deadlock report, the graph is built from the tasks still
 //! blocked at the end of the trace, and the locks held then, and drawn in
-//! layers: each task above what it waits for, and that above its holder.
+//! layers: each task just before what it waits for, and that just before
+//! its holder, in columns from the left or, when they do not fit, in rows.
 //!
 //! ```
 //! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
@@ -376,9 +377,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let snake = !layered && k > SNAKE_ABOVE && rx < r;
     let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
     let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
-    if layered {
-        place_in_layers(&g, &sizes, &mut placed, y + 40, width);
-    }
+    let columns = layered && place_in_layers(&g, &sizes, &mut placed, y + 40, width);
     for (j, &i) in ring.iter().enumerate().filter(|_| !layered) {
         let (x, yy) = if snake {
             let (row, c) = (j as i32 / cols, j as i32 % cols);
@@ -410,6 +409,20 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             continue;
         }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
+        if columns {
+            // From the right side of the waiting node to the left side of
+            // what it waits for: between the columns, clear of the nodes
+            // stacked in them. Many edges into one node (tasks queued on one
+            // lock) carry their common label once, on the middle one.
+            let port = |p: &Placed, side: f64| Placed { x: p.x + side * p.w as f64 / 2.0, y: p.y, w: 0, h: 0 };
+            let mut fan: Vec<&Edge> = g.edges.iter().filter(|o| o.to == e.to && o.label == e.label).collect();
+            let y_of = |o: &Edge| placed[o.from].as_ref().map_or(0.0, |p| p.y);
+            fan.sort_by(|o, q| y_of(o).total_cmp(&y_of(q)));
+            let named = fan.len() < 3 || std::ptr::eq(fan[fan.len() / 2], e);
+            let e = Edge { label: if named { e.label } else { "" }, ..e.clone() };
+            draw_edge(&mut s, &port(a, 1.0), &port(b, -1.0), &e, reverse, &nodes);
+            continue;
+        }
         draw_edge(&mut s, a, b, e, reverse, &nodes);
     }
     for &i in &ring {
@@ -503,22 +516,21 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     Ok(s)
 }
 
-/// Gap between two nodes side by side in a layer, and between two layers.
+/// Gaps between nodes laid out in layers: side by side, and between layers.
 const LAYER_GAP_X: i32 = 60;
 const LAYER_GAP_Y: i32 = 90;
+/// Between two columns (room for an edge's label), and between two nodes stacked in one.
+const COLUMN_GAP: i32 = 80;
+const STACK_GAP: i32 = 22;
 
-/// Places every node of a graph without a cycle in layers, top to bottom:
-/// a node sits one layer above the deepest node it points to, so a task is
-/// drawn right above what it waits for, and what holds that right below
-/// it; a chain of waits reads downwards and every edge points down. Within
-/// a layer a node is put under the nodes that point to it (their mean x),
-/// in that order, as near as the gaps allow; the first layer keeps the
-/// graph's own order (task order). A layer too wide for the picture wraps.
-fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>], top: i32, width: i32) {
+/// Each node's layer in a graph without a cycle: its height above the sinks,
+/// the longest path to a node that waits for nothing. A node is then one
+/// layer past the deepest node it points to, so that a task sits right
+/// before what it waits for, and that right before whoever holds it.
+/// Relaxed `n` times, so that a cycle (not expected without a deadlock
+/// report) still ends, with its nodes at most `n` high.
+fn layers_of(g: &Graph) -> Vec<usize> {
     let n = g.nodes.len();
-    // Height above the sinks: the longest path to a node that waits for
-    // nothing. Relaxed n times, so that a cycle (not expected without a
-    // deadlock report) still ends, with its nodes at most n high.
     let mut height = vec![0usize; n];
     for _ in 0..n {
         let mut changed = false;
@@ -532,24 +544,103 @@ fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>
             break;
         }
     }
+    height
+}
+
+/// The nodes of `layer`, in the order to draw them: by where the nodes
+/// already placed that point to them sit (their mean, `pos` of a placed
+/// node), then those with none placed, in graph order.
+fn layer_members(
+    g: &Graph,
+    height: &[usize],
+    layer: usize,
+    placed: &[Option<Placed>],
+    pos: fn(&Placed) -> f64,
+) -> Vec<(f64, usize)> {
+    let mut members: Vec<(f64, usize)> = (0..g.nodes.len())
+        .filter(|&i| height[i] == layer)
+        .map(|i| {
+            let from: Vec<f64> =
+                g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(pos)).collect();
+            let want = if from.is_empty() { f64::INFINITY } else { from.iter().sum::<f64>() / from.len() as f64 };
+            (want, i)
+        })
+        .collect();
+    members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    members
+}
+
+/// Places every node of a graph without a cycle in layers: columns from the
+/// left when they fit across the picture (a chain of waits reads like a
+/// sentence, and many tasks waiting for one lock stack up in one column),
+/// else rows from the top. Returns true for columns.
+fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>], top: i32, width: i32) -> bool {
+    let height = layers_of(g);
+    let top_layer = height.iter().copied().max().unwrap_or(0);
     let (left, right) = (MARGIN + 10, width - MARGIN - 10);
+    // The columns: each as wide as its widest node.
+    let col_w: Vec<i32> = (0..=top_layer)
+        .rev()
+        .map(|l| (0..g.nodes.len()).filter(|&i| height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0))
+        .filter(|&w| w > 0)
+        .collect();
+    let total = col_w.iter().sum::<i32>() + COLUMN_GAP * (col_w.len() as i32 - 1);
+    let columns = total <= right - left;
+    if columns {
+        place_in_columns(g, &height, sizes, placed, top, left + (right - left - total) / 2);
+    } else {
+        place_in_rows(g, &height, sizes, placed, top, left, right);
+    }
+    columns
+}
+
+/// Columns from `left`, the highest layer first. In a column a node sits
+/// level with the nodes that point to it (their mean y) as far as the
+/// nodes above it allow; the first column keeps the graph's own order.
+fn place_in_columns(
+    g: &Graph,
+    height: &[usize],
+    sizes: &[(i32, i32)],
+    placed: &mut [Option<Placed>],
+    top: i32,
+    left: i32,
+) {
+    let top_layer = height.iter().copied().max().unwrap_or(0);
+    let mut x = left;
+    for layer in (0..=top_layer).rev() {
+        let members = layer_members(g, height, layer, placed, |p| p.y);
+        let Some(w) = members.iter().map(|&(_, i)| sizes[i].0).max() else { continue };
+        let mut next = top as f64;
+        for (want, i) in members {
+            let half = sizes[i].1 as f64 / 2.0;
+            let y = if want.is_finite() { want.max(next + half) } else { next + half }.round();
+            placed[i] = Some(Placed { x: (x + w / 2) as f64, y, w: sizes[i].0, h: sizes[i].1 });
+            next = y + half + STACK_GAP as f64;
+        }
+        x += w + COLUMN_GAP;
+    }
+}
+
+/// Rows from the top, the highest layer first, for layers too many or too
+/// wide for columns. In a row a node sits under the nodes that point to it
+/// (their mean x) as far as its neighbours allow; the first row keeps the
+/// graph's own order. A row too wide for the picture wraps.
+fn place_in_rows(
+    g: &Graph,
+    height: &[usize],
+    sizes: &[(i32, i32)],
+    placed: &mut [Option<Placed>],
+    top: i32,
+    left: i32,
+    right: i32,
+) {
     let top_layer = height.iter().copied().max().unwrap_or(0);
     let mut y = top;
     for layer in (0..=top_layer).rev() {
-        // Under the nodes already placed that point here; the others after them.
-        let mut members: Vec<(f64, usize)> = (0..n)
-            .filter(|&i| height[i] == layer)
-            .map(|i| {
-                let from: Vec<f64> =
-                    g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(|p| p.x)).collect();
-                let want = if from.is_empty() { f64::INFINITY } else { from.iter().sum::<f64>() / from.len() as f64 };
-                (want, i)
-            })
-            .collect();
+        let members = layer_members(g, height, layer, placed, |p| p.x);
         if members.is_empty() {
             continue;
         }
-        members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         // Rows of the layer: as many nodes as fit across the picture.
         let mut rows: Vec<Vec<(f64, usize)>> = vec![Vec::new()];
         let mut used = 0;
@@ -631,6 +722,9 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
     // (outside a clockwise ring). An edge too short to carry it there takes
     // it on whichever side keeps clear of every node, so that no edge of a
     // cycle goes unnamed; only when neither side is clear is it left off.
+    if e.label.is_empty() {
+        return;
+    }
     let w = fonts::width(e.label, TINY, e.cycle) as f64;
     let (mx, my) = ((x0 + x1) as f64 / 2.0, (y0 + y1) as f64 / 2.0);
     let at = |side: f64| {

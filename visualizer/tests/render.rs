@@ -264,36 +264,60 @@ fn a_select_still_blocked_at_the_end_is_drawn_with_its_cases() {
     assert!(texts.iter().any(|t| t.starts_with("recv responses")), "{texts:?}");
 }
 
+/// The centre of each node's name in the wait-for chart of `trace`, by the
+/// node's label (its first line, for a select that wraps).
+fn waitfor_name_positions(trace: &Trace) -> impl Fn(&str) -> (f64, f64) {
+    let svg = render(trace, Chart::WaitFor, Format::Svg, &Options::default());
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+    let texts: Vec<(String, f64, f64)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            let num = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+            (n.text().unwrap_or("").trim().to_string(), num("x"), num("y"))
+        })
+        .collect();
+    move |label: &str| {
+        let first = label.split(" | ").next().unwrap();
+        let found = texts.iter().find(|(t, _, _)| t.starts_with(first));
+        found.map(|&(_, x, y)| (x, y)).unwrap_or_else(|| panic!("{label} is not drawn"))
+    }
+}
+
 #[test]
-fn without_a_cycle_every_wait_points_down_the_picture() {
+fn without_a_cycle_every_wait_points_one_way_down_or_across_the_picture() {
+    let params = |callers: &str| {
+        [("server", "v1.2.4"), ("client", "v1.2.4"), ("callers", callers)].map(|(k, v)| (k.to_string(), v.to_string()))
+    };
     // ttrpc v1.2.4 stopped at step 60: main joins caller-0, four callers wait
     // for sendLock, which caller-2 holds while it writes to the full pipe.
-    let params = [("server".to_string(), "v1.2.4".to_string()), ("client".to_string(), "v1.2.4".to_string())];
-    let model = sim::models::find("ttrpc").unwrap().configure(&params).unwrap();
+    // Five layers do not fit across: they go down the picture, in rows.
+    let model = sim::models::find("ttrpc").unwrap().configure(&params("6")).unwrap();
     let trace = model.run_with(sim::Sim::new(0).record(true).max_steps(60)).trace.unwrap();
     assert_eq!(trace.meta.verdict, "step-limit");
-    let m = Model::new(&trace).unwrap();
-    let g = visualizer::waitfor::Graph::new(&m);
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
     assert!(g.ring.is_empty() && g.edges.len() >= 8, "{g:?}");
-    let svg = render(&trace, Chart::WaitFor, Format::Svg, &Options::default());
-    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
-    // Each node's name is drawn once, on its first line.
-    let y_of = |label: &str| -> f64 {
-        let first = label.split(" | ").next().unwrap();
-        let ys: Vec<f64> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text") && n.text().is_some_and(|t| t.trim().starts_with(first)))
-            .map(|n| n.attribute("y").unwrap().parse().unwrap())
-            .collect();
-        assert!(!ys.is_empty(), "{label} is not drawn");
-        ys[0]
-    };
+    let at = waitfor_name_positions(&trace);
     for e in &g.edges {
         let (from, to) = (&g.nodes[e.from].label, &g.nodes[e.to].label);
-        assert!(y_of(to) > y_of(from), "{from} {} {to}, drawn above it", e.label);
+        assert!(at(to).1 > at(from).1, "{from} {} {to}, drawn above it", e.label);
     }
     let chain = ["main", "caller-0", "sendLock", "caller-2", "client->server"];
-    assert!(chain.windows(2).all(|w| y_of(w[0]) < y_of(w[1])), "{chain:?}");
+    assert!(chain.windows(2).all(|w| at(w[0]).1 < at(w[1]).1), "{chain:?}");
+    // With 12 callers at step 150, four layers fit across: columns from the
+    // left, the eleven callers waiting for sendLock stacked in one.
+    let model = sim::models::find("ttrpc").unwrap().configure(&params("12")).unwrap();
+    let trace = model.run_with(sim::Sim::new(0).record(true).max_steps(150)).trace.unwrap();
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    let at = waitfor_name_positions(&trace);
+    let lock = g.nodes.iter().position(|n| n.label == "sendLock").unwrap();
+    let queued: Vec<usize> = g.edges.iter().filter(|e| e.to == lock).map(|e| e.from).collect();
+    assert!(queued.len() >= 8, "{g:?}");
+    assert!(queued.iter().all(|&q| at(&g.nodes[q].label).0 == at(&g.nodes[queued[0]].label).0), "one column");
+    for e in &g.edges {
+        let (from, to) = (&g.nodes[e.from].label, &g.nodes[e.to].label);
+        assert!(at(to).0 > at(from).0, "{from} {} {to}, drawn left of it", e.label);
+    }
 }
 
 #[test]
