@@ -547,23 +547,27 @@ fn layers_of(g: &Graph) -> Vec<usize> {
     height
 }
 
-/// The nodes of `layer`, in the order to draw them: by where the nodes
-/// already placed that point to them sit (their mean, `pos` of a placed
-/// node), then those with none placed, in graph order.
+/// The nodes of `layer`, in the order to draw them, each with where it
+/// wants to be (`pos` of a placed node): level with the nodes already
+/// placed that point to it (their mean); a node nothing placed points to,
+/// level with what it points to in the `first` pass, if there was one
+/// (so that tasks waiting for one thing end up next to each other); else
+/// after the others, in graph order.
 fn layer_members(
     g: &Graph,
     height: &[usize],
     layer: usize,
     placed: &[Option<Placed>],
+    first: &[Option<Placed>],
     pos: fn(&Placed) -> f64,
 ) -> Vec<(f64, usize)> {
+    let mean = |xs: Vec<f64>| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
     let mut members: Vec<(f64, usize)> = (0..g.nodes.len())
         .filter(|&i| height[i] == layer)
         .map(|i| {
-            let from: Vec<f64> =
-                g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(pos)).collect();
-            let want = if from.is_empty() { f64::INFINITY } else { from.iter().sum::<f64>() / from.len() as f64 };
-            (want, i)
+            let from = g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(pos));
+            let to = g.edges.iter().filter(|e| e.from == i).filter_map(|e| first[e.to].as_ref().map(pos));
+            (mean(from.collect()).or_else(|| mean(to.collect())).unwrap_or(f64::INFINITY), i)
         })
         .collect();
     members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -586,11 +590,19 @@ fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>
         .collect();
     let total = col_w.iter().sum::<i32>() + COLUMN_GAP * (col_w.len() as i32 - 1);
     let columns = total <= right - left;
-    if columns {
-        place_in_columns(g, &height, sizes, placed, top, left + (right - left - total) / 2);
-    } else {
-        place_in_rows(g, &height, sizes, placed, top, left, right);
-    }
+    // Twice: the second pass puts the nodes nothing points to (the first
+    // layer's, above all) by where the first put what they point to.
+    let pass = |out: &mut [Option<Placed>], hint: &[Option<Placed>]| {
+        if columns {
+            place_in_columns(g, &height, sizes, out, hint, top, left + (right - left - total) / 2);
+        } else {
+            place_in_rows(g, &height, sizes, out, hint, top, left, right);
+        }
+    };
+    let none: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
+    let mut first: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
+    pass(&mut first, &none);
+    pass(placed, &first);
     columns
 }
 
@@ -602,13 +614,14 @@ fn place_in_columns(
     height: &[usize],
     sizes: &[(i32, i32)],
     placed: &mut [Option<Placed>],
+    first: &[Option<Placed>],
     top: i32,
     left: i32,
 ) {
     let top_layer = height.iter().copied().max().unwrap_or(0);
     let mut x = left;
     for layer in (0..=top_layer).rev() {
-        let members = layer_members(g, height, layer, placed, |p| p.y);
+        let members = layer_members(g, height, layer, placed, first, |p| p.y);
         let Some(w) = members.iter().map(|&(_, i)| sizes[i].0).max() else { continue };
         let mut next = top as f64;
         for (want, i) in members {
@@ -630,6 +643,7 @@ fn place_in_rows(
     height: &[usize],
     sizes: &[(i32, i32)],
     placed: &mut [Option<Placed>],
+    first: &[Option<Placed>],
     top: i32,
     left: i32,
     right: i32,
@@ -637,7 +651,7 @@ fn place_in_rows(
     let top_layer = height.iter().copied().max().unwrap_or(0);
     let mut y = top;
     for layer in (0..=top_layer).rev() {
-        let members = layer_members(g, height, layer, placed, |p| p.x);
+        let members = layer_members(g, height, layer, placed, first, |p| p.x);
         if members.is_empty() {
             continue;
         }
