@@ -422,9 +422,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             } else {
                 run
             };
-            if let (Some(path), Some(t)) = (&trace, &run.trace) {
-                write_trace(path, t)?;
-            }
+            // The charts first: if they cannot be written (a folder where a
+            // chart goes), the command fails before it wrote the trace.
             if let (Some(out), Some(t)) = (&render, &run.trace) {
                 // On stderr: stdout is the run's report.
                 let (files, skipped) = render::render_trace(t, out).map_err(UsageError)?;
@@ -434,6 +433,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 for line in skipped {
                     eprintln!("{line}");
                 }
+            }
+            if let (Some(path), Some(t)) = (&trace, &run.trace) {
+                write_trace(path, t)?;
             }
             if json {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));

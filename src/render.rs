@@ -30,8 +30,9 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
     /// Part of the trace to draw: auto (whole trace up to 1000 steps, else
-    /// the last 400 steps before the deadlock), all, last:N, steps:A..B,
-    /// time:A..B (ns, or with ns/us/ms/s); A..=B includes B
+    /// the end of the run: at a deadlock twice the steps since its tasks
+    /// took what they hold, 60 to 400; otherwise the last 400), all, last:N,
+    /// steps:A..B, time:A..B (ns, or with ns/us/ms/s); A..=B includes B
     #[arg(long, default_value = "auto", value_name = "WINDOW")]
     window: String,
     /// x axis: time (virtual time) or steps
@@ -151,6 +152,11 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
 /// folder, or its parent is and it will be made when the charts are written
 /// (one level: a typo in a longer path is an error, not a tree of folders).
 pub fn check_out_folder(flag: &str, o: &Path) -> Result<(), String> {
+    // `afile/` names a folder, but a file is there.
+    let bare = Path::new(o.to_str().map_or("", |s| s.trim_end_matches('/')));
+    if o.to_string_lossy().ends_with('/') && bare.exists() && !bare.is_dir() {
+        return Err(format!("{flag} {}: {} is a file, not a folder", o.display(), bare.display()));
+    }
     let parent = o.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !o.is_dir() && !parent.is_dir() {
         return Err(format!(
@@ -218,7 +224,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 .map_err(|e| format!("-o -: cannot write to stdout ({e})"));
         }
     }
-    write_all(&rendered)?;
+    write_all("-o", &rendered)?;
     // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
     for (path, _) in &rendered {
         eprintln!("wrote {}", path.display());
@@ -286,24 +292,25 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     for (c, f, path) in files {
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
-    write_all(&rendered)?;
+    write_all("--render", &rendered)?;
     Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped(&m)))
 }
 
 /// Writes a set of charts as one unit: every name is checked first, and if a
 /// write still fails, the files of this set already written are removed, so an
 /// error never leaves half a set behind.
-fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
+/// `flag` is the option that named the output, for the messages.
+fn write_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
     for (path, _) in files {
         if path.is_dir() {
-            return Err(format!("-o: cannot write {}: it is a directory", path.display()));
+            return Err(format!("{flag}: cannot write {}: it is a directory", path.display()));
         }
     }
     // The folder of `-o figures/`, made here rather than when planning.
     for (path, _) in files {
         match path.parent() {
             Some(d) if !d.as_os_str().is_empty() && !d.exists() => {
-                std::fs::create_dir(d).map_err(|e| format!("-o: cannot make the folder {} ({e})", d.display()))?
+                std::fs::create_dir(d).map_err(|e| format!("{flag}: cannot make the folder {} ({e})", d.display()))?
             }
             _ => {}
         }
@@ -313,7 +320,7 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
             for (done, _) in &files[..i] {
                 let _ = std::fs::remove_file(done);
             }
-            return Err(format!("-o: {e}"));
+            return Err(format!("{flag}: {e}"));
         }
     }
     Ok(())

@@ -612,6 +612,23 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert!(err.contains("junk.json"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!out.exists());
+
+    // `run --render`: an error names --render, and nothing is written,
+    // the trace of the run included.
+    let figs = dir.join("figs");
+    std::fs::create_dir_all(figs.join("abba-a5167e82-seed0-locks.png")).unwrap();
+    let tt = dir.join("tt.json");
+    let figs_arg = format!("{}/", figs.display());
+    let (code, out, err) = deadsim(&["run", "abba", "--render", &figs_arg, "--trace", tt.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("--render: cannot write") && err.contains("it is a directory"), "{err}");
+    assert!(!tt.exists(), "the trace was written");
+    assert_eq!(std::fs::read_dir(&figs).unwrap().count(), 1, "a chart was left");
+    let afile = dir.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let (code, _, err) = deadsim(&["run", "abba", "--render", &format!("{}/", afile.display())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--render") && err.contains("is a file, not a folder"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

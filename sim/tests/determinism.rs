@@ -200,6 +200,20 @@ fn bad_traces_are_rejected_with_the_field_named() {
     v["resources"][0]["kind"] = serde_json::json!("pipe");
     let e = err(&v.to_string());
     assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
+    // A meta that contradicts the rest: refused, naming the field.
+    for (pointer, value, want) in [
+        ("/meta/verdict", serde_json::json!("exploded"), "meta.verdict: \"exploded\" is not a verdict"),
+        ("/meta/verdict", serde_json::json!("no-deadlock"), "deadlock: a deadlock report, but meta.verdict is"),
+        ("/deadlock", serde_json::json!(null), "deadlock: missing, but meta.verdict is \"deadlock\""),
+        ("/deadlock/step", serde_json::json!(99), "deadlock.step: 99, but meta.steps is 5"),
+        ("/meta/time_ns", serde_json::json!(100), "events: an event at 500 ns, but meta.time_ns is 100"),
+        ("/tasks/2/parent", serde_json::json!(9), "tasks[2].parent: 9 is not a task spawned before task 2"),
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        *v.pointer_mut(pointer).unwrap() = value;
+        let e = err(&v.to_string());
+        assert!(e.contains(want), "{pointer}: {e}");
+    }
     // In the writer's layout a wrong type is placed at its list item.
     let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
     let events = lines.iter().position(|l| l == "\"events\":[").unwrap();

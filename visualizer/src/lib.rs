@@ -248,8 +248,14 @@ impl Window {
                 (a, b, format!("window {} {of}", steps_between(a, b)))
             }
             Window::Time(t0, t1) => {
-                let (a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
-                if t0 >= t1 || t0 >= m.time(end) || b <= a {
+                let (mut a, b) = (m.pos_at_or_before(t0), m.pos_at_or_after(t1).min(end));
+                // The trace's last instant (`time:500..=500` of a 500 ns
+                // trace) is the end of its last step: that step is drawn, as
+                // `time:0..=0` draws the first.
+                if t0 < t1 && t0 == m.time(end) && end > 0 && a == end {
+                    a = end - 1;
+                }
+                if t0 >= t1 || t0 > m.time(end) || b <= a {
                     return Err(Error(format!(
                         "window time {t0} ns to {t1} ns is empty or outside the trace (0 to {} ns)",
                         m.time(end)

@@ -99,7 +99,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let tt = &m.tasks[t as usize];
         let top = y;
         let mut yy = top + dims.pad;
-        let frame_y = if dims.frame_row > 0 && !tt.frames.is_empty() {
+        // The frame row; a background task without frames keeps it too, for
+        // its "background task" caption (drawn there, above the name).
+        let caption = m.trace.tasks[t as usize].background;
+        let frame_y = if dims.frame_row > 0 && (!tt.frames.is_empty() || caption) {
             let fy = yy;
             yy += dims.frame_row;
             Some(fy)

@@ -374,7 +374,23 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // A long cycle does not fit on a ring: it snakes through rows instead
     // (left to right, then right to left), and the edge that closes it runs
     // along the left margin.
-    let snake = !layered && k > SNAKE_ABOVE && rx < r;
+    let on_ring = |j: usize| {
+        let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
+        ((cx + rx * cs).round(), (cy + ry * sn).round())
+    };
+    // Squeezed into a narrow picture, a ring can put two nodes on top of
+    // each other: the cycle snakes then too, however short.
+    let crowded = || {
+        let at: Vec<(f64, f64, &(i32, i32))> =
+            ring.iter().enumerate().map(|(j, &i)| (on_ring(j).0, on_ring(j).1, &sizes[i])).collect();
+        at.iter().enumerate().any(|(j, a)| {
+            at[j + 1..].iter().any(|b| {
+                (a.0 - b.0).abs() < ((a.2 .0 + b.2 .0) / 2 + 8) as f64
+                    && (a.1 - b.1).abs() < ((a.2 .1 + b.2 .1) / 2 + 8) as f64
+            })
+        })
+    };
+    let snake = !layered && ((k > SNAKE_ABOVE && rx < r) || crowded());
     let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
     let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
     let columns = layered && place_in_layers(&g, &sizes, &mut placed, y + 40, width);
@@ -384,8 +400,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             let col = if row % 2 == 1 { cols - 1 - c } else { c };
             ((MARGIN + 40 + col * cell_w + cell_w / 2) as f64, (y + 40 + row * cell_h + cell_h / 2) as f64)
         } else {
-            let (sn, cs) = sin_cos(-0.25 + j as f64 / k as f64);
-            ((cx + rx * cs).round(), (cy + ry * sn).round())
+            on_ring(j)
         };
         placed[i] = Some(Placed { x, y: yy, w: sizes[i].0, h: sizes[i].1 });
     }
@@ -406,6 +421,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             let (x1, y1) = (b.x as i32 - b.w / 2 - 6, b.y as i32);
             s.path(vec![(x0, y0), (x0, y0 + 22), (lane, y0 + 22), (lane, y1), (x1 - 10, y1)], palette::DEADLOCK, 3);
             s.arrow_head((lane, y1), (x1, y1), 13, palette::DEADLOCK);
+            // Labelled as every edge of the cycle, under its bottom run, clear of the nodes.
+            s.text_mid((x0 + lane) / 2, y0 + 34, e.label, TINY, true, palette::DEADLOCK, Anchor::Center);
             continue;
         }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
@@ -461,27 +478,53 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         y += 18;
         let task_w = rows.iter().map(|e| sizes[e.from].0).max().unwrap_or(0);
         let wait_w = rows.iter().map(|e| sizes[e.to].0).max().unwrap_or(0);
+        // Task, what it waits for, who could release it, on one line when
+        // the picture is wide enough; in a narrow one the list goes under
+        // the resource, and then the resource under the task.
+        let right = width - MARGIN;
+        let side_by_side = MARGIN + 10 + task_w + 90 + wait_w <= right;
+        let list_beside = side_by_side && MARGIN + 10 + task_w + 90 + wait_w + 40 + 160 <= right;
         for e in rows {
-            let h = sizes[e.from].1.max(sizes[e.to].1);
-            let cy = y + 10 + h / 2;
-            let a =
-                Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: cy as f64, w: sizes[e.from].0, h: sizes[e.from].1 };
-            let bx = MARGIN + 10 + task_w + 90 + wait_w / 2;
-            let b = Placed { x: bx as f64, y: cy as f64, w: sizes[e.to].0, h: sizes[e.to].1 };
+            let (wa, ha) = sizes[e.from];
+            let (wb, hb) = sizes[e.to];
+            let top = y + 10;
+            let (a, b, mut bottom) = if side_by_side {
+                let (h, x) = (ha.max(hb), MARGIN + 10 + task_w + 90 + wait_w / 2);
+                let a = Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: (top + h / 2) as f64, w: wa, h: ha };
+                (a, Placed { x: x as f64, y: (top + h / 2) as f64, w: wb, h: hb }, top + h)
+            } else {
+                let x = (MARGIN + 50 + wb / 2).min(right - wb / 2 - 4);
+                let a = Placed { x: (MARGIN + 10 + wa / 2) as f64, y: (top + ha / 2) as f64, w: wa, h: ha };
+                (a, Placed { x: x as f64, y: (top + ha + 36 + hb / 2) as f64, w: wb, h: hb }, top + ha + 36 + hb)
+            };
             draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
             draw_node(&mut s, &g.nodes[e.from], &a);
             draw_node(&mut s, &g.nodes[e.to], &b);
+            let (bx, by) = (b.x as i32, b.y as i32);
             // Who could release it, as names in their colours.
-            let mut x = bx + wait_w / 2 + 40;
             // (A join waits for a task: its own waits are in its own row.)
             let joined = matches!(g.nodes[e.to].kind, NodeKind::Task(_));
             let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && !joined).collect();
             if let Some(first) = rel.first() {
+                let (mut x, cy) = if list_beside {
+                    (bx + wait_w / 2 + 40, by)
+                } else {
+                    bottom += 22;
+                    (bx - wb / 2, bottom - 8)
+                };
                 let lead = format!("{}:", first.label);
                 s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
                 x += fonts::width(&lead, SMALL, false) + 10;
-                for r in rel {
+                for (k, r) in rel.iter().enumerate() {
                     let n = &g.nodes[r.to];
+                    let w =
+                        fonts::width(&n.label, SMALL, true) + if matches!(n.kind, NodeKind::Task(_)) { 17 } else { 0 };
+                    // The names that fit; the others counted.
+                    if x + w > right - 40 && k + 1 < rel.len() || x + w > right {
+                        let more = format!("and {} more", rel.len() - k);
+                        s.text_mid(x, cy, &more, SMALL, false, palette::EDGE, Anchor::Left);
+                        break;
+                    }
                     if let NodeKind::Task(t) = n.kind {
                         s.rect(x, cy - 6, x + 12, cy + 6, palette::task(t));
                         x += 17;
@@ -489,12 +532,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     let color = if n.cycle { palette::DEADLOCK } else { palette::INK };
                     s.text_mid(x, cy, &n.label, SMALL, true, color, Anchor::Left);
                     x += fonts::width(&n.label, SMALL, true) + 16;
-                    if x > width - MARGIN - 60 {
-                        break;
-                    }
                 }
             }
-            y += h + 14;
+            y = bottom + 4;
         }
     }
 

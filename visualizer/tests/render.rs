@@ -369,6 +369,15 @@ fn windows_and_widths() {
     let (a, b, note) = "steps:20..40".parse::<Window>().unwrap().resolve(&m).unwrap();
     assert_eq!((a, b), (19, 39), "steps 20 to 39");
     assert!(note.starts_with("window steps 20–39 of "), "{note}");
+    // The trace's last instant is the end of its last step, as its first
+    // instant is the start of its first (abba seed 0: 5 steps, 500 ns).
+    let abba = visualizer::load(&committed()).unwrap();
+    let am = Model::new(&abba).unwrap();
+    let at = |w: &str| w.parse::<Window>().unwrap().resolve(&am).map(|(a, b, _)| (a, b)).map_err(|e| e.to_string());
+    assert_eq!(at("time:500..=500"), Ok((4, 5)));
+    assert_eq!(at("time:500..=500"), at("steps:5..=5"));
+    assert_eq!(at("time:0..=0"), Ok((0, 1)));
+    assert!(at("time:501..=600").unwrap_err().contains("outside the trace (0 to 500 ns)"));
     let (a, b, note) = Window::Last(10).resolve(&m).unwrap();
     assert_eq!(b - a, 10);
     assert!(note.contains(&format!("steps {}–{b}", a + 1)), "ten steps named as ten: {note}");
@@ -392,6 +401,7 @@ fn bad_inputs_name_the_file_and_leave_nothing() {
     empty["events"] = serde_json::json!([]);
     empty["schedule"] = serde_json::json!([]);
     empty["deadlock"] = serde_json::Value::Null;
+    empty["meta"]["verdict"] = serde_json::json!("no-deadlock");
     empty["meta"]["steps"] = serde_json::json!(0);
     let mut short: serde_json::Value = serde_json::from_str(&good).unwrap();
     short["schedule"] = serde_json::json!([]);

@@ -253,6 +253,31 @@ impl Trace {
         if last_step > self.meta.steps {
             return Err(format!("events: an event at step {last_step}, but meta.steps is {}", self.meta.steps));
         }
+        if last_time > self.meta.time_ns {
+            return Err(format!("events: an event at {last_time} ns, but meta.time_ns is {}", self.meta.time_ns));
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            // A task is spawned by one spawned before it.
+            if let Some(p) = t.parent.filter(|&p| p as usize >= i) {
+                return Err(format!("tasks[{i}].parent: {p} is not a task spawned before task {i}"));
+            }
+        }
+        // The verdict is one the engine gives, and the deadlock report is there exactly for a deadlock.
+        const VERDICTS: [&str; 5] = ["no-deadlock", "deadlock", "step-limit", "invariant", "panic"];
+        let verdict = self.meta.verdict.as_str();
+        if !VERDICTS.contains(&verdict) {
+            return Err(format!("meta.verdict: \"{verdict}\" is not a verdict ({})", VERDICTS.join(", ")));
+        }
+        match (&self.deadlock, verdict == "deadlock") {
+            (None, true) => return Err("deadlock: missing, but meta.verdict is \"deadlock\"".into()),
+            (Some(_), false) => {
+                return Err(format!("deadlock: a deadlock report, but meta.verdict is \"{verdict}\""));
+            }
+            (Some(d), true) if d.step > self.meta.steps => {
+                return Err(format!("deadlock.step: {}, but meta.steps is {}", d.step, self.meta.steps));
+            }
+            _ => {}
+        }
         Ok(())
     }
 }
