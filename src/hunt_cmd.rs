@@ -429,7 +429,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     // A lowest-failure hunt of the whole range runs every seed up to its failure.
     let schedules = match (lowest, keep_going) {
         (Some((s, _)), false) => run_up_to(s).min(u64::MAX as u128) as u64,
-        _ => blocks.iter().map(|b| b.schedules).sum(),
+        _ => blocks.iter().fold(0u64, |n, b| n.saturating_add(b.schedules)),
     };
     // Below the failure, a seed no shard ran may fail too.
     let unproven = lowest.is_some_and(|(s, _)| !keep_going && run_up_to(s) != (s - range.first) as u128 + 1);
@@ -519,7 +519,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     };
     out["warnings"] = crate::output::warnings_json(&graph.up_to(last).warnings());
     if keep_going {
-        let failures: u64 = blocks.iter().map(|b| b.v["failures"].as_u64().unwrap_or(0)).sum();
+        let failures = blocks.iter().fold(0u64, |n, b| n.saturating_add(b.v["failures"].as_u64().unwrap_or(0)));
         let (p, lo, hi) = wilson(failures, schedules);
         let mut distinct: std::collections::BTreeMap<String, (u64, u64, serde_json::Value)> = Default::default();
         for b in &blocks {
@@ -527,7 +527,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 let sig = d["signature"].as_str().unwrap_or("").to_string();
                 let e = distinct.entry(sig).or_insert((u64::MAX, 0, d["verdict"].clone()));
                 e.0 = e.0.min(d["seed"].as_u64().unwrap_or(u64::MAX));
-                e.1 += d["count"].as_u64().unwrap_or(0);
+                e.1 = e.1.saturating_add(d["count"].as_u64().unwrap_or(0));
             }
         }
         out["failures"] = json!(failures);
@@ -895,7 +895,7 @@ impl<'a> Shard<'a> {
         // to its lowest failure (a shard is `--keep-going` if it has `failures`).
         let keep_going = v.get("failures").is_some();
         let ran = match (seed, keep_going) {
-            (Some(s), false) => s - seeds.first + 1,
+            (Some(s), false) => (s - seeds.first).saturating_add(1),
             _ => covered.map_or(0, |c| c.len()),
         };
         if schedules != ran {

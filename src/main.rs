@@ -423,19 +423,24 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 run
             };
             // The charts first: if they cannot be written (a folder where a
-            // chart goes), the command fails before it wrote the trace.
+            // chart goes), the command fails before it wrote the trace; and
+            // if the trace then cannot be written, the charts go too.
+            let (mut charts, mut skipped) = (Vec::new(), Vec::new());
             if let (Some(out), Some(t)) = (&render, &run.trace) {
-                // On stderr: stdout is the run's report.
-                let (files, skipped) = render::render_trace(t, out).map_err(UsageError)?;
-                for f in files {
-                    eprintln!("wrote {}", f.display());
-                }
-                for line in skipped {
-                    eprintln!("{line}");
-                }
+                (charts, skipped) = render::render_trace(t, out).map_err(UsageError)?;
             }
             if let (Some(path), Some(t)) = (&trace, &run.trace) {
-                write_trace(path, t)?;
+                if let Err(e) = write_trace(path, t) {
+                    charts.iter().for_each(|f| drop(std::fs::remove_file(f)));
+                    return Err(e);
+                }
+            }
+            // On stderr: stdout is the run's report.
+            for f in charts {
+                eprintln!("wrote {}", f.display());
+            }
+            for line in skipped {
+                eprintln!("{line}");
             }
             if json {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));

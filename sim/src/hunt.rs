@@ -273,7 +273,8 @@ where
     };
     let covered_len = covered.map_or(0, |c| c.len());
     let schedules = match (&failure, opts.keep_going) {
-        (Some((seed, _)), false) => seed - range.first + 1,
+        // Saturating: the whole u64 range holds one seed more than a u64 counts.
+        (Some((seed, _)), false) => (seed - range.first).saturating_add(1),
         _ => covered_len,
     };
     HuntResult {

@@ -214,6 +214,13 @@ fn bad_traces_are_rejected_with_the_field_named() {
         let e = err(&v.to_string());
         assert!(e.contains(want), "{pointer}: {e}");
     }
+    // A run a replaying or exploring strategy stopped has a verdict of its own.
+    for verdict in ["diverged", "pruned"] {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["meta"]["verdict"] = serde_json::json!(verdict);
+        v["deadlock"] = serde_json::json!(null);
+        Trace::parse(&v.to_string(), "t.json").unwrap_or_else(|e| panic!("{verdict}: {e}"));
+    }
     // In the writer's layout a wrong type is placed at its list item.
     let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
     let events = lines.iter().position(|l| l == "\"events\":[").unwrap();

@@ -426,7 +426,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             continue;
         }
         let reverse = g.edges.iter().any(|o| o.from == e.to && o.to == e.from);
-        if columns {
+        let forward = |a: &Placed, b: &Placed| b.x - b.w as f64 / 2.0 > a.x + a.w as f64 / 2.0;
+        if columns && forward(a, b) {
             // From the right side of the waiting node to the left side of
             // what it waits for: between the columns, clear of the nodes
             // stacked in them. Many edges into one node (tasks queued on one
@@ -515,14 +516,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 let lead = format!("{}:", first.label);
                 s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
                 x += fonts::width(&lead, SMALL, false) + 10;
+                let more = |left: usize| format!("and {left} more");
                 for (k, r) in rel.iter().enumerate() {
                     let n = &g.nodes[r.to];
                     let w =
                         fonts::width(&n.label, SMALL, true) + if matches!(n.kind, NodeKind::Task(_)) { 17 } else { 0 };
-                    // The names that fit; the others counted.
-                    if x + w > right - 40 && k + 1 < rel.len() || x + w > right {
-                        let more = format!("and {} more", rel.len() - k);
-                        s.text_mid(x, cy, &more, SMALL, false, palette::EDGE, Anchor::Left);
+                    // The names that fit, each leaving room to count the
+                    // ones after it; those that do not fit are counted.
+                    let after = rel.len() - k - 1;
+                    let room = if after == 0 { 0 } else { 16 + fonts::width(&more(after), SMALL, false) };
+                    if x + w + room > right && k > 0 {
+                        s.text_mid(x, cy, &more(rel.len() - k), SMALL, false, palette::EDGE, Anchor::Left);
                         break;
                     }
                     if let NodeKind::Task(t) = n.kind {
@@ -725,7 +729,8 @@ fn place_in_rows(
             let mut limit = right as f64;
             for (j, &(_, i)) in row.iter().enumerate().rev() {
                 let half = sizes[i].0 as f64 / 2.0;
-                xs[j] = xs[j].min(limit - half).round();
+                // A node wider than the picture starts at its left edge.
+                xs[j] = xs[j].min(limit - half).max(left as f64 + half).round();
                 limit = xs[j] - half - LAYER_GAP_X as f64;
             }
             for (j, &(_, i)) in row.iter().enumerate() {
