@@ -49,7 +49,7 @@ pub mod timeline;
 pub mod waitfor;
 
 pub use model::Model;
-pub use scene::Scene;
+pub use scene::{Item, Scene};
 
 /// Why a chart could not be made. Displays as one line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -123,7 +123,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
         // Per column: lowest, highest and last level.
         let w = xm.width as usize;
-        let first = ops.partition_point(|o| o.pos < xm.a);
+        // Operations at position `a` are of step `a`, before the window (at
+        // 0, the window's own): they give the level it starts from.
+        let first = ops.partition_point(|o| o.pos < xm.a || (o.pos == xm.a && xm.a > 0));
         let mut level = if first > 0 { ops[first - 1].buffered } else { 0 };
         let start_level = level;
         let mut cols: Vec<Option<(u64, u64, u64)>> = vec![None; w];

@@ -236,11 +236,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if flags.pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "read-locked, or held part of the time".into()));
     }
+    // An event at position `a` is of step `a`, before the window (at 0, the window's own).
+    let in_window = |pos: u64| (pos > a || (pos == a && a == 0)) && pos <= b;
     for k in MarkKind::ALL {
         // Marks of the lanes drawn only.
-        let present = lanes
-            .iter()
-            .any(|l| m.tasks[l.task as usize].marks.iter().any(|mk| mk.kind == k && mk.pos >= a && mk.pos <= b));
+        let present =
+            lanes.iter().any(|l| m.tasks[l.task as usize].marks.iter().any(|mk| mk.kind == k && in_window(mk.pos)));
         if present {
             let sw = match k {
                 MarkKind::PipeWrite => Swatch::Up,
@@ -483,7 +484,9 @@ fn draw_lane(
     // Marks, merged per column (and kept apart by a few pixels).
     for kind in MarkKind::ALL {
         let mut last = -1_000_000;
-        let from = tt.marks.partition_point(|mk| mk.pos < xm.a);
+        // An event at position `a` is of step `a`, the one before the window
+        // (but at 0, before the first step, it is the window's own).
+        let from = tt.marks.partition_point(|mk| mk.pos < xm.a || (mk.pos == xm.a && xm.a > 0));
         for mk in &tt.marks[from..] {
             if mk.pos > xm.b {
                 break;
@@ -565,8 +568,16 @@ fn draw_lane(
             let text = layout::fit_or_cut(label, TINY, false, label_w - 24);
             s.text_mid(xm.left - 8, (y0 + y1) / 2, &text, TINY, false, palette::MUTED, Anchor::Right);
         } else if i == 0 {
-            let names: Vec<&str> = lane.rows.iter().map(|x| m.resource_name(x.0)).collect();
-            let text = layout::fit_or_cut(&format!("holds {}", names.join(", ")), TINY, false, label_w - 24);
+            // Held and read-locked apart, as the rows of a roomy lane name them.
+            let names = |mode: Mode| -> Vec<&str> {
+                lane.rows.iter().filter(|x| x.1 == mode).map(|x| m.resource_name(x.0)).collect()
+            };
+            let parts: Vec<String> = [("holds", names(Mode::Exclusive)), ("reads", names(Mode::Read))]
+                .into_iter()
+                .filter(|(_, n)| !n.is_empty())
+                .map(|(verb, n)| format!("{verb} {}", n.join(", ")))
+                .collect();
+            let text = layout::fit_or_cut(&parts.join("; "), TINY, false, label_w - 24);
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
         }
     }

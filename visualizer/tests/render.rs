@@ -350,6 +350,60 @@ fn pipes_locks_monitors_channels() {
 }
 
 #[test]
+fn a_window_draws_the_events_of_its_own_steps_only() {
+    // ttrpc v1.0.2 x v1.2.3, seed 7: caller-3 writes to the pipe in step
+    // 226, the step before the deadlock. A window of the last step alone
+    // (227) must not show that write, nor name it in the legend.
+    let trace = visualizer::load(&committed().with_file_name("ttrpc-s1.0.2-c1.2.3-deadlock.json")).unwrap();
+    let m = Model::new(&trace).unwrap();
+    let end = trace.meta.steps;
+    let writers = |step: u64| -> std::collections::BTreeSet<u32> {
+        trace
+            .events
+            .iter()
+            .filter(|e| e.step == step && e.kind == sim::trace::EventKind::Write)
+            .map(|e| e.task)
+            .collect()
+    };
+    assert!(!writers(end - 1).is_empty(), "the test needs a write in step {}", end - 1);
+    let ups = |window: Window| {
+        let opts = Options { window, ..Options::default() };
+        let scene = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
+        // A ▲ is (x, top), (x - 5, mid), (x + 5, mid) (arrow heads are other triangles).
+        let polygons = scene.items.iter().filter(|i| {
+            matches!(i, visualizer::Item::Polygon { points: p, .. } if p.len() == 3
+                && p[0].1 < p[1].1 && p[1].1 == p[2].1 && p[1].0 == p[0].0 - 5 && p[2].0 == p[0].0 + 5)
+        });
+        polygons.count()
+    };
+    // One ▲ per lane that writes in the window, and one in the legend.
+    let want = |n: usize| n + usize::from(n > 0);
+    assert_eq!(ups(Window::Last(1)), want(writers(end).len()));
+    assert_eq!(ups(Window::Last(2)), want(writers(end).union(&writers(end - 1)).count()));
+}
+
+#[test]
+fn compact_lanes_say_reads_for_a_read_lock() {
+    // ttrpc v1.2.3 x v1.2.3, 100 calls, seed 0: 17,127 steps, lanes compact
+    // in the auto window. Client.run only ever read-locks streamLock.
+    let params =
+        [("server", "v1.2.3"), ("client", "v1.2.3"), ("calls", "100")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let trace = sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(0, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let texts: Vec<&str> = scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.contains(&"reads streamLock"), "{texts:?}");
+    assert!(texts.contains(&"holds streamLock, sendLock"), "{texts:?}");
+}
+
+#[test]
 fn windows_and_widths() {
     let trace = common::pipes_deadlock();
     let m = Model::new(&trace).unwrap();
