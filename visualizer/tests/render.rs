@@ -83,6 +83,11 @@ fn check_svg(bytes: &[u8], width: u32) -> Vec<String> {
     assert!(texts.len() >= 5);
     for t in root.descendants().filter(|n| n.has_tag_name("text")) {
         assert!(t.attribute("font-family").unwrap().starts_with("Noto Sans"));
+        // Each text keeps its laid-out width in a fallback font.
+        if !t.text().unwrap_or("").trim().is_empty() {
+            let w: i32 = t.attribute("textLength").expect("textLength").parse().unwrap();
+            assert!(w > 0 && t.attribute("lengthAdjust") == Some("spacingAndGlyphs"), "{t:?}");
+        }
     }
     texts
 }
