@@ -62,7 +62,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         + 12;
     let left = MARGIN + label_w + 12;
     let right = width - MARGIN;
-    let tail = if b >= m.end { TAIL } else { 0 };
+    // The tail names the holders at the end: as wide as the longest of
+    // those names needs (at most a quarter of the plot), so they can be read.
+    let names = locks.iter().flat_map(|&r| m.resources[r as usize].holds.iter().filter(|h| h.open));
+    let widest = names.map(|h| fonts::width(m.task_name(h.task), SMALL, false) + 14).max().unwrap_or(0);
+    let tail = if b >= m.end { widest.clamp(TAIL, (right - left) / 4) } else { 0 };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     y += 30;
@@ -231,7 +235,8 @@ fn draw_lane(
             let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
             s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
             holders.insert(t);
-            *pale |= !full;
+            // A sliver of a pixel or two is not worth a legend entry.
+            *pale |= !full && x1 - x0 >= 3;
             let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
             if full {
                 if let Some(text) = fonts::fit(m.task_name(t), size, false, x1 - x0 - 8) {

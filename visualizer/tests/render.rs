@@ -409,6 +409,25 @@ fn compact_lanes_say_reads_for_a_read_lock() {
 }
 
 #[test]
+fn the_locks_tail_names_every_final_holder_in_full() {
+    // philosophers seed 0: each of the five forks is held at the deadlock,
+    // by a philosopher whose name (13 letters) did not fit the fixed tail.
+    let trace = visualizer::load(&committed().with_file_name("philosophers-deadlock.json")).unwrap();
+    let texts = check_svg(&render(&trace, Chart::Locks, Format::Svg, &Options::default()), Options::WIDTH);
+    for p in 0..5 {
+        let name = format!("philosopher-{p}");
+        let n = texts.iter().filter(|t| **t == name).count();
+        assert!(n >= 2, "{name} drawn {n} times (in the plot and in the tail): {texts:?}");
+    }
+    assert!(!texts.iter().any(|t| t.starts_with("philoso") && t.ends_with('…')), "{texts:?}");
+    // abba's locks have no part-time holds wider than a pixel or two: the
+    // legend does not name them.
+    let abba = visualizer::load(&committed()).unwrap();
+    let texts = check_svg(&render(&abba, Chart::Locks, Format::Svg, &Options::default()), Options::WIDTH);
+    assert!(!texts.iter().any(|t| t == "held part of the time"), "{texts:?}");
+}
+
+#[test]
 fn windows_and_widths() {
     let trace = common::pipes_deadlock();
     let m = Model::new(&trace).unwrap();
