@@ -149,15 +149,23 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         // Area (per column, the highest level) and the step line.
         let mut area: Vec<Option<u64>> = Vec::with_capacity(w);
         let mut line: Vec<(i32, i32)> = vec![(xm.left, yv(level))];
+        // The range a column's operations went through, drawn apart from the
+        // line: within the path, a dip and back (down to `lo`, up to `hi`)
+        // turns it on itself, which the PNG backend draws with a gap.
+        let mut spans: Vec<(i32, i32, i32)> = Vec::new();
         for (c, col) in cols.iter().enumerate() {
             let x = xm.col_x(c);
             match col {
                 Some((lo, hi, last)) => {
-                    for v in [level, *lo, *hi, *last] {
+                    for v in [level, *last] {
                         let p = (x, yv(v));
                         if line.last() != Some(&p) {
                             line.push(p);
                         }
+                    }
+                    let (top, bottom) = (yv(*hi.max(&level)), yv(*lo.min(&level)));
+                    if bottom > top {
+                        spans.push((x, top, bottom));
                     }
                     area.push(Some(*hi.max(&level)));
                     level = *last;
@@ -194,6 +202,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             }
         } else {
             s.path(line, palette::BUFFER_LINE, 2);
+            for (x, top, bottom) in spans {
+                s.rect(x - 1, top, x + 1, bottom + 1, palette::BUFFER_LINE);
+            }
         }
         if cap > 0 {
             s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::DEADLOCK, 1, 6, 4);
