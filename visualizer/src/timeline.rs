@@ -88,7 +88,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     let mut arrows = if cycle.is_empty() { Vec::new() } else { deadlock_arrows(m) };
     arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
-    let arrow_label_w = arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120);
+    let arrow_label_w =
+        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10);
     let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
