@@ -863,6 +863,63 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
 mod tests {
     use super::*;
 
+    /// Runs cut short by a step limit leave many tasks blocked without a
+    /// deadlock report: their graphs go in layers, which must keep every
+    /// node clear of every other and inside the picture.
+    #[test]
+    fn layers_never_put_two_nodes_on_top_of_each_other() {
+        let configs: &[(&str, &[(&str, &str)])] = &[
+            ("ttrpc", &[("server", "v1.2.4"), ("client", "v1.2.4")]),
+            ("ttrpc", &[("server", "v1.0.2"), ("client", "v1.0.2"), ("callers", "12")]),
+            ("ttrpc", &[("server", "v1.1.0"), ("client", "v1.2.3"), ("pipe-buffer", "6000")]),
+            ("philosophers", &[("philosophers", "6"), ("ordered", "true")]),
+            ("flink", &[("flink-version", "1.13.2"), ("scenario", "pipeline")]),
+        ];
+        let mut layered = 0;
+        for (model, params) in configs {
+            let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let model = sim::models::find(model).unwrap().configure(&params).unwrap();
+            for seed in 0..8 {
+                for max_steps in [20, 45, 90, 200] {
+                    let run = model.run_with(sim::Sim::new(seed).record(true).max_steps(max_steps));
+                    let trace = run.trace.unwrap();
+                    let m = Model::new(&trace).unwrap();
+                    let g = Graph::new(&m);
+                    if !g.ring.is_empty() || g.nodes.len() < 2 {
+                        continue;
+                    }
+                    layered += 1;
+                    let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
+                    for width in [600, 1200] {
+                        let mut placed: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
+                        place_in_layers(&g, &sizes, &mut placed, 100, width);
+                        let boxes: Vec<&Placed> =
+                            placed.iter().map(|p| p.as_ref().expect("every node placed")).collect();
+                        for (i, a) in boxes.iter().enumerate() {
+                            let fits = a.w <= width - 2 * MARGIN - 20;
+                            let (x0, x1) = (a.x - a.w as f64 / 2.0, a.x + a.w as f64 / 2.0);
+                            assert!(
+                                !fits || (x0 >= 0.0 && x1 <= width as f64),
+                                "seed {seed}: {} off the picture",
+                                g.nodes[i].label
+                            );
+                            for (j, b) in boxes.iter().enumerate().skip(i + 1) {
+                                let apart = (a.x - b.x).abs() >= (a.w + b.w) as f64 / 2.0
+                                    || (a.y - b.y).abs() >= (a.h + b.h) as f64 / 2.0;
+                                assert!(
+                                    apart,
+                                    "seed {seed} width {width}: {} and {} overlap",
+                                    g.nodes[i].label, g.nodes[j].label
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(layered >= 50, "only {layered} layered graphs");
+    }
+
     #[test]
     fn trig() {
         for i in 0..16 {
