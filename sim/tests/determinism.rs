@@ -214,6 +214,23 @@ fn bad_traces_are_rejected_with_the_field_named() {
         let e = err(&v.to_string());
         assert!(e.contains(want), "{pointer}: {e}");
     }
+    // Lock events that no run records: a held mutex locked again, a free one unlocked.
+    let fixed = [("fixed".to_string(), "true".to_string())];
+    let done = models::find("abba").unwrap().configure(&fixed).unwrap().run(0, true).trace.unwrap().to_json();
+    let v: serde_json::Value = serde_json::from_str(&done).unwrap();
+    Trace::parse(&done, "t.json").expect("the run's own trace loads");
+    let events = v["events"].as_array().unwrap();
+    let at = events.iter().position(|e| e["kind"] == "lock").unwrap();
+    let lock = events[at].clone();
+    let name = v["resources"][lock["resource"].as_u64().unwrap() as usize]["name"].as_str().unwrap().to_string();
+    let mut twice = v.clone();
+    twice["events"].as_array_mut().unwrap().insert(at + 1, lock.clone());
+    let e = err(&twice.to_string());
+    assert!(e.contains(&format!("locks \"{name}\", which task {} holds", lock["task"])), "{e}");
+    let mut free = v.clone();
+    free["events"].as_array_mut().unwrap().remove(at);
+    let e = err(&free.to_string());
+    assert!(e.contains(&format!("unlocks \"{name}\", which no task holds")), "{e}");
     // A run a replaying or exploring strategy stopped has a verdict of its own.
     for verdict in ["diverged", "pruned"] {
         let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();

@@ -261,7 +261,10 @@ impl Window {
                         m.time(end)
                     )));
                 }
-                (a, b, format!("window time {}..{} ns: {} {of}", t0, t1, steps_between(a, b)))
+                // Drawn in whole steps: the caption gives the times drawn when they differ.
+                let (d0, d1) = (m.time(a), m.time(b));
+                let drawn = if (d0, d1) == (t0, t1) { String::new() } else { format!(", {d0}..{d1} ns") };
+                (a, b, format!("window time {}..{} ns: {}{drawn} {of}", t0, t1, steps_between(a, b)))
             }
         })
     }

@@ -483,6 +483,12 @@ fn windows_and_widths() {
     assert_eq!(at("time:500..=500"), at("steps:5..=5"));
     assert_eq!(at("time:0..=0"), Ok((0, 1)));
     assert!(at("time:501..=600").unwrap_err().contains("outside the trace (0 to 500 ns)"));
+    // A time window is drawn in whole steps, and its caption says so.
+    let (a, b, note) = "time:150..250".parse::<Window>().unwrap().resolve(&am).unwrap();
+    assert_eq!((a, b), (1, 3));
+    assert!(note.starts_with("window time 150..250 ns: steps 2–3, 100..300 ns of 5 steps"), "{note}");
+    let (_, _, note) = "time:100..300".parse::<Window>().unwrap().resolve(&am).unwrap();
+    assert!(note.starts_with("window time 100..300 ns: steps 2–3 of 5 steps"), "{note}");
     let (a, b, note) = Window::Last(10).resolve(&m).unwrap();
     assert_eq!(b - a, 10);
     assert!(note.contains(&format!("steps {}–{b}", a + 1)), "ten steps named as ten: {note}");

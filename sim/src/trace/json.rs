@@ -253,6 +253,25 @@ impl Trace {
         if last_step > self.meta.steps {
             return Err(format!("events: an event at step {last_step}, but meta.steps is {}", self.meta.steps));
         }
+        // A Go mutex is held by one task at a time: a lock of a held mutex,
+        // or an unlock of a free one, is an event no run records. (Another
+        // task may unlock it, as in Go.)
+        let mut holder: Vec<Option<u32>> = vec![None; self.resources.len()];
+        for (i, e) in self.events.iter().enumerate() {
+            let Some(r) = e.resource.filter(|&r| self.resources[r as usize].kind == "mutex") else { continue };
+            let name = &self.resources[r as usize].name;
+            match (e.kind, holder[r as usize]) {
+                (super::EventKind::Lock, Some(h)) => {
+                    return Err(format!("events[{i}]: task {} locks \"{name}\", which task {h} holds", e.task));
+                }
+                (super::EventKind::Lock, None) => holder[r as usize] = Some(e.task),
+                (super::EventKind::Unlock, None) => {
+                    return Err(format!("events[{i}]: task {} unlocks \"{name}\", which no task holds", e.task));
+                }
+                (super::EventKind::Unlock, Some(_)) => holder[r as usize] = None,
+                _ => {}
+            }
+        }
         if last_time > self.meta.time_ns {
             return Err(format!("events: an event at {last_time} ns, but meta.time_ns is {}", self.meta.time_ns));
         }
