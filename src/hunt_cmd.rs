@@ -968,7 +968,7 @@ impl<'a> Shard<'a> {
             if !d["signature"].is_string() {
                 return Err((format!("{field}.signature"), format!("is {}, not text", d["signature"])));
             }
-            if !matches!(d["verdict"].as_str(), Some("deadlock" | "step-limit" | "invariant" | "panic")) {
+            if !d["verdict"].as_str().is_some_and(|x| sim::outcome::FAILURE_VERDICTS.contains(&x)) {
                 return Err((format!("{field}.verdict"), format!("is {}, not a failure's verdict", d["verdict"])));
             }
             sum = sum.saturating_add(count);

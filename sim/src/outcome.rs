@@ -23,8 +23,16 @@ pub enum Outcome {
     Stopped { step: u64, halt: crate::scheduler::Halt },
 }
 
+/// The verdicts of a failure, as [`Outcome::verdict`] names them.
+pub const FAILURE_VERDICTS: [&str; 4] = ["deadlock", "step-limit", "invariant", "panic"];
+
+/// Every verdict [`Outcome::verdict`] gives: no failure, a failure, or a
+/// run a replaying or exploring strategy stopped.
+pub const VERDICTS: [&str; 7] = ["no-deadlock", "deadlock", "step-limit", "invariant", "panic", "diverged", "pruned"];
+
 impl Outcome {
-    /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
+    /// `no-deadlock`, a failure's (`deadlock`, `step-limit`, `invariant`,
+    /// `panic`), or a stopped run's (`diverged`, `pruned`): see [`VERDICTS`].
     pub fn verdict(&self) -> &'static str {
         match self {
             Outcome::Completed => "no-deadlock",

@@ -72,6 +72,19 @@ impl<'m> XMap<'m> {
         self.left + ((self.fx_value(v) + SUB / 2).div_euclid(SUB)) as i32
     }
 
+    /// True for an event at position `pos` that belongs before the window:
+    /// an event takes effect at the end of its step, so one at position `a`
+    /// is of step `a`, the step before the window (at 0, before the first
+    /// step, it is the window's own).
+    pub fn event_before(&self, pos: u64) -> bool {
+        pos < self.a || (pos == self.a && self.a > 0)
+    }
+
+    /// True for an event at position `pos` that belongs to the window.
+    pub fn shows_event(&self, pos: u64) -> bool {
+        !self.event_before(pos) && pos <= self.b
+    }
+
     /// True when positions `s..e` overlap the window.
     pub fn overlaps(&self, s: u64, e: u64) -> bool {
         e > self.a && s < self.b || (s == e && s >= self.a && s <= self.b)

@@ -123,9 +123,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
         // Per column: lowest, highest and last level.
         let w = xm.width as usize;
-        // Operations at position `a` are of step `a`, before the window (at
-        // 0, the window's own): they give the level it starts from.
-        let first = ops.partition_point(|o| o.pos < xm.a || (o.pos == xm.a && xm.a > 0));
+        // Operations before the window give the level it starts from.
+        let first = ops.partition_point(|o| xm.event_before(o.pos));
         let mut level = if first > 0 { ops[first - 1].buffered } else { 0 };
         let start_level = level;
         let mut cols: Vec<Option<(u64, u64, u64)>> = vec![None; w];

@@ -237,12 +237,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if flags.pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "read-locked, or held part of the time".into()));
     }
-    // An event at position `a` is of step `a`, before the window (at 0, the window's own).
-    let in_window = |pos: u64| (pos > a || (pos == a && a == 0)) && pos <= b;
     for k in MarkKind::ALL {
         // Marks of the lanes drawn only.
-        let present =
-            lanes.iter().any(|l| m.tasks[l.task as usize].marks.iter().any(|mk| mk.kind == k && in_window(mk.pos)));
+        let present = lanes
+            .iter()
+            .any(|l| m.tasks[l.task as usize].marks.iter().any(|mk| mk.kind == k && xm.shows_event(mk.pos)));
         if present {
             let sw = match k {
                 MarkKind::PipeWrite => Swatch::Up,
@@ -485,9 +484,7 @@ fn draw_lane(
     // Marks, merged per column (and kept apart by a few pixels).
     for kind in MarkKind::ALL {
         let mut last = -1_000_000;
-        // An event at position `a` is of step `a`, the one before the window
-        // (but at 0, before the first step, it is the window's own).
-        let from = tt.marks.partition_point(|mk| mk.pos < xm.a || (mk.pos == xm.a && xm.a > 0));
+        let from = tt.marks.partition_point(|mk| xm.event_before(mk.pos));
         for mk in &tt.marks[from..] {
             if mk.pos > xm.b {
                 break;

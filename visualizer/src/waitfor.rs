@@ -381,12 +381,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // Squeezed into a narrow picture, a ring can put two nodes on top of
     // each other: the cycle snakes then too, however short.
     let crowded = || {
-        let at: Vec<(f64, f64, &(i32, i32))> =
-            ring.iter().enumerate().map(|(j, &i)| (on_ring(j).0, on_ring(j).1, &sizes[i])).collect();
-        at.iter().enumerate().any(|(j, a)| {
-            at[j + 1..].iter().any(|b| {
-                (a.0 - b.0).abs() < ((a.2 .0 + b.2 .0) / 2 + 8) as f64
-                    && (a.1 - b.1).abs() < ((a.2 .1 + b.2 .1) / 2 + 8) as f64
+        let at: Vec<((f64, f64), &(i32, i32))> =
+            ring.iter().enumerate().map(|(j, &i)| (on_ring(j), &sizes[i])).collect();
+        at.iter().enumerate().any(|(j, &((ax, ay), &(aw, ah)))| {
+            at[j + 1..].iter().any(|&((bx, by), &(bw, bh))| {
+                (ax - bx).abs() < ((aw + bw) / 2 + 8) as f64 && (ay - by).abs() < ((ah + bh) / 2 + 8) as f64
             })
         })
     };
@@ -591,31 +590,123 @@ fn layers_of(g: &Graph) -> Vec<usize> {
     height
 }
 
-/// The nodes of `layer`, in the order to draw them, each with where it
-/// wants to be (`pos` of a placed node): level with the nodes already
-/// placed that point to it (their mean); a node nothing placed points to,
-/// level with what it points to in the `first` pass, if there was one
-/// (so that tasks waiting for one thing end up next to each other); else
-/// after the others, in graph order.
-fn layer_members(
-    g: &Graph,
-    height: &[usize],
-    layer: usize,
-    placed: &[Option<Placed>],
-    first: &[Option<Placed>],
-    pos: fn(&Placed) -> f64,
-) -> Vec<(f64, usize)> {
-    let mean = |xs: Vec<f64>| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
-    let mut members: Vec<(f64, usize)> = (0..g.nodes.len())
-        .filter(|&i| height[i] == layer)
-        .map(|i| {
-            let from = g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(pos));
-            let to = g.edges.iter().filter(|e| e.from == i).filter_map(|e| first[e.to].as_ref().map(pos));
-            (mean(from.collect()).or_else(|| mean(to.collect())).unwrap_or(f64::INFINITY), i)
-        })
-        .collect();
-    members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    members
+/// A graph without a cycle in layers ([`layers_of`]), with its node sizes
+/// and the y its layout starts at: what the two ways of placing the layers
+/// (columns and rows) share.
+struct Layers<'a> {
+    g: &'a Graph,
+    sizes: &'a [(i32, i32)],
+    height: Vec<usize>,
+    top: i32,
+}
+
+impl Layers<'_> {
+    /// The layers, highest first (the order they are placed in).
+    fn highest_first(&self) -> impl Iterator<Item = usize> {
+        (0..=self.height.iter().copied().max().unwrap_or(0)).rev()
+    }
+
+    /// The nodes of `layer`, in the order to draw them, each with where it
+    /// wants to be (`pos` of a placed node): level with the nodes already
+    /// placed that point to it (their mean); a node nothing placed points to,
+    /// level with what it points to in the `first` pass, if there was one
+    /// (so that tasks waiting for one thing end up next to each other); else
+    /// after the others, in graph order.
+    fn members(
+        &self,
+        layer: usize,
+        placed: &[Option<Placed>],
+        first: &[Option<Placed>],
+        pos: fn(&Placed) -> f64,
+    ) -> Vec<(f64, usize)> {
+        let g = self.g;
+        let mean = |xs: Vec<f64>| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+        let mut members: Vec<(f64, usize)> = (0..g.nodes.len())
+            .filter(|&i| self.height[i] == layer)
+            .map(|i| {
+                let from = g.edges.iter().filter(|e| e.to == i).filter_map(|e| placed[e.from].as_ref().map(pos));
+                let to = g.edges.iter().filter(|e| e.from == i).filter_map(|e| first[e.to].as_ref().map(pos));
+                (mean(from.collect()).or_else(|| mean(to.collect())).unwrap_or(f64::INFINITY), i)
+            })
+            .collect();
+        members.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        members
+    }
+
+    /// Columns from `left`, the highest layer first. In a column a node sits
+    /// level with the nodes that point to it (their mean y) as far as the
+    /// nodes above it allow; the first column keeps the graph's own order.
+    fn columns(&self, placed: &mut [Option<Placed>], first: &[Option<Placed>], left: i32) {
+        let sizes = self.sizes;
+        let mut x = left;
+        for layer in self.highest_first() {
+            let members = self.members(layer, placed, first, |p| p.y);
+            let Some(w) = members.iter().map(|&(_, i)| sizes[i].0).max() else { continue };
+            let mut next = self.top as f64;
+            for (want, i) in members {
+                let half = sizes[i].1 as f64 / 2.0;
+                let y = if want.is_finite() { want.max(next + half) } else { next + half }.round();
+                placed[i] = Some(Placed { x: (x + w / 2) as f64, y, w: sizes[i].0, h: sizes[i].1 });
+                next = y + half + STACK_GAP as f64;
+            }
+            x += w + COLUMN_GAP;
+        }
+    }
+
+    /// Rows from the top, the highest layer first, for layers too many or
+    /// too wide for columns. In a row a node sits under the nodes that point
+    /// to it (their mean x) as far as its neighbours allow; the first row
+    /// keeps the graph's own order. A row too wide for the picture wraps.
+    fn rows(&self, placed: &mut [Option<Placed>], first: &[Option<Placed>], left: i32, right: i32) {
+        let sizes = self.sizes;
+        let mut y = self.top;
+        for layer in self.highest_first() {
+            let members = self.members(layer, placed, first, |p| p.x);
+            if members.is_empty() {
+                continue;
+            }
+            // Rows of the layer: as many nodes as fit across the picture.
+            let mut rows: Vec<Vec<(f64, usize)>> = vec![Vec::new()];
+            let mut used = 0;
+            for m in members {
+                let w = sizes[m.1].0 + LAYER_GAP_X;
+                if used + w > right - left + LAYER_GAP_X && !rows.last().unwrap().is_empty() {
+                    rows.push(Vec::new());
+                    used = 0;
+                }
+                used += w;
+                rows.last_mut().unwrap().push(m);
+            }
+            for row in rows {
+                let h = row.iter().map(|&(_, i)| sizes[i].1).max().unwrap_or(0);
+                let total: i32 =
+                    row.iter().map(|&(_, i)| sizes[i].0).sum::<i32>() + LAYER_GAP_X * (row.len() as i32 - 1);
+                // Each node at its wanted x as far as its neighbours allow (left
+                // to right, then back from the right edge); a row that wants
+                // nowhere (the top one) packed and centred.
+                let mut xs: Vec<f64> = Vec::with_capacity(row.len());
+                let centred = row.iter().all(|m| !m.0.is_finite());
+                let mut edge = if centred { ((left + right - total) / 2).max(left) } else { left } as f64;
+                for &(want, i) in &row {
+                    let half = sizes[i].0 as f64 / 2.0;
+                    let packed = edge + half;
+                    xs.push(if want.is_finite() { want.max(packed) } else { packed });
+                    edge = xs.last().unwrap() + half + LAYER_GAP_X as f64;
+                }
+                let mut limit = right as f64;
+                for (j, &(_, i)) in row.iter().enumerate().rev() {
+                    let half = sizes[i].0 as f64 / 2.0;
+                    // A node wider than the picture starts at its left edge.
+                    xs[j] = xs[j].min(limit - half).max(left as f64 + half).round();
+                    limit = xs[j] - half - LAYER_GAP_X as f64;
+                }
+                for (j, &(_, i)) in row.iter().enumerate() {
+                    placed[i] = Some(Placed { x: xs[j], y: (y + h / 2) as f64, w: sizes[i].0, h: sizes[i].1 });
+                }
+                y += h + LAYER_GAP_Y;
+            }
+        }
+    }
 }
 
 /// Places every node of a graph without a cycle in layers: columns from the
@@ -623,13 +714,12 @@ fn layer_members(
 /// sentence, and many tasks waiting for one lock stack up in one column),
 /// else rows from the top. Returns true for columns.
 fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>], top: i32, width: i32) -> bool {
-    let height = layers_of(g);
-    let top_layer = height.iter().copied().max().unwrap_or(0);
+    let layers = Layers { g, sizes, height: layers_of(g), top };
     let (left, right) = (MARGIN + 10, width - MARGIN - 10);
     // The columns: each as wide as its widest node.
-    let col_w: Vec<i32> = (0..=top_layer)
-        .rev()
-        .map(|l| (0..g.nodes.len()).filter(|&i| height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0))
+    let col_w: Vec<i32> = layers
+        .highest_first()
+        .map(|l| (0..g.nodes.len()).filter(|&i| layers.height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0))
         .filter(|&w| w > 0)
         .collect();
     let total = col_w.iter().sum::<i32>() + COLUMN_GAP * (col_w.len() as i32 - 1);
@@ -638,9 +728,9 @@ fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>
     // layer's, above all) by where the first put what they point to.
     let pass = |out: &mut [Option<Placed>], hint: &[Option<Placed>]| {
         if columns {
-            place_in_columns(g, &height, sizes, out, hint, top, left + (right - left - total) / 2);
+            layers.columns(out, hint, left + (right - left - total) / 2);
         } else {
-            place_in_rows(g, &height, sizes, out, hint, top, left, right);
+            layers.rows(out, hint, left, right);
         }
     };
     let none: Vec<Option<Placed>> = (0..g.nodes.len()).map(|_| None).collect();
@@ -648,97 +738,6 @@ fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>
     pass(&mut first, &none);
     pass(placed, &first);
     columns
-}
-
-/// Columns from `left`, the highest layer first. In a column a node sits
-/// level with the nodes that point to it (their mean y) as far as the
-/// nodes above it allow; the first column keeps the graph's own order.
-fn place_in_columns(
-    g: &Graph,
-    height: &[usize],
-    sizes: &[(i32, i32)],
-    placed: &mut [Option<Placed>],
-    first: &[Option<Placed>],
-    top: i32,
-    left: i32,
-) {
-    let top_layer = height.iter().copied().max().unwrap_or(0);
-    let mut x = left;
-    for layer in (0..=top_layer).rev() {
-        let members = layer_members(g, height, layer, placed, first, |p| p.y);
-        let Some(w) = members.iter().map(|&(_, i)| sizes[i].0).max() else { continue };
-        let mut next = top as f64;
-        for (want, i) in members {
-            let half = sizes[i].1 as f64 / 2.0;
-            let y = if want.is_finite() { want.max(next + half) } else { next + half }.round();
-            placed[i] = Some(Placed { x: (x + w / 2) as f64, y, w: sizes[i].0, h: sizes[i].1 });
-            next = y + half + STACK_GAP as f64;
-        }
-        x += w + COLUMN_GAP;
-    }
-}
-
-/// Rows from the top, the highest layer first, for layers too many or too
-/// wide for columns. In a row a node sits under the nodes that point to it
-/// (their mean x) as far as its neighbours allow; the first row keeps the
-/// graph's own order. A row too wide for the picture wraps.
-fn place_in_rows(
-    g: &Graph,
-    height: &[usize],
-    sizes: &[(i32, i32)],
-    placed: &mut [Option<Placed>],
-    first: &[Option<Placed>],
-    top: i32,
-    left: i32,
-    right: i32,
-) {
-    let top_layer = height.iter().copied().max().unwrap_or(0);
-    let mut y = top;
-    for layer in (0..=top_layer).rev() {
-        let members = layer_members(g, height, layer, placed, first, |p| p.x);
-        if members.is_empty() {
-            continue;
-        }
-        // Rows of the layer: as many nodes as fit across the picture.
-        let mut rows: Vec<Vec<(f64, usize)>> = vec![Vec::new()];
-        let mut used = 0;
-        for m in members {
-            let w = sizes[m.1].0 + LAYER_GAP_X;
-            if used + w > right - left + LAYER_GAP_X && !rows.last().unwrap().is_empty() {
-                rows.push(Vec::new());
-                used = 0;
-            }
-            used += w;
-            rows.last_mut().unwrap().push(m);
-        }
-        for row in rows {
-            let h = row.iter().map(|&(_, i)| sizes[i].1).max().unwrap_or(0);
-            let total: i32 = row.iter().map(|&(_, i)| sizes[i].0).sum::<i32>() + LAYER_GAP_X * (row.len() as i32 - 1);
-            // Each node at its wanted x as far as its neighbours allow (left
-            // to right, then back from the right edge); a row that wants
-            // nowhere (the top one) packed and centred.
-            let mut xs: Vec<f64> = Vec::with_capacity(row.len());
-            let centred = row.iter().all(|m| !m.0.is_finite());
-            let mut edge = if centred { ((left + right - total) / 2).max(left) } else { left } as f64;
-            for &(want, i) in &row {
-                let half = sizes[i].0 as f64 / 2.0;
-                let packed = edge + half;
-                xs.push(if want.is_finite() { want.max(packed) } else { packed });
-                edge = xs.last().unwrap() + half + LAYER_GAP_X as f64;
-            }
-            let mut limit = right as f64;
-            for (j, &(_, i)) in row.iter().enumerate().rev() {
-                let half = sizes[i].0 as f64 / 2.0;
-                // A node wider than the picture starts at its left edge.
-                xs[j] = xs[j].min(limit - half).max(left as f64 + half).round();
-                limit = xs[j] - half - LAYER_GAP_X as f64;
-            }
-            for (j, &(_, i)) in row.iter().enumerate() {
-                placed[i] = Some(Placed { x: xs[j], y: (y + h / 2) as f64, w: sizes[i].0, h: sizes[i].1 });
-            }
-            y += h + LAYER_GAP_Y;
-        }
-    }
 }
 
 /// The point where the segment from the centre of `p` towards `(dx, dy)`

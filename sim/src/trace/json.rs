@@ -281,11 +281,9 @@ impl Trace {
                 return Err(format!("tasks[{i}].parent: {p} is not a task spawned before task {i}"));
             }
         }
-        // The verdict is one the engine gives (`diverged` and `pruned` for a
-        // run a replaying or exploring strategy stopped), and the deadlock
-        // report is there exactly for a deadlock.
-        const VERDICTS: [&str; 7] =
-            ["no-deadlock", "deadlock", "step-limit", "invariant", "panic", "diverged", "pruned"];
+        // The verdict is one the engine gives, and the deadlock report is
+        // there exactly for a deadlock.
+        use crate::outcome::VERDICTS;
         let verdict = self.meta.verdict.as_str();
         if !VERDICTS.contains(&verdict) {
             return Err(format!("meta.verdict: \"{verdict}\" is not a verdict ({})", VERDICTS.join(", ")));
