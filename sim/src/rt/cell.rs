@@ -53,6 +53,8 @@ struct Block<F: Future> {
 
 impl<F: Future> Block<F> {
     const VTABLE: VTable = VTable { poll: Self::poll, drop: Self::drop, layout: Layout::new::<Block<F>>() };
+    /// The size class of this block type, worked out once by the compiler.
+    const CLASS: u8 = BlockPool::class_of(Layout::new::<Block<F>>());
 
     unsafe fn poll(h: NonNull<Header>, cx: &mut Context<'_>) -> Poll<()> {
         // SAFETY: `h` heads a live `Block<F>` (the vtable is this type's),
@@ -84,8 +86,7 @@ pub(crate) struct TaskCell(NonNull<Header>);
 impl TaskCell {
     /// Moves `fut` into a block from `pool`.
     pub fn new<F: Future + 'static>(pool: &mut BlockPool, fut: F) -> TaskCell {
-        let layout = Layout::new::<Block<F>>();
-        let (ptr, class) = pool.take(layout);
+        let (ptr, class) = pool.take(Block::<F>::CLASS, Layout::new::<Block<F>>());
         let block = ptr.cast::<Block<F>>();
         // SAFETY: the block is at least `layout` big and aligned (`take`).
         unsafe {
@@ -154,12 +155,23 @@ impl BlockPool {
         Layout::from_size_align(Self::MIN << class, Self::ALIGN).expect("block size fits")
     }
 
-    fn take(&mut self, layout: Layout) -> (NonNull<u8>, u8) {
+    /// The size class of blocks of `layout`, or [`UNPOOLED`] for an
+    /// over-aligned one (rare enough not to pool: allocated and freed with
+    /// its own layout).
+    const fn class_of(layout: Layout) -> u8 {
         if layout.align() > Self::ALIGN {
-            // Rare enough not to pool: allocated and freed with its own layout.
+            return UNPOOLED;
+        }
+        let size = if layout.size() > Self::MIN { layout.size() } else { Self::MIN };
+        (size.next_power_of_two().trailing_zeros() - Self::MIN.trailing_zeros()) as u8
+    }
+
+    /// A block of `layout`, whose class is `class` (from [`BlockPool::class_of`]).
+    #[inline]
+    fn take(&mut self, class: u8, layout: Layout) -> (NonNull<u8>, u8) {
+        if class == UNPOOLED {
             return (Self::alloc(layout), UNPOOLED);
         }
-        let class = layout.size().max(Self::MIN).next_power_of_two().trailing_zeros() as u8 - 6;
         if let Some(p) = self.free.get_mut(class as usize).and_then(Vec::pop) {
             return (p, class);
         }

@@ -415,35 +415,36 @@ pub(crate) fn stack_of(s: &State, t: TaskId) -> Vec<FrameInfo> {
 pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: bool, cell: TaskCell) -> TaskId {
     let id = s.tasks.len() as TaskId;
     let parent = if id == 0 { None } else { Some(s.current) };
-    let reset = |t: &mut Task, name| {
-        t.name = name;
-        t.background = background;
-        t.parent = parent;
-        t.status = Status::Ready;
-        t.started = false;
-        t.frames.clear();
-        t.granted = None;
-        t.wait_gen = 0;
-        t.cases.clear();
-        t.saved_count = 0;
-        t.pending_lock = None;
-        t.held.clear();
-    };
-    let make = |name| Task {
-        name,
-        background,
-        parent,
-        status: Status::Ready,
-        started: false,
-        frames: Vec::new(),
-        granted: None,
-        wait_gen: 0,
-        cases: Vec::new(),
-        saved_count: 0,
-        pending_lock: None,
-        held: Vec::new(),
-    };
-    s.tasks.add(name, reset, make);
+    match s.tasks.reuse() {
+        Some(t) => {
+            t.name = name;
+            t.background = background;
+            t.parent = parent;
+            t.status = Status::Ready;
+            t.started = false;
+            t.frames.clear();
+            t.granted = None;
+            t.wait_gen = 0;
+            t.cases.clear();
+            t.saved_count = 0;
+            t.pending_lock = None;
+            t.held.clear();
+        }
+        None => s.tasks.push(Task {
+            name,
+            background,
+            parent,
+            status: Status::Ready,
+            started: false,
+            frames: Vec::new(),
+            granted: None,
+            wait_gen: 0,
+            cases: Vec::new(),
+            saved_count: 0,
+            pending_lock: None,
+            held: Vec::new(),
+        }),
+    }
     s.enabled.insert(id);
     s.unstarted += 1;
     if !background {

@@ -204,7 +204,7 @@ impl ResState {
     /// `new`'s members) where both are of one kind: a slot reused by the next
     /// run allocates nothing for the holders of its channel ends, the readers
     /// of its RWMutex or the wait set of its monitor.
-    #[inline]
+    #[inline(always)]
     fn reset_to(&mut self, new: ResState) {
         fn refill<T>(old: &mut Vec<T>, new: Vec<T>) {
             old.clear();
@@ -427,6 +427,7 @@ impl State {
         Hold { task: self.current, at: self.top_frame(self.current) }
     }
 
+    #[inline(always)]
     pub fn new_resource(
         &mut self,
         name: Cow<'static, str>,
@@ -435,17 +436,28 @@ impl State {
         class: Option<&'static str>,
         st: ResState,
     ) -> ResId {
-        let reset = |r: &mut Resource, (name, st)| {
-            r.name = name;
-            r.kind = kind;
-            r.class = class;
-            r.capacity = capacity;
-            r.waiters.clear();
-            r.pending.clear();
-            r.st.reset_to(st);
-        };
-        let make = |(name, st)| Resource { name, kind, class, capacity, waiters: Vec::new(), pending: Vec::new(), st };
-        self.resources.add((name, st), reset, make) as ResId
+        let id = self.resources.len() as ResId;
+        match self.resources.reuse() {
+            Some(r) => {
+                r.name = name;
+                r.kind = kind;
+                r.class = class;
+                r.capacity = capacity;
+                r.waiters.clear();
+                r.pending.clear();
+                r.st.reset_to(st);
+            }
+            None => self.resources.push(Resource {
+                name,
+                kind,
+                class,
+                capacity,
+                waiters: Vec::new(),
+                pending: Vec::new(),
+                st,
+            }),
+        }
+        id
     }
 
     /// The current task reached a scheduling point and stays enabled.
@@ -696,7 +708,7 @@ impl State {
     /// blocks at once otherwise.
     ///
     /// Returns true if the task goes on at once (see [`State::yield_now`]).
-    #[inline]
+    #[inline(always)]
     #[must_use = "on true the task goes on with its operation"]
     pub fn yield_lock(&mut self, r: ResId) -> bool {
         let t = self.current;

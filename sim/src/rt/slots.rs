@@ -25,20 +25,26 @@ impl<T> Default for Slots<T> {
 }
 
 impl<T> Slots<T> {
-    /// Adds an entry at index `len()` from `args`: a kept one, passed to
-    /// `reset`, or a new one from `make`.
-    #[inline]
-    pub fn add<A>(&mut self, args: A, reset: impl FnOnce(&mut T, A), make: impl FnOnce(A) -> T) -> usize {
-        let i = self.live;
-        match self.all.get_mut(i) {
-            Some(kept) => reset(kept, args),
-            None => self.all.push(make(args)),
-        }
+    /// The entry at index `len()` that an earlier run left, now live, for
+    /// the caller to reset in place; `None` when there is none (then
+    /// [`Slots::push`] a new one).
+    #[inline(always)]
+    pub fn reuse(&mut self) -> Option<&mut T> {
+        let kept = self.all.get_mut(self.live)?;
         self.live += 1;
-        i
+        Some(kept)
     }
 
-    /// Ends the run: every live entry is kept for reuse.
+    /// Adds a new entry at index `len()`, when [`Slots::reuse`] found none
+    /// (rare once a thread has run a model once).
+    #[cold]
+    #[inline(never)]
+    pub fn push(&mut self, x: T) {
+        debug_assert_eq!(self.live, self.all.len(), "push only when nothing is left to reuse");
+        self.all.push(x);
+        self.live += 1;
+    }
+
     pub fn clear(&mut self) {
         self.live = 0;
     }
@@ -68,20 +74,26 @@ mod tests {
 
     #[test]
     fn entries_are_reset_in_place_after_clear() {
-        let reset = |v: &mut Vec<u32>, x: u32| {
-            v.clear();
-            v.push(x)
-        };
+        fn add(s: &mut Slots<Vec<u32>>, x: u32, fresh: bool) {
+            match s.reuse() {
+                Some(v) => {
+                    assert!(!fresh, "{x}: an entry was left to reuse");
+                    v.clear();
+                    v.push(x)
+                }
+                None => s.push(vec![x; if x == 2 { 2 } else { 1 }]),
+            }
+        }
         let mut s: Slots<Vec<u32>> = Slots::default();
-        s.add(1, reset, |x| vec![x]);
-        s.add(2, reset, |x| vec![x, x]);
+        add(&mut s, 1, true);
+        add(&mut s, 2, true);
         assert_eq!(&*s, &[vec![1], vec![2, 2]]);
         let kept = s[1].as_ptr();
         s.clear();
         assert!(s.is_empty());
-        s.add(7, reset, |_| unreachable!());
-        s.add(8, reset, |_| unreachable!());
-        s.add(9, reset, |x| vec![x]);
+        add(&mut s, 7, false);
+        add(&mut s, 8, false);
+        add(&mut s, 9, true);
         assert_eq!(&*s, &[vec![7], vec![8], vec![9]]);
         assert_eq!(s[1].as_ptr(), kept, "the second entry's vector was reused");
     }

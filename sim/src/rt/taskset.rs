@@ -9,117 +9,152 @@
 pub type TaskId = u32;
 
 /// A set of task ids.
+///
+/// Tasks 0..64 (every task of nearly every model) live in one inline word,
+/// so the scheduler's commonest operations are a bit operation with no
+/// bounds check or pointer to follow; later ids go to `high`.
 #[derive(Clone, Debug, Default)]
 pub struct TaskSet {
-    words: Vec<u64>,
+    /// Tasks 0..64, bit `t`.
+    low: u64,
+    /// Tasks from 64 on: word `i` holds tasks `64 * (i + 1)..64 * (i + 2)`.
+    high: Vec<u64>,
     len: u32,
 }
 
 impl PartialEq for TaskSet {
     /// Same members (however many words each has grown to).
     fn eq(&self, other: &TaskSet) -> bool {
-        let n = self.words.len().max(other.words.len());
+        let n = self.high.len().max(other.high.len());
         self.len == other.len
-            && (0..n).all(|i| self.words.get(i).copied().unwrap_or(0) == other.words.get(i).copied().unwrap_or(0))
+            && self.low == other.low
+            && (0..n).all(|i| self.high.get(i).copied().unwrap_or(0) == other.high.get(i).copied().unwrap_or(0))
     }
 }
 
 impl Eq for TaskSet {}
 
 impl TaskSet {
-    /// An empty set.
     pub fn new() -> TaskSet {
         TaskSet::default()
     }
 
-    /// Removes every member, keeping the allocation.
+    /// Empties the set, keeping its words for the next run.
     pub fn clear(&mut self) {
-        self.words.iter_mut().for_each(|w| *w = 0);
+        self.low = 0;
+        self.high.iter_mut().for_each(|w| *w = 0);
         self.len = 0;
     }
 
-    /// Number of members.
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
-    /// True if the set has no member.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    /// True if `t` is a member.
     #[inline]
     pub fn contains(&self, t: TaskId) -> bool {
-        let (w, b) = ((t / 64) as usize, t % 64);
-        self.words.get(w).is_some_and(|x| x & (1u64 << b) != 0)
+        if t < 64 {
+            return self.low & (1u64 << t) != 0;
+        }
+        let (w, b) = ((t / 64 - 1) as usize, t % 64);
+        self.high.get(w).is_some_and(|x| x & (1u64 << b) != 0)
     }
 
-    /// Adds `t`; returns false if it was already there.
+    /// Adds `t`; false if it was there already.
     #[inline]
     pub fn insert(&mut self, t: TaskId) -> bool {
-        let (w, b) = ((t / 64) as usize, t % 64);
-        if w >= self.words.len() {
-            self.words.resize(w + 1, 0);
-        }
-        let bit = 1u64 << b;
-        if self.words[w] & bit != 0 {
+        let (word, bit) = if t < 64 { (&mut self.low, 1u64 << t) } else { (self.high_word(t), 1u64 << (t % 64)) };
+        if *word & bit != 0 {
             return false;
         }
-        self.words[w] |= bit;
+        *word |= bit;
         self.len += 1;
         true
     }
 
-    /// Removes `t`; returns false if it was not there.
+    /// The word of task `t >= 64`, made if the set has not grown that far
+    /// (apart from `insert`: a set kept across runs rarely grows).
+    #[cold]
+    #[inline(never)]
+    fn high_word(&mut self, t: TaskId) -> &mut u64 {
+        let w = (t / 64 - 1) as usize;
+        if w >= self.high.len() {
+            self.high.resize(w + 1, 0);
+        }
+        &mut self.high[w]
+    }
+
+    /// Removes `t`; false if it was not there.
     #[inline]
     pub fn remove(&mut self, t: TaskId) -> bool {
-        let (w, b) = ((t / 64) as usize, t % 64);
-        let bit = 1u64 << b;
-        match self.words.get_mut(w) {
-            Some(x) if *x & bit != 0 => {
-                *x &= !bit;
-                self.len -= 1;
-                true
+        let word = if t < 64 {
+            &mut self.low
+        } else {
+            match self.high.get_mut((t / 64 - 1) as usize) {
+                Some(x) => x,
+                None => return false,
             }
-            _ => false,
+        };
+        let bit = 1u64 << (t % 64);
+        if *word & bit == 0 {
+            return false;
         }
+        *word &= !bit;
+        self.len -= 1;
+        true
     }
 
     /// The `k`-th member in ascending order (`k < len`).
     #[inline]
     pub fn nth(&self, mut k: usize) -> TaskId {
-        // Clears the k lowest members one by one rather than counting bits:
-        // the baseline x86-64 target has no popcount instruction, and k is
-        // small (a pick among the enabled tasks; 0 when only one is).
-        for (i, &w) in self.words.iter().enumerate() {
-            let mut x = w;
-            while x != 0 && k > 0 {
-                x &= x - 1;
-                k -= 1;
+        // Clearing bits, not counting them: a popcount is a long sequence
+        // on the baseline x86-64 the build targets.
+        let mut w = self.low;
+        while k > 0 && w != 0 {
+            w &= w - 1;
+            k -= 1;
+        }
+        if w != 0 {
+            return w.trailing_zeros();
+        }
+        self.nth_high(k)
+    }
+
+    /// The `k`-th member of `high`.
+    #[inline(never)]
+    fn nth_high(&self, mut k: usize) -> TaskId {
+        for (i, &w) in self.high.iter().enumerate() {
+            let n = w.count_ones() as usize;
+            if k < n {
+                return (i as TaskId + 1) * 64 + nth_bit(w, k);
             }
-            if x != 0 {
-                return i as TaskId * 64 + x.trailing_zeros();
-            }
+            k -= n;
         }
         panic!("TaskSet::nth out of range")
     }
 
-    /// Position of `t` among the members (its `k` for [`TaskSet::nth`]).
+    /// Position of `t` among the members, if it is one.
     pub fn rank(&self, t: TaskId) -> Option<usize> {
         if !self.contains(t) {
             return None;
         }
-        let (w, b) = ((t / 64) as usize, t % 64);
-        let below: usize = self.words[..w].iter().map(|x| x.count_ones() as usize).sum();
-        Some(below + (self.words[w] & ((1u64 << b) - 1)).count_ones() as usize)
+        if t < 64 {
+            return Some((self.low & ((1u64 << t) - 1)).count_ones() as usize);
+        }
+        let (w, b) = ((t / 64 - 1) as usize, t % 64);
+        let below: usize =
+            self.low.count_ones() as usize + self.high[..w].iter().map(|x| x.count_ones() as usize).sum::<usize>();
+        Some(below + (self.high[w] & ((1u64 << b) - 1)).count_ones() as usize)
     }
 
-    /// The members in ascending order.
+    /// Members in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
+        std::iter::once(self.low).chain(self.high.iter().copied()).enumerate().flat_map(|(i, w)| {
             let mut x = w;
             std::iter::from_fn(move || {
                 if x == 0 {
@@ -132,6 +167,15 @@ impl TaskSet {
             })
         })
     }
+}
+
+/// The position of the `k`-th set bit of `w` (`k < w.count_ones()`).
+#[inline]
+fn nth_bit(mut w: u64, k: usize) -> TaskId {
+    for _ in 0..k {
+        w &= w - 1;
+    }
+    w.trailing_zeros()
 }
 
 #[cfg(test)]
