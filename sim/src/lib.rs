@@ -207,8 +207,8 @@ impl Sim {
         let named = self.cfg.record.then(|| self.strategy.as_ref().map_or_else(|| "random".to_string(), |s| s.name()));
         let exec = Execution::new(&self.cfg, self.strategy);
         let raw = exec.run(async move { main().await });
-        let trace = raw.recorder.map(|rec| {
-            let rec = *rec;
+        let trace = raw.recorded.map(|recorded| {
+            let rt::execution::Recorded { recorder: rec, tasks, resources } = *recorded;
             let outcome_line = raw.outcome.summary();
             Trace {
                 format: trace::FORMAT.to_string(),
@@ -230,8 +230,8 @@ impl Sim {
                     }
                     .encode(),
                 },
-                tasks: raw.tasks,
-                resources: raw.resources,
+                tasks,
+                resources,
                 frames: rec.frames,
                 events: rec.events,
                 schedule: rec.schedule,

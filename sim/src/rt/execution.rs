@@ -30,11 +30,17 @@ pub(crate) struct RawRun {
     pub outcome: Outcome,
     pub steps: u64,
     pub time: u64,
-    pub recorder: Option<Box<Recorder>>,
-    /// Task and resource tables, filled only when recording.
+    /// What was recorded, with the task and resource tables, when recording
+    /// (boxed: a hunt's runs carry, copy and drop one pointer for it).
+    pub recorded: Option<Box<Recorded>>,
+    pub lock_order: crate::lockorder::LockOrder,
+}
+
+/// A recorded run's events and the tables that name their tasks and resources.
+pub(crate) struct Recorded {
+    pub recorder: Recorder,
     pub tasks: Vec<TaskInfo>,
     pub resources: Vec<ResourceInfo>,
-    pub lock_order: crate::lockorder::LockOrder,
 }
 
 fn noop_waker() -> Waker {
@@ -331,34 +337,32 @@ impl Execution {
             // SAFETY: each cell is live and freed once, here.
             unsafe { cell.free(&mut s.blocks) };
         }
-        let recorder = s.rec.take().map(Box::new);
-        let (tasks, resources) = if recorder.is_some() {
-            (
-                s.tasks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| TaskInfo {
-                        id: i as u32,
-                        name: t.name.to_string(),
-                        background: t.background,
-                        parent: t.parent,
-                    })
-                    .collect(),
-                s.resources
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| ResourceInfo {
-                        id: i as u32,
-                        name: r.name.to_string(),
-                        kind: r.kind.as_str().to_string(),
-                        capacity: r.capacity,
-                        class: r.class.map(str::to_string),
-                    })
-                    .collect(),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let recorded = s.rec.take().map(|recorder| {
+            let tasks = s
+                .tasks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| TaskInfo {
+                    id: i as u32,
+                    name: t.name.to_string(),
+                    background: t.background,
+                    parent: t.parent,
+                })
+                .collect();
+            let resources = s
+                .resources
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ResourceInfo {
+                    id: i as u32,
+                    name: r.name.to_string(),
+                    kind: r.kind.as_str().to_string(),
+                    capacity: r.capacity,
+                    class: r.class.map(str::to_string),
+                })
+                .collect();
+            Box::new(Recorded { recorder, tasks, resources })
+        });
         let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() {
             crate::lockorder::LockOrder::default()
         } else {
@@ -393,7 +397,7 @@ impl Execution {
                     .collect(),
             }
         };
-        let raw = RawRun { outcome, steps: s.step, time: s.clock, recorder, tasks, resources, lock_order };
+        let raw = RawRun { outcome, steps: s.step, time: s.clock, recorded, lock_order };
         // Hand the allocations to the next run on this thread.
         let Execution { mut state } = self;
         if let StrategySlot::Other(_) = state.strategy {
