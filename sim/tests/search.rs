@@ -212,6 +212,27 @@ fn a_shrunk_schedule_replays_to_the_same_cycle_with_fewer_preemptions() {
 }
 
 #[test]
+fn shrinking_any_abba_deadlock_reaches_the_smallest_schedule() {
+    // The smallest AB/BA deadlock: T1 takes A, T2 takes B and asks for A,
+    // T1 asks for B; after main's step, 5 steps with one preemption. Every
+    // failing seed, whatever round its deadlock came in, shrinks to it.
+    let m = model("abba", &[]);
+    let mut shrunk_seeds = 0;
+    for seed in 0..40 {
+        let run = m.run(seed, true);
+        if !run.outcome.is_failure() {
+            continue;
+        }
+        let shrunk = sim::scheduler::shrink(&m, &run, 20_000).expect("shrinks");
+        assert_eq!(signature(&shrunk.run.outcome), signature(&run.outcome), "seed {seed}");
+        assert_eq!((shrunk.preemptions, shrunk.run.steps), (1, 5), "seed {seed}: from {} steps", run.steps);
+        assert!(shrunk.fewest, "seed {seed}");
+        shrunk_seeds += 1;
+    }
+    assert!(shrunk_seeds >= 30, "{shrunk_seeds} failing seeds of 40");
+}
+
+#[test]
 fn stale_or_foreign_schedules_are_refused_clearly() {
     let m = model("abba", &[]);
     let run = (0..100).map(|s| m.run(s, true)).find(|r| r.outcome.is_failure()).unwrap();

@@ -8,7 +8,7 @@
 //! (a task goes on while its next step is free to run).
 //!
 //! Then, seeing a schedule as segments (task `t` runs `n` steps, then the
-//! next segment's task), it greedily drops segments and halves them, keeping
+//! next segment's task), it greedily drops segments and shortens them, keeping
 //! every change after which the run still fails with the same
 //! [`crate::hunt::signature`] with fewer preemptions or steps. A switch away
 //! from a task that could have gone on is a preemption.
@@ -315,21 +315,27 @@ fn greedy(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: 
                 k = k.min(best.segs.len());
             }
         }
-        // Then shorter segments.
+        // Then shorter segments: each one's lengths from 1 up, the first
+        // that still fails taken. Halving alone misses most: in a loop the
+        // lengths that fail come once a loop body (abba: 2, 6 and 10 steps
+        // of T1 before T2 runs, not 5).
         let mut k = 0;
         while k < best.segs.len() {
+            let n = best.segs[k].1;
+            for len in 1..n {
+                if spent(*tries) {
+                    return false;
+                }
+                let mut cand = best.segs.clone();
+                cand[k].1 = len;
+                *tries += 1;
+                let data = best.data.clone();
+                if offer(best, &cand, &data) {
+                    improved = true;
+                    break;
+                }
+            }
             k += 1;
-            if best.segs[k - 1].1 <= 1 {
-                continue;
-            }
-            if spent(*tries) {
-                return false;
-            }
-            let mut cand = best.segs.clone();
-            cand[k - 1].1 /= 2;
-            *tries += 1;
-            let data = best.data.clone();
-            improved |= offer(best, &cand, &data);
         }
         if !improved {
             return true;
