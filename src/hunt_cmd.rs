@@ -412,6 +412,12 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     }
     blocks.sort_by_key(|b| b.seeds.first);
     let lowest = blocks.iter().filter_map(|b| b.seed.map(|s| (s, b.v))).min_by_key(|(s, _)| *s);
+    // The failure's report is made again from its seed, not copied: a field
+    // edited in a shard (a `replay` command above all) is refused.
+    if let Some((seed, v)) = lowest {
+        let name = &shards.iter().find(|(_, x)| std::ptr::eq(x, v)).expect("a shard's").0;
+        check_failure_fields(name, v, seed)?;
+    }
     let keep_going = first.get("failures").is_some();
     // What the shards ran: all their seeds, or fewer if a time budget or Ctrl-C stopped one.
     // Counted in u128: the whole u64 range holds 2^64 seeds.
@@ -813,6 +819,48 @@ fn job_count(n: usize) -> String {
 }
 
 /// One shard's JSON, its fields checked against each other and the split.
+/// Runs the lowest failing `seed` of shard `name` (JSON `v`) again, as the
+/// hunt did, and refuses the shard if the fields that report it (`verdict`,
+/// `cycle`, `message`, `schedule`, `replay`) are not what that run gives.
+fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<(), UsageError> {
+    let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
+    let model_name = v["model"].as_str().unwrap_or("");
+    let m = models::find(model_name).map_err(|_| bad("model", format!("is {}, not a model of deadsim", v["model"])))?;
+    let given: Vec<(String, String)> = v["params"]
+        .as_object()
+        .ok_or_else(|| bad("params", format!("is {}, not an object", v["params"])))?
+        .iter()
+        .map(|(k, x)| (k.clone(), x.as_str().map_or_else(|| x.to_string(), str::to_string)))
+        .collect();
+    let cfg = m.configure(&given).map_err(|e| bad("params", e))?;
+    let kind: StrategyKind = v["strategy"].as_str().unwrap_or("").parse().map_err(|e| bad("strategy", e))?;
+    let max_steps = v["max_steps"]
+        .as_u64()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| bad("max_steps", format!("is {}, not a step limit", v["max_steps"])))?;
+    let run = kind.run(&cfg, seed, true, max_steps);
+    let schedule = run.trace.as_ref().map(|t| t.meta.replay.clone());
+    let expected = [
+        ("verdict", json!(run.outcome.verdict())),
+        ("cycle", cycle_json(&run.outcome)),
+        ("message", json!(run.outcome.summary())),
+        ("schedule", json!(schedule)),
+        ("replay", json!(replay_command(m, &cfg, &run))),
+    ];
+    for (field, want) in expected {
+        if v[field] != want {
+            return Err(bad(
+                field,
+                format!(
+                    "is {}, but seed {seed} of this hunt gives {want} (edited, or made by another build of deadsim)",
+                    v[field]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 struct Shard<'a> {
     v: &'a serde_json::Value,
     i: u64,
@@ -880,6 +928,21 @@ impl<'a> Shard<'a> {
                 return Err(bad(
                     "verdict",
                     format!("is {}, which does not fit field `seed` ({})", shown("verdict"), shown("seed")),
+                ))
+            }
+        }
+        let stopped_early = v["stopped_early"].as_bool();
+        match (&v["stopped"], stopped_early) {
+            (serde_json::Value::Null, Some(false)) => {}
+            (serde_json::Value::String(x), Some(true)) if x == "time-budget" || x == "interrupted" => {}
+            _ => {
+                return Err(bad(
+                    "stopped",
+                    format!(
+                        "is {}, which does not fit field `stopped_early` ({}): null, or \"time-budget\" or \"interrupted\" when it stopped early",
+                        shown("stopped"),
+                        shown("stopped_early")
+                    ),
                 ))
             }
         }
@@ -970,6 +1033,17 @@ impl<'a> Shard<'a> {
             }
             if !d["verdict"].as_str().is_some_and(|x| sim::outcome::FAILURE_VERDICTS.contains(&x)) {
                 return Err((format!("{field}.verdict"), format!("is {}, not a failure's verdict", d["verdict"])));
+            }
+            // A signature starts with its failure's verdict ("deadlock: T1 lock B -> ...").
+            let verdict = d["verdict"].as_str().unwrap_or("");
+            if !d["signature"].as_str().is_some_and(|sig| sig.split(':').next() == Some(verdict)) {
+                return Err((
+                    format!("{field}.verdict"),
+                    format!(
+                        "is {}, but field `{field}.signature` ({}) is of another failure",
+                        d["verdict"], d["signature"]
+                    ),
+                ));
             }
             sum = sum.saturating_add(count);
             lowest = Some(lowest.map_or(s, |l| l.min(s)));

@@ -101,11 +101,11 @@ enum Command {
         #[arg(long)]
         keep_going: bool,
         /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`
-        #[arg(long, value_name = "I/N")]
+        #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
         shard: Option<String>,
         /// Stop taking seeds after this many seconds (the first 16 seeds always run) and say how far it got
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-        time_budget: Option<f64>,
+        time_budget: Option<String>,
         /// Run each seed twice, recorded, and report the first divergent step if they differ
         #[arg(long)]
         check_determinism: bool,
@@ -309,7 +309,7 @@ struct ExploreCli {
     json: bool,
     /// Stop after this many seconds (the first execution always runs) and say how far the exploration got
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    time_budget: Option<f64>,
+    time_budget: Option<String>,
     #[command(flatten)]
     params: ModelArgs,
 }
@@ -497,7 +497,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 None => None,
                 Some(s) => Some(parse_shard(&s)?),
             };
-            let time_budget = parse_time_budget(time_budget)?;
+            let time_budget = parse_time_budget(time_budget.as_deref())?;
             if strategy == "dfs" {
                 let seed_only = [
                     ("--keep-going", keep_going),
@@ -616,7 +616,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         }
         Command::Explore(e) => {
             let (m, cfg) = configure(&e.model, &e.params)?;
-            let time_budget = parse_time_budget(e.time_budget)?;
+            let time_budget = parse_time_budget(e.time_budget.as_deref())?;
             if e.max_executions == 0 {
                 return Err(UsageError("--max-executions must be at least 1".into()));
             }
@@ -665,15 +665,18 @@ pub(crate) fn secs(t: f64) -> String {
     }
 }
 
-/// `--time-budget SECONDS`: a number of seconds above 0.
-fn parse_time_budget(t: Option<f64>) -> Result<Option<Duration>, UsageError> {
-    match t {
-        None => Ok(None),
-        Some(t) if t > 0.0 && t.is_finite() => Duration::try_from_secs_f64(t)
-            .map(Some)
-            .map_err(|_| UsageError(format!("--time-budget {}: too large (at most {} seconds)", secs(t), u64::MAX))),
-        Some(t) => Err(UsageError(format!("--time-budget {}: expected a number of seconds above 0", secs(t)))),
+/// `--time-budget SECONDS`: a number of seconds above 0, quoted as given in
+/// an error.
+fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
+    let Some(given) = t else { return Ok(None) };
+    let expected = || UsageError(format!("--time-budget `{given}`: expected a number of seconds above 0"));
+    let t: f64 = given.trim().parse().map_err(|_| expected())?;
+    if !(t > 0.0) {
+        return Err(expected());
     }
+    Duration::try_from_secs_f64(t)
+        .map(Some)
+        .map_err(|_| UsageError(format!("--time-budget `{given}`: too large (at most {} seconds)", u64::MAX)))
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {

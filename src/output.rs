@@ -59,18 +59,33 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
 /// and removes an earlier file at `path`, so that a following `render path`
 /// fails instead of drawing an older run's failure as this search's.
 pub fn no_trace(path: &Path) {
-    // A file or a link to one (never a folder); if it cannot go, the
-    // search's result still stands: a warning, not an error.
-    let removed = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() || m.is_symlink() => match std::fs::remove_file(path) {
-            Ok(()) => "; the earlier file there was removed".to_string(),
+    // Only a deadsim trace goes (a regular file, not a link or a folder):
+    // a file of the user's that a mistyped --trace names is left alone. If
+    // a trace cannot go, the search's result still stands: a warning.
+    let said = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && is_trace(path) => match std::fs::remove_file(path) {
+            Ok(()) => "; the earlier trace there was removed".to_string(),
             Err(e) => {
-                format!("; warning: the earlier file there could not be removed ({e}), so it is not this search's")
+                format!("; warning: the earlier trace there could not be removed ({e}), so it is not this search's")
             }
         },
+        Ok(m) if m.is_file() => "; the file there is not a deadsim trace and was left as it was".to_string(),
+        Ok(m) if m.is_symlink() => {
+            "; warning: the link there was left as it was, so what it names is not this search's".to_string()
+        }
         _ => String::new(),
     };
-    eprintln!("no failure, so no trace was written to {}{removed}", path.display());
+    eprintln!("no failure, so no trace was written to {}{said}", path.display());
+}
+
+/// True if the file at `path` starts as a deadsim trace does.
+fn is_trace(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    let compact: String = head.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.starts_with(&format!("{{\"format\":\"{}\"", sim::trace::FORMAT))
 }
 
 /// `--flag value` pairs as the command line writes them.

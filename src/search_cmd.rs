@@ -47,11 +47,11 @@ impl Which {
                         .strategy(Box::new(ReplayStrategy::new(s.choices.clone()))),
                 );
                 if let Outcome::Stopped { .. } = &run.outcome {
-                    // A schedule that ends while the run goes on may be one of a
-                    // step-limit run, replayed without its step limit.
+                    // A schedule that ends while the run goes on is cut short,
+                    // or one of a step-limit run replayed without its step limit.
                     let summary = run.outcome.summary();
                     let hint = if summary.contains("the schedule ends") {
-                        "; a schedule of a step-limit run replays only with its --max-steps"
+                        "; the schedule is cut short, or it is a step-limit run's and replays only with that run's --max-steps"
                     } else {
                         ""
                     };
@@ -350,10 +350,25 @@ pub fn shrink_cmd(
     };
     let failing = which.run(m, cfg, max_steps)?;
     if let sim::Outcome::StepLimit { steps } = failing.outcome {
-        return Err(UsageError(format!(
-            "{}: this run hits the step limit ({steps} steps); shrink needs a deadlock, an invariant violation or a panic",
+        // A failure (exit 1, as everywhere), but not one to shrink: a shorter
+        // run would not hit the limit. It is reported as it is.
+        if let Some(path) = &trace {
+            write_trace(path, failing.trace.as_ref().unwrap())?;
+        }
+        if json_out {
+            let mut out = run_json(m, cfg, &failing, None, "shrink");
+            out["shrunk"] = json!(false);
+            out["from_seed"] = json!(from_seed);
+            println!("{out}");
+            return Ok(true);
+        }
+        println!(
+            "{}: this run hits the step limit ({steps} steps), which is not shrunk: shrink needs a deadlock, \
+             an invariant violation or a panic",
             m.name()
-        )));
+        );
+        println!("{}", replay_line(m, cfg, &failing));
+        return Ok(true);
     }
     if !failing.outcome.is_failure() {
         // Nothing found is exit 0, as for every command.

@@ -147,7 +147,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["run", "abba", "--seed", "-1"], "--seed"),
         (vec!["frobnicate"], "frobnicate"),
         (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
-        (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget 1e20: too large"),
+        (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget `1e20`: too large"),
         (vec!["hunt", "--time-budget", "1"], "--time-budget needs a model"),
         (vec!["hunt", "--shard", "0/2", "--keep-going"], "--keep-going and --shard need a model"),
         (vec!["hunt", "abba", "--trace", "-"], "--trace -: give a file name"),
@@ -170,7 +170,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["explore", "abba", "--preemptions", "1", "--no-reduction"], "--no-reduction goes without --preemptions"),
         (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
-        (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget 1e300: too large"),
+        (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget `1e300`: too large"),
         (vec!["models", "nope"], "unknown model `nope`"),
         (vec![], "Usage: deadsim <COMMAND>"),
         (vec!["export", "t.json"], "--perfetto <FILE>"),
@@ -209,7 +209,10 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
         (vec!["hunt", "abba", "--shard", "2/2"], "--shard `2/2`"),
-        (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget"),
+        (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget `-1`: expected a number of seconds above 0"),
+        (vec!["hunt", "abba", "--time-budget", "nan"], "--time-budget `nan`: expected a number of seconds above 0"),
+        (vec!["explore", "abba", "--time-budget", "1e400"], "--time-budget `1e400`: too large"),
+        (vec!["hunt", "abba", "--shard", "-1/2"], "--shard `-1/2`: expected I/N"),
         (vec!["hunt", "abba", "--seed", "3"], "a similar argument exists: '--seeds'"),
     ] {
         let (code, _, err) = deadsim(&args);
@@ -296,6 +299,30 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
     }
+    // The lowest failure's report is made again from its seed, so an edited
+    // field of the shard that holds it is refused, naming the field; so is
+    // a reason to stop in a shard that did not stop.
+    let holder: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    assert!(holder["seed"].is_u64(), "the lowest failure is in shard 1: {holder}");
+    for (base, field, value) in [
+        (&holder, "replay", json!("rm -rf /")),
+        (&holder, "schedule", json!(format!("{}.1", holder["schedule"].as_str().unwrap()))),
+        (&holder, "cycle", json!([])),
+        (&holder, "message", json!("hello")),
+        (&whole0, "stopped", json!("banana")),
+        (&whole0, "stopped", json!("time-budget")),
+    ] {
+        let mut v = base.clone();
+        v[field] = value;
+        let f = dir.join("tampered.json");
+        std::fs::write(&f, v.to_string()).unwrap();
+        let mut merge = vec!["merge", f.to_str().unwrap()];
+        merge.extend(files.iter().filter(|g| **g != files[if base == &holder { 1 } else { 0 }]).map(String::as_str));
+        let (code, out, err) = deadsim(&merge);
+        assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
+        assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
     // Counts that the seeds it ran cannot give, and lock-order facts from
     // seeds it did not run: refused alike, naming the field.
     assert!(!whole0["lock_order"]["edges"].as_array().unwrap().is_empty(), "{whole0}");
@@ -310,6 +337,7 @@ fn shards_merge_into_the_unsharded_result() {
         (&kg1, "/failures", json!(-1), "failures"),
         (&kg1, "/distinct/0/seed", json!(5), "distinct[0].seed"),
         (&kg1, "/distinct/0/count", json!(0), "distinct[0].count"),
+        (&kg1, "/distinct/0/verdict", json!("panic"), "distinct[0].verdict"),
         (&kg1, "/distinct", json!([]), "distinct"),
         (&kg1, "/schedules", json!(10), "schedules"),
     ] {
@@ -693,14 +721,32 @@ fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
         assert!(!t.exists(), "{nothing:?}: the earlier trace is gone, so no render draws it");
         assert!(
             err.contains("no failure, so no trace was written to")
-                && err.contains("the earlier file there was removed"),
+                && err.contains("the earlier trace there was removed"),
             "{err}"
         );
         // Nothing there to begin with: nothing to say about removing.
         let (_, _, err) = deadsim(nothing);
         assert!(!err.contains("removed"), "{err}");
+        // A file that is not a trace (a mistyped path) is left alone, and said so.
+        std::fs::write(&t, "my notes\n").unwrap();
+        let (code, _, err) = deadsim(nothing);
+        assert_eq!(code, 0, "{nothing:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "my notes\n", "{nothing:?}");
+        assert!(err.contains("the file there is not a deadsim trace and was left as it was"), "{err}");
+        std::fs::remove_file(&t).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_step_limit_run_is_a_failure_that_shrink_reports_unshrunk() {
+    let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "0", "--max-steps", "3"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("hits the step limit (3 steps), which is not shrunk"), "{out}");
+    assert!(out.contains("replay: deadsim replay abba --max-steps 3 --schedule ds1:abba:"), "{out}");
+    let (code, v) = json(&["shrink", "abba", "--seed", "0", "--max-steps", "3", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!((&v["verdict"], &v["shrunk"], &v["steps"]), (&json!("step-limit"), &json!(false), &json!(3)), "{v}");
 }
 
 #[test]
