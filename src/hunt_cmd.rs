@@ -607,10 +607,12 @@ pub fn hunt_matrix(
             .collect();
         let verdict = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
         let seed = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| f.0));
+        // The first failing cell's (in table order), as verdict and seed are.
+        let cycle = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| cycle_json(&f.1))).unwrap_or(json!([]));
         let schedules: u64 = cells.iter().map(|c| c.3.schedules).sum();
         println!(
             "{}",
-            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "model": name,
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "model": name,
                    "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
                    "default_workload": base.is_empty(), "stopped_early": interrupted, "complete": !interrupted,
                    "all_expected": !interrupted && cells.iter().all(|c| row_verdict(&c.3) == c.2.as_str())})
@@ -650,8 +652,13 @@ pub fn hunt_matrix(
     } else {
         println!("\nExpected verdicts hold for the default workload only; with these parameters the grid shows what the simulator finds.");
     }
+    // The workload flags and the step limit go with it: a cell's seed
+    // replays only under the parameters it was hunted with.
+    let workload: String =
+        base.iter().flat_map(|(k, v)| models::arg_words(m.params(), k, v)).map(|w| format!(" {w}")).collect();
+    let limit = if max_steps == sim::DEFAULT_MAX_STEPS { String::new() } else { format!(" --max-steps {max_steps}") };
     println!(
-        "Replay a cell: deadsim replay {name} --{} S --{} C --seed N{}",
+        "Replay a cell: deadsim replay {name} --{} S --{} C{workload} --seed N{}{limit}",
         grid.row_param,
         grid.col_param,
         strategy_flag(kind)
@@ -709,10 +716,13 @@ pub fn hunt_all(
         let verdict =
             rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| f.1.verdict())).unwrap_or("no-deadlock");
         let seed = rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| f.0));
+        // The first failing row's (in table order), as verdict and seed are.
+        let cycle =
+            rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| cycle_json(&f.1))).unwrap_or(json!([]));
         let schedules: u64 = rows.iter().map(|(_, _, r, _)| r.schedules).sum();
         println!(
             "{}",
-            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": [], "seeds": range.to_string(),
+            json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "seeds": range.to_string(),
                    "strategy": kind.to_string(), "stopped_early": interrupted, "complete": !interrupted,
                    "all_expected": !interrupted && variants.iter().all(|v| v["matches"] == true), "variants": variants})
         );

@@ -8,6 +8,7 @@ mod output;
 mod render;
 mod search_cmd;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -223,8 +224,32 @@ fn reset_sigpipe() {
     }
 }
 
+/// A report that cannot be written (stdout on a full disk, a closed
+/// descriptor) ends the command with one line and exit 2, as bad output
+/// paths do, not with `println!`'s panic and backtrace.
+fn exit_on_failed_output() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(why) = msg.strip_prefix("failed printing to stdout: ") {
+            let _ = writeln!(std::io::stderr(), "deadsim: error: cannot write the output to stdout ({why})");
+            std::process::exit(2);
+        }
+        if msg.starts_with("failed printing to stderr") {
+            std::process::exit(2);
+        }
+        previous(info)
+    }));
+}
+
 fn main() -> ExitCode {
     reset_sigpipe();
+    exit_on_failed_output();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

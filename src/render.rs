@@ -39,8 +39,8 @@ pub struct RenderArgs {
     #[arg(long, default_value = "time", value_name = "AXIS")]
     x: String,
     /// Picture width in pixels (600..=8000)
-    #[arg(long, default_value_t = Options::WIDTH, value_name = "PX")]
-    width: u32,
+    #[arg(long, default_value_t = Options::WIDTH.to_string(), value_name = "PX", allow_hyphen_values = true)]
+    width: String,
 }
 
 #[derive(Args)]
@@ -183,10 +183,12 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     // The error names the window already: `--` in front makes it the flag.
     let window: Window = args.window.parse().map_err(|e: visualizer::Error| format!("--{e}"))?;
     let x: XAxis = args.x.parse().map_err(|e| format!("--x {}: {e}", args.x))?;
-    if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&args.width) {
+    // Read here, not by clap, so that anything given (-5, abc) gets this message.
+    let width = args.width.trim().parse::<u32>().unwrap_or(0);
+    if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&width) {
         return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));
     }
-    let opts = Options { x, window, width: args.width };
+    let opts = Options { x, window, width };
     if requested == [Chart::WaitFor] && args.window != "auto" {
         eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
     }
@@ -248,9 +250,11 @@ fn skipped(m: &Model) -> Vec<String> {
 
 /// Why chart `c` has nothing to show for `m`, or `None` if it has.
 fn why_skipped(c: Chart, m: &Model) -> Option<&'static str> {
-    (!c.applies(m)).then_some(match c {
-        Chart::Locks => "no locks",
-        Chart::Pipes => "no pipes",
+    (!c.applies(m)).then(|| match c {
+        Chart::Locks if m.locks().is_empty() => "no locks",
+        Chart::Locks => "no lock used",
+        Chart::Pipes if m.pipes().is_empty() => "no pipes",
+        Chart::Pipes => "no pipe used",
         _ => "no deadlock and no task blocked at the end",
     })
 }
@@ -284,7 +288,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
         format: None,
         window: "auto".into(),
         x: "time".into(),
-        width: Options::WIDTH,
+        width: Options::WIDTH.to_string(),
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
@@ -352,7 +356,7 @@ mod tests {
             format: format.map(str::to_string),
             window: "auto".into(),
             x: "time".into(),
-            width: Options::WIDTH,
+            width: Options::WIDTH.to_string(),
         }
     }
 

@@ -739,6 +739,61 @@ fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
 }
 
 #[test]
+fn the_matrix_replay_hint_carries_the_workload_and_the_step_limit() {
+    let (code, out, err) = deadsim(&[
+        "hunt",
+        "ttrpc",
+        "--matrix",
+        "--unregistered-fraction",
+        "0.5",
+        "--seeds",
+        "0..3",
+        "--max-steps",
+        "100000",
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        out.contains(
+            "Replay a cell: deadsim replay ttrpc --server S --client C --unregistered-fraction 0.5 --seed N --max-steps 100000"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn output_that_cannot_be_written_is_one_line_and_exit_2() {
+    // /dev/full takes no bytes: every write fails with "no space left".
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    for args in [&["models"][..], &["run", "abba"], &["hunt", "abba", "--seeds", "0..3", "--json"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_deadsim"))
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .expect("deadsim runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("deadsim: error: cannot write the output to stdout ("), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn render_flags_are_checked_with_their_own_words() {
+    for (args, want) in [
+        (vec!["--width", "-5"], "--width -5: expected 600..=8000 pixels"),
+        (vec!["--width", "abc"], "--width abc: expected 600..=8000 pixels"),
+        (vec!["--window", "time:1us..99999999999s"], "`99999999999s` is too large"),
+    ] {
+        let mut all = vec!["render", "traces/abba-deadlock.json", "-o", "/nonexistent-dir/x.png"];
+        all.extend(args);
+        let (code, _, err) = deadsim(&all);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
 fn a_step_limit_run_is_a_failure_that_shrink_reports_unshrunk() {
     let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "0", "--max-steps", "3"]);
     assert_eq!(code, 1, "{out}{err}");

@@ -63,7 +63,9 @@ impl Outcome {
         match self {
             Outcome::Completed => "completed: every foreground task returned".to_string(),
             Outcome::Deadlock(d) => d.summary(),
-            Outcome::StepLimit { steps } => format!("step limit: still running after {steps} steps"),
+            Outcome::StepLimit { steps } => {
+                format!("step limit: still running after {steps} step{}", if *steps == 1 { "" } else { "s" })
+            }
             Outcome::Invariant { task, message, .. } => format!("invariant violated in \"{task}\": {message}"),
             Outcome::Panic { task, message, .. } => format!("panic in \"{task}\": {message}"),
             Outcome::Stopped { step, halt: crate::scheduler::Halt::Diverged(m) } => {

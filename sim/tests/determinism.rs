@@ -231,6 +231,40 @@ fn bad_traces_are_rejected_with_the_field_named() {
     free["events"].as_array_mut().unwrap().remove(at);
     let e = err(&free.to_string());
     assert!(e.contains(&format!("unlocks \"{name}\", which no task holds")), "{e}");
+    // A task's events lie between its one spawn and its one finish, and a
+    // lock event names its lock.
+    let events = v["events"].as_array().unwrap();
+    let finish = events.iter().position(|e| e["kind"] == "finish" && e["task"] == 0).expect("main finishes");
+    let spawn_t1 = events.iter().position(|e| e["kind"] == "spawn" && e["task"] == 1).unwrap();
+    let first_t1 = events.iter().position(|e| e["task"] == 1 && e["kind"] != "spawn").unwrap();
+    for (edit, want) in [
+        ("again", "task 0 is spawned again".to_string()),
+        ("late", format!("events[{}]: a finish event of task 0 after it finished", finish + 1)),
+        (
+            "early",
+            format!(
+                "events[{}]: a {} event of task 1 before its spawn",
+                first_t1 - 1,
+                events[first_t1]["kind"].as_str().unwrap()
+            ),
+        ),
+        ("nores", format!("events[{at}]: a lock event without a resource")),
+    ] {
+        let mut w = v.clone();
+        let list = w["events"].as_array_mut().unwrap();
+        match edit {
+            "again" => list.insert(1, list[0].clone()),
+            "late" => list.insert(finish + 1, list[finish].clone()),
+            "early" => {
+                list.remove(spawn_t1);
+            }
+            _ => {
+                list[at].as_object_mut().unwrap().remove("resource");
+            }
+        }
+        let e = err(&w.to_string());
+        assert!(e.contains(&want), "{edit}: {e}");
+    }
     // A run a replaying or exploring strategy stopped has a verdict of its own.
     for verdict in ["diverged", "pruned"] {
         let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();

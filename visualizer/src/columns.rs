@@ -265,6 +265,11 @@ pub fn duration(ns: u64) -> String {
     }
 }
 
+/// "1 step", "1 200 steps": a count of steps, grouped.
+pub fn steps(n: u64) -> String {
+    format!("{} {}", group(n), if n == 1 { "step" } else { "steps" })
+}
+
 /// Digits grouped by three with a thin space.
 pub fn group(v: u64) -> String {
     let s = v.to_string();

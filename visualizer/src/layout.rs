@@ -51,7 +51,7 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     // parameters and at the dots, not inside "deadsim 0.1.0".
     let keep = |t: String| t.replace(' ', "\u{a0}");
     parts.push(keep(format!("strategy {}", meta.strategy)));
-    parts.push(keep(format!("{} steps", columns::group(meta.steps))));
+    parts.push(keep(columns::steps(meta.steps)));
     parts.push(keep(format!("{} virtual", columns::duration(meta.time_ns))));
     parts.push(keep(format!("{} events", columns::group(m.trace.events.len() as u64))));
     parts.push(keep(format!("deadsim {}", meta.deadsim)));

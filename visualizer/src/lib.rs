@@ -87,13 +87,15 @@ impl Chart {
     }
 
     /// True when the trace has something for this chart to show: always for
-    /// the timeline; locks, pipes, or a deadlock or blocked tasks otherwise.
+    /// the timeline; a lock or pipe some event used, or a deadlock or blocked
+    /// tasks otherwise.
     /// A chart without content still renders (it says so).
     pub fn applies(self, m: &Model) -> bool {
         match self {
             Chart::Timeline => true,
-            Chart::Locks => !m.locks().is_empty(),
-            Chart::Pipes => !m.pipes().is_empty(),
+            // A lock or pipe that nothing used has no chart to show.
+            Chart::Locks => m.has_events_on(&m.locks()),
+            Chart::Pipes => m.has_events_on(&m.pipes()),
             Chart::WaitFor => waitfor::Graph::new(m).has_edges(),
         }
     }
@@ -211,14 +213,14 @@ impl Window {
     fn resolve_steps(self, m: &Model) -> Result<(u64, u64, String), Error> {
         let end = m.end.max(1);
         let stop = m.stop().max(1);
-        let of = format!("of {} steps", columns::group(m.end));
+        let of = format!("of {}", columns::steps(m.end));
         let at = if m.deadlock.is_some() { "ending at the deadlock" } else { "ending at the end" };
         let last = |n: u64, what: &str| {
             let a = stop.saturating_sub(n.max(1));
             (a, stop, format!("{what}: {} {of}, {at}", steps_between(a, stop)))
         };
         Ok(match self {
-            Window::Auto if m.end <= Window::AUTO_STEPS => (0, end, format!("all {} steps", columns::group(m.end))),
+            Window::Auto if m.end <= Window::AUTO_STEPS => (0, end, format!("all {}", columns::steps(m.end))),
             Window::Auto => {
                 let n = match m.story_start() {
                     Some(s) => (2 * (stop - s.min(stop))).clamp(Window::AUTO_MIN, Window::AUTO_LAST),
@@ -226,7 +228,7 @@ impl Window {
                 };
                 last(n, &format!("window auto (last {n})"))
             }
-            Window::All => (0, end, format!("all {} steps", columns::group(m.end))),
+            Window::All => (0, end, format!("all {}", columns::steps(m.end))),
             Window::Last(n) => last(n, &format!("window last:{n}")),
             Window::Steps(first, last) => {
                 // Step s runs from position s - 1 to s (see `model`); step 0
@@ -280,7 +282,9 @@ fn steps_between(a: u64, b: u64) -> String {
     }
 }
 
-fn parse_time(s: &str) -> Option<u64> {
+/// A time in ns: whole nanoseconds, or a number with ns, us, ms or s. The
+/// error says whether it is no time at all or one past `u64` nanoseconds.
+fn parse_time(s: &str) -> Result<u64, TimeError> {
     let s = s.trim();
     let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
         (n, 1u64)
@@ -296,18 +300,30 @@ fn parse_time(s: &str) -> Option<u64> {
     let num = num.trim();
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     if int.is_empty() && frac.is_empty() || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
-        return None;
+        return Err(TimeError::NotATime);
     }
-    let mut v: u64 = if int.is_empty() { 0 } else { int.parse::<u64>().ok()?.checked_mul(mult)? };
+    let mut v: u64 = if int.is_empty() {
+        0
+    } else {
+        // Digits only, so the parse fails only by overflow.
+        int.parse::<u64>().ok().and_then(|i| i.checked_mul(mult)).ok_or(TimeError::TooLarge)?
+    };
     let mut scale = mult;
     for ch in frac.chars() {
         scale /= 10;
         if scale == 0 {
-            return None;
+            return Err(TimeError::NotATime);
         }
-        v = v.checked_add((ch as u64 - '0' as u64) * scale)?;
+        v = v.checked_add((ch as u64 - '0' as u64) * scale).ok_or(TimeError::TooLarge)?;
     }
-    Some(v)
+    Ok(v)
+}
+
+/// Why [`parse_time`] refused its input.
+#[derive(Debug, PartialEq, Eq)]
+enum TimeError {
+    NotATime,
+    TooLarge,
 }
 
 impl FromStr for Window {
@@ -364,8 +380,11 @@ impl FromStr for Window {
             }
             "time" => {
                 let time = |x: &str| {
-                    parse_time(x).ok_or_else(|| {
-                        format!("`{x}` is not a time (whole nanoseconds, or a number with ns, us, ms or s)")
+                    parse_time(x).map_err(|e| match e {
+                        TimeError::TooLarge => format!("`{x}` is too large (at most {} ns)", u64::MAX),
+                        TimeError::NotATime => {
+                            format!("`{x}` is not a time (whole nanoseconds, or a number with ns, us, ms or s)")
+                        }
                     })
                 };
                 range(&time).map(|(a, b)| Window::Time(a, b))
@@ -486,6 +505,7 @@ mod tests {
             ("steps:a..2", "`a` is not a step number"),
             ("time:2us..1us", "the range is empty (its start 2000 is not below its end 1000)"),
             ("time:1.5ns..2", "`1.5ns` is not a time"),
+            ("time:1us..99999999999s", "`99999999999s` is too large"),
             ("foo:1", "expected auto, all"),
             ("last:99999999999999999999", "N is too large"),
             ("steps:1..99999999999999999999", "is too large"),

@@ -494,6 +494,11 @@ impl<'a> Model<'a> {
         self.trace.resources.iter().filter(|r| is_lock_kind(&r.kind)).map(|r| r.id).collect()
     }
 
+    /// True if some event of the trace is on one of the resources `ids`.
+    pub fn has_events_on(&self, ids: &[u32]) -> bool {
+        self.trace.events.iter().any(|e| e.resource.is_some_and(|r| ids.contains(&r)))
+    }
+
     /// Ids of pipes.
     pub fn pipes(&self) -> Vec<u32> {
         self.trace.resources.iter().filter(|r| r.kind == "pipe").map(|r| r.id).collect()

@@ -253,6 +253,27 @@ impl Trace {
         if last_step > self.meta.steps {
             return Err(format!("events: an event at step {last_step}, but meta.steps is {}", self.meta.steps));
         }
+        // A task's events lie between its spawn and its finish, each once,
+        // and an event that names a lock, channel or pipe names one. (The
+        // deadlock is recorded by the last task that ran, finished or not.)
+        let mut life = vec![0u8; self.tasks.len()]; // 0 unspawned, 1 live, 2 finished
+        for (i, e) in self.events.iter().enumerate() {
+            let kind =
+                || serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            if e.resource.is_none() && resource_kinds(e.kind).is_some() {
+                return Err(format!("events[{i}]: a {} event without a resource", kind()));
+            }
+            let t = e.task as usize;
+            match (e.kind, life[t]) {
+                (super::EventKind::Spawn, 0) => life[t] = 1,
+                (super::EventKind::Spawn, _) => return Err(format!("events[{i}]: task {t} is spawned again")),
+                (super::EventKind::Deadlock, _) => {}
+                (_, 0) => return Err(format!("events[{i}]: a {} event of task {t} before its spawn", kind())),
+                (_, 2) => return Err(format!("events[{i}]: a {} event of task {t} after it finished", kind())),
+                (super::EventKind::Finish, _) => life[t] = 2,
+                _ => {}
+            }
+        }
         // A Go mutex is held by one task at a time: a lock of a held mutex,
         // or an unlock of a free one, is an event no run records. (Another
         // task may unlock it, as in Go.)
