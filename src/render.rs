@@ -47,7 +47,7 @@ pub struct RenderArgs {
 pub struct ExportArgs {
     /// The trace file (JSON)
     trace: PathBuf,
-    /// Write Chrome Trace Event JSON (opens in Perfetto) to FILE
+    /// Write Chrome Trace Event JSON (opens in Perfetto) to FILE (`-` for stdout)
     #[arg(long, value_name = "FILE")]
     perfetto: PathBuf,
 }
@@ -56,6 +56,8 @@ fn stem(trace: &Path) -> String {
     let name = trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
     // `ABBA.JSON` is a .json file as well.
     match name.len().checked_sub(5) {
+        // A file named `.json` alone has no stem to name charts after.
+        Some(0) if name.eq_ignore_ascii_case(".json") => "trace".to_string(),
         Some(i) if name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".json") => name[..i].to_string(),
         _ => name,
     }
@@ -332,6 +334,17 @@ fn write_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
 
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
+    if args.perfetto.as_os_str() == "-" {
+        // To stdout, as `render -o -` writes a chart.
+        use std::io::Write;
+        let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
+        let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(json.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("--perfetto -: cannot write to stdout ({e})"));
+    }
     refuse_overwriting_input(&args.perfetto, &args.trace)?;
     crate::check_output("--perfetto", &Some(args.perfetto.clone())).map_err(|e| e.0)?;
     if args.perfetto.is_dir() {
@@ -373,6 +386,10 @@ mod tests {
         assert_eq!(names(plan(&args(Some("x.svg"), None), &one, false).unwrap()), ["x.svg"]);
         assert!(plan(&args(Some("x.svg"), Some("png")), &one, false).is_err());
         assert!(plan(&args(None, Some("gif")), &one, false).is_err());
+        // Formats and extensions in any case; a trace named `.json` alone is "trace".
+        assert_eq!(names(plan(&args(None, Some("SVG")), &one, false).unwrap()), ["traces/abba-deadlock-timeline.svg"]);
+        assert_eq!(stem(Path::new("d/.json")), "trace");
+        assert_eq!(stem(Path::new("d/RUN.JSON")), "RUN");
         assert_eq!(
             names(plan(&args(Some("traces/abba"), None), &all, true).unwrap()),
             ["traces/abba-timeline.png", "traces/abba-locks.png"]

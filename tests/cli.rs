@@ -779,6 +779,19 @@ fn output_that_cannot_be_written_is_one_line_and_exit_2() {
 }
 
 #[test]
+fn export_to_stdout_is_the_file_it_writes() {
+    let dir = std::env::temp_dir().join(format!("deadsim-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("p.json");
+    let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, std::fs::read_to_string(&file).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn render_flags_are_checked_with_their_own_words() {
     for (args, want) in [
         (vec!["--width", "-5"], "--width -5: expected 600..=8000 pixels"),

@@ -131,7 +131,8 @@ impl Format {
 impl FromStr for Format {
     type Err = Error;
     fn from_str(s: &str) -> Result<Format, Error> {
-        match s {
+        // `SVG` is svg, as `fig.SVG` is an SVG file.
+        match s.to_ascii_lowercase().as_str() {
             "png" => Ok(Format::Png),
             "svg" => Ok(Format::Svg),
             _ => Err(Error(format!("unknown format `{s}` (expected png or svg)"))),
