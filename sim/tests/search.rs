@@ -127,6 +127,20 @@ fn a_preemption_bound_is_raised_from_zero_so_failures_need_the_fewest() {
     assert!(b < 20, "every pass ran");
     let one_pass = explore(&fixed, &cfg(false, Some(b), 200_000));
     assert!(one_pass.exhausted && one_pass.bound == Some(b));
+    // Each pass runs only the schedules with one preemption more than the
+    // pass before, so every schedule runs once: as many executions as
+    // every interleaving, explored without a bound or reduction.
+    let every = explore(&fixed, &cfg(false, None, 200_000));
+    assert!(every.exhausted);
+    assert_eq!(r.executions, every.executions, "bound 20 raised from 0 vs no bound");
+    // And each pass adds exactly its own: bound b-1's count plus those with b.
+    let mut last = 0;
+    for bound in 0..=b {
+        let n = explore(&fixed, &cfg(false, Some(bound), 200_000)).executions;
+        assert!(n > last, "bound {bound}: {n} executions, bound {} had {last}", bound.saturating_sub(1));
+        last = n;
+    }
+    assert_eq!(last, every.executions);
 }
 
 #[test]

@@ -105,7 +105,7 @@ pub struct ExploreResult {
 
 impl ExploreResult {
     /// No execution run yet.
-    fn nothing_yet(bound: Option<u32>) -> ExploreResult {
+    pub(super) fn nothing_yet(bound: Option<u32>) -> ExploreResult {
         ExploreResult {
             executions: 0,
             pruned: 0,
@@ -167,6 +167,13 @@ struct Search {
     error: Option<String>,
     /// True once the bound kept a schedule out: a higher bound has more to see.
     cut: bool,
+    /// The choice at each node of a subtree's root path (a task id or a
+    /// data choice): the executions of this pass start with it, and no
+    /// branch above its end is taken (see [`explore`]).
+    forced: Vec<u32>,
+    /// When collecting: each branch the bound kept out, as the choices of
+    /// its node's path and then the branch: the roots of the next pass.
+    deferred: Option<Vec<Vec<u32>>>,
 }
 
 impl Search {
@@ -268,6 +275,27 @@ impl Strategy for DfsStrategy {
             return chosen;
         }
         let preemptions = s.preemptions_at(i);
+        if let Some(&f) = s.forced.get(i) {
+            // On a subtree's root path: its choice alone, no branch here.
+            if !enabled.contains(f) {
+                s.error = Some(format!("the model did not replay the same way at step {}", s.steps.len() + 1));
+                s.halt = Some(Halt::Pruned);
+                return enabled.nth(0);
+            }
+            let mut only = TaskSet::new();
+            only.insert(f);
+            s.nodes.push(Node::Task {
+                enabled: enabled.clone(),
+                last,
+                chosen: f,
+                backtrack: only.clone(),
+                done: only,
+                sleep: Vec::new(),
+                taken: Vec::new(),
+                preemptions,
+            });
+            return f;
+        }
         let sleep = s.inherited_sleep();
         let asleep = |t: TaskId| sleep.iter().any(|(p, _)| *p == t);
         // Prefer the task that ran last (no preemption), then the lowest id.
@@ -297,6 +325,11 @@ impl Strategy for DfsStrategy {
                     backtrack.insert(u);
                 } else {
                     s.cut = true;
+                    if s.deferred.is_some() {
+                        let mut root = path_choices(&s.nodes);
+                        root.push(u);
+                        s.deferred.as_mut().expect("collecting").push(root);
+                    }
                 }
             }
         }
@@ -330,8 +363,17 @@ impl Strategy for DfsStrategy {
                 }
             };
         }
-        s.nodes.push(Node::Data { n, chosen: 0 });
-        0
+        let chosen = match s.forced.get(i) {
+            Some(&f) if (f as usize) < n => f as usize,
+            Some(_) => {
+                s.error = Some("the model did not replay the same way (a data choice changed)".into());
+                s.halt = Some(Halt::Pruned);
+                0
+            }
+            None => 0,
+        };
+        s.nodes.push(Node::Data { n, chosen });
+        chosen
     }
 
     fn name(&self) -> String {
@@ -415,7 +457,10 @@ impl Strategy for DfsStrategy {
 /// Moves to the next branch: the deepest node with an unexplored choice.
 /// Returns false when the search is exhausted.
 fn next_branch(s: &mut Search) -> bool {
-    while let Some(node) = s.nodes.last_mut() {
+    // The subtree's root path is fixed: no branch is taken on it.
+    let floor = s.forced.len();
+    while s.nodes.len() > floor {
+        let node = s.nodes.last_mut().expect("above the floor");
         match node {
             Node::Data { n, chosen } => {
                 if *chosen + 1 < *n {
@@ -442,44 +487,56 @@ fn next_branch(s: &mut Search) -> bool {
 /// With a preemption bound `k` this is CHESS's iterative context bounding:
 /// every schedule within 0 preemptions, then within 1, up to `k`, so a
 /// failure is found with the fewest preemptions any failing schedule needs
-/// ([`ExploreResult::bound`] says how many).
+/// ([`ExploreResult::bound`] says how many). As in CHESS, a pass does not
+/// run the schedules of the passes before it again: pass `b` explores the
+/// subtrees below each branch that pass `b - 1` kept out (the branches that
+/// make a preemption more), so every schedule runs once, in the pass of its
+/// own number of preemptions.
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
     let started = Instant::now();
     let mut total = ExploreResult::nothing_yet(None);
+    // The root paths of this pass's subtrees: the whole tree for bound 0.
+    let mut roots: Vec<Vec<u32>> = vec![Vec::new()];
     for b in 0..=k {
-        let left = cfg.max_executions.saturating_sub(total.executions);
-        if left == 0 {
-            // The budget went to the passes below this one.
-            total.bound = Some(b);
-            return total;
-        }
-        // One budget for all the passes: each gets what the ones before left
-        // (a subtraction, not a deadline: a budget of 1e19 s has none).
-        let time_budget = cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
-        let (pass, cut) = explore_within(
-            model,
-            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
-            b == 0,
-        );
-        total.executions += pass.executions;
-        total.pruned += pass.pruned;
-        total.stopped_early = pass.stopped_early;
+        let mut next = Vec::new();
         total.bound = Some(b);
-        total.lock_order.merge(&pass.lock_order);
-        for (sig, choices) in pass.distinct {
-            // A lower bound's schedule came first: keep it.
-            total.distinct.entry(sig).or_insert(choices);
+        for root in roots {
+            let left = cfg.max_executions.saturating_sub(total.executions);
+            if left == 0 {
+                // The budget went to the schedules before these.
+                return total;
+            }
+            // One budget for all the passes: each gets what the ones before left
+            // (a subtraction, not a deadline: a budget of 1e19 s has none).
+            let time_budget = cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
+            let (pass, _, deferred) = explore_pass(
+                model,
+                &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
+                total.executions == 0,
+                root,
+                b < k,
+            );
+            total.executions += pass.executions;
+            total.pruned += pass.pruned;
+            total.stopped_early = pass.stopped_early;
+            total.lock_order.merge(&pass.lock_order);
+            for (sig, choices) in pass.distinct {
+                // A lower bound's schedule came first: keep it.
+                total.distinct.entry(sig).or_insert(choices);
+            }
+            if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
+                total.nondeterminism = pass.nondeterminism;
+                total.failure = pass.failure;
+                return total;
+            }
+            next.extend(deferred);
         }
-        if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
-            total.nondeterminism = pass.nondeterminism;
-            total.failure = pass.failure;
-            return total;
-        }
-        if !cut {
+        if next.is_empty() {
             // No schedule needs more preemptions: every one has been seen.
             break;
         }
+        roots = next;
     }
     total.exhausted = true;
     total
@@ -490,6 +547,20 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 /// exploration runs one execution whatever its time budget, so that any
 /// budget gives a result.
 pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: bool) -> (ExploreResult, bool) {
+    let (result, cut, _) = explore_pass(model, cfg, first, Vec::new(), false);
+    (result, cut)
+}
+
+/// [`explore_within`] over the subtree whose root path is `forced` (every
+/// schedule when it is empty); with `collect`, also gives each branch the
+/// bound kept out, as a root path for the next pass.
+pub(super) fn explore_pass(
+    model: &Configured,
+    cfg: &ExploreConfig,
+    first: bool,
+    forced: Vec<u32>,
+    collect: bool,
+) -> (ExploreResult, bool, Vec<Vec<u32>>) {
     let search = Rc::new(RefCell::new(Search {
         cfg: cfg.clone(),
         nodes: Vec::new(),
@@ -500,8 +571,16 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
         halt: None,
         error: None,
         cut: false,
+        forced,
+        deferred: collect.then(Vec::new),
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
+    // Every return gives the result, whether the bound kept a branch out,
+    // and the branches it kept out.
+    let done = |result: ExploreResult, s: &mut Search| {
+        let deferred = s.deferred.take().unwrap_or_default();
+        (result, s.cut, deferred)
+    };
     let started = Instant::now();
     let out_of_time = |executions: u64| {
         cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
@@ -512,7 +591,7 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
         // later pass of `explore`) runs none.
         if out_of_time(result.executions) {
             result.stopped_early = true;
-            return (result, search.borrow().cut);
+            return done(result, &mut search.borrow_mut());
         }
         {
             let mut s = search.borrow_mut();
@@ -533,7 +612,7 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
         let mut s = search.borrow_mut();
         if let Some(e) = s.error.take() {
             result.nondeterminism = Some(e);
-            return (result, s.cut);
+            return done(result, &mut s);
         }
         if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
             result.pruned += 1;
@@ -543,11 +622,11 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
             let wanted = cfg.stop_at.as_ref() == Some(&sig);
             result.distinct.entry(sig).or_insert(choices);
             if wanted {
-                return (result, s.cut);
+                return done(result, &mut s);
             }
         } else if run.outcome.is_failure() {
             let choices = choices_of(&s);
-            let cut = s.cut;
+            let (_, cut, deferred) = done(ExploreResult::nothing_yet(None), &mut s);
             drop(s);
             let recorded = model.run_with(
                 Sim::new(0)
@@ -556,19 +635,30 @@ pub(super) fn explore_within(model: &Configured, cfg: &ExploreConfig, first: boo
                     .strategy(Box::new(ReplayStrategy::named(choices.clone(), "dfs"))),
             );
             result.failure = Some((recorded, choices));
-            return (result, cut);
+            return (result, cut, deferred);
         }
         // Nodes past the end of this run (a shorter run after a branch) are stale.
         let used = s.pos;
         s.nodes.truncate(used);
         if !next_branch(&mut s) {
             result.exhausted = true;
-            return (result, s.cut);
+            return done(result, &mut s);
         }
         if result.executions >= cfg.max_executions {
-            return (result, s.cut);
+            return done(result, &mut s);
         }
     }
+}
+
+/// The choice at each of `nodes` (a task id, or a data choice's index).
+fn path_choices(nodes: &[Node]) -> Vec<u32> {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Task { chosen, .. } => *chosen,
+            Node::Data { chosen, .. } => *chosen as u32,
+        })
+        .collect()
 }
 
 /// The choices of the current execution, as a schedule (forced ones left out).

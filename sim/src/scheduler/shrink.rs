@@ -213,24 +213,43 @@ pub fn shrink_until(
     // One pass per bound, each over every schedule within it, until one
     // shows the failure (the bound below it showed none) or the budget ends.
     let mut bound = 0;
+    // Each pass explores the subtrees below the branches the pass before
+    // kept out (see `dfs::explore`): every schedule runs once.
+    let mut roots: Vec<Vec<u32>> = vec![Vec::new()];
     // Three runs are kept back for a schedule it finds (see below).
-    while bound < best.preemptions {
-        if spent(tries + 3) {
-            budget_spent = true;
-            break;
+    'bounds: while bound < best.preemptions {
+        let mut r = super::dfs::ExploreResult::nothing_yet(Some(bound));
+        let mut next = Vec::new();
+        let mut cut = false;
+        for root in std::mem::take(&mut roots) {
+            if spent(tries + 3) {
+                budget_spent = true;
+                break 'bounds;
+            }
+            let cfg = super::ExploreConfig {
+                preemption_bound: Some(bound),
+                reduction: false,
+                max_executions: max_tries - tries - 3,
+                max_steps,
+                keep_going: true,
+                stop_at: Some(target.clone()),
+                stop,
+                ..Default::default()
+            };
+            let (pass, pass_cut, deferred) = super::dfs::explore_pass(model, &cfg, false, root, true);
+            tries += pass.executions;
+            cut |= pass_cut;
+            next.extend(deferred);
+            r.exhausted = pass.exhausted;
+            r.nondeterminism = pass.nondeterminism;
+            for (sig, choices) in pass.distinct {
+                r.distinct.entry(sig).or_insert(choices);
+            }
+            if r.nondeterminism.is_some() || r.distinct.contains_key(&target) || !r.exhausted {
+                break;
+            }
         }
-        let cfg = super::ExploreConfig {
-            preemption_bound: Some(bound),
-            reduction: false,
-            max_executions: max_tries - tries - 3,
-            max_steps,
-            keep_going: true,
-            stop_at: Some(target.clone()),
-            stop,
-            ..Default::default()
-        };
-        let (r, cut) = super::dfs::explore_within(model, &cfg, false);
-        tries += r.executions;
+        roots = next;
         if r.nondeterminism.is_some() {
             break;
         }
