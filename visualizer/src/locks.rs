@@ -112,6 +112,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if tail > 0 {
         s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
     }
+    let waited = locks.iter().any(|&r| waiting(m, r, &xm).into_iter().any(|n| n > 0));
+    if holders.is_empty() && !waited {
+        // Empty lanes would read as missing data: say that nothing happened.
+        let mid = left + (right - left - tail) / 2;
+        let what = "no lock is held or waited for in this window";
+        let (r0, r1) = lanes[0].rows[0];
+        s.text(mid, (r0 + r1) / 2 + 4, what, SMALL, false, palette::MUTED, Anchor::Center);
+    }
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
 

@@ -761,3 +761,17 @@ fn an_invariant_violation_is_marked_where_and_in_which_task() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_locks_window_where_nothing_happens_says_so() {
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    let note = "no lock is held or waited for in this window";
+    let svg = |window: Window| {
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        String::from_utf8(render(&trace, Chart::Locks, Format::Svg, &opts)).unwrap()
+    };
+    assert!(svg(Window::Steps(7, 7)).contains(note), "step 7 takes no lock");
+    assert!(!svg(Window::All).contains(note), "the whole run does");
+}
