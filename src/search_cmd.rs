@@ -349,41 +349,33 @@ pub fn shrink_cmd(
         Which::Schedule(_) => None,
     };
     let failing = which.run(m, cfg, max_steps)?;
-    if let sim::Outcome::StepLimit { steps } = failing.outcome {
-        // A failure (exit 1, as everywhere), but not one to shrink: a shorter
-        // run would not hit the limit. It is reported as it is.
-        if let Some(path) = &trace {
-            write_trace(path, failing.trace.as_ref().unwrap())?;
+    // A run that does not fail has nothing to shrink (exit 0); a step-limit
+    // run is a failure (exit 1, as everywhere) that is not shrunk, as a
+    // shorter run would not hit the limit. Either is reported as it is.
+    let step_limit = matches!(failing.outcome, sim::Outcome::StepLimit { .. });
+    if step_limit || !failing.outcome.is_failure() {
+        match &trace {
+            Some(path) if step_limit => write_trace(path, failing.trace.as_ref().unwrap())?,
+            Some(path) => crate::output::no_trace(path),
+            None => {}
         }
         if json_out {
             let mut out = run_json(m, cfg, &failing, None, "shrink");
             out["shrunk"] = json!(false);
             out["from_seed"] = json!(from_seed);
             println!("{out}");
-            return Ok(true);
+        } else if step_limit {
+            println!(
+                "{}: this run hits the step limit ({}), which is not shrunk: shrink needs a deadlock, \
+                 an invariant violation or a panic",
+                m.name(),
+                count(failing.steps, "step")
+            );
+            println!("{}", replay_line(m, cfg, &failing));
+        } else {
+            println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
         }
-        println!(
-            "{}: this run hits the step limit ({steps} steps), which is not shrunk: shrink needs a deadlock, \
-             an invariant violation or a panic",
-            m.name()
-        );
-        println!("{}", replay_line(m, cfg, &failing));
-        return Ok(true);
-    }
-    if !failing.outcome.is_failure() {
-        // Nothing found is exit 0, as for every command.
-        if let Some(path) = &trace {
-            crate::output::no_trace(path);
-        }
-        if json_out {
-            let mut out = run_json(m, cfg, &failing, None, "shrink");
-            out["shrunk"] = json!(false);
-            out["from_seed"] = json!(from_seed);
-            println!("{out}");
-            return Ok(false);
-        }
-        println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
-        return Ok(false);
+        return Ok(step_limit);
     }
     // Ctrl-C ends the search with the smallest schedule found so far.
     crate::hunt_cmd::install_interrupt_handler();

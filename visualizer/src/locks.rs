@@ -100,7 +100,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let bands = lanes.iter().map(|l| (l.top, l.bottom, cycle_res.contains(&l.resource)));
     layout::lane_backgrounds(&mut s, &xm, bands, plot_top, plot_bottom);
 
-    let max_wait = max_waiting(m, &locks, &xm);
+    // The most tasks waiting at once in the window (0: none waited).
+    let most_waiting = max_waiting(m, &locks, &xm);
+    let max_wait = most_waiting.max(1);
     let mut holders: BTreeSet<u32> = BTreeSet::new();
     let mut pale = false;
     for lane in &lanes {
@@ -112,8 +114,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if tail > 0 {
         s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
     }
-    let waited = locks.iter().any(|&r| waiting(m, r, &xm).into_iter().any(|n| n > 0));
-    if holders.is_empty() && !waited {
+    if holders.is_empty() && most_waiting == 0 {
         // Empty lanes would read as missing data: say that nothing happened.
         let mid = left + (right - left - tail) / 2;
         let what = "no lock is held or waited for in this window";
@@ -189,7 +190,7 @@ fn waiting(m: &Model, r: u32, xm: &XMap) -> Vec<u32> {
 }
 
 fn max_waiting(m: &Model, locks: &[u32], xm: &XMap) -> u32 {
-    locks.iter().map(|&r| waiting(m, r, xm).into_iter().max().unwrap_or(0)).max().unwrap_or(0).max(1)
+    locks.iter().map(|&r| waiting(m, r, xm).into_iter().max().unwrap_or(0)).max().unwrap_or(0)
 }
 
 #[allow(clippy::too_many_arguments)]

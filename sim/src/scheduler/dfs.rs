@@ -197,6 +197,14 @@ impl Search {
         }
     }
 
+    /// The model ran differently from the path it is replaying: the
+    /// execution stops, and the search reports it.
+    fn diverged(&mut self, enabled: &TaskSet) -> TaskId {
+        self.error = Some(format!("the model did not replay the same way at step {}", self.steps.len() + 1));
+        self.halt = Some(Halt::Pruned);
+        enabled.nth(0)
+    }
+
     fn reduction(&self) -> bool {
         self.cfg.reduction && self.cfg.preemption_bound.is_none()
     }
@@ -266,11 +274,7 @@ impl Strategy for DfsStrategy {
             // Replaying the prefix.
             let chosen = match &s.nodes[i] {
                 Node::Task { chosen, enabled: e, .. } if e == enabled => *chosen,
-                _ => {
-                    s.error = Some(format!("the model did not replay the same way at step {}", s.steps.len() + 1));
-                    s.halt = Some(Halt::Pruned);
-                    return enabled.nth(0);
-                }
+                _ => return s.diverged(enabled),
             };
             return chosen;
         }
@@ -278,9 +282,7 @@ impl Strategy for DfsStrategy {
         if let Some(&f) = s.forced.get(i) {
             // On a subtree's root path: its choice alone, no branch here.
             if !enabled.contains(f) {
-                s.error = Some(format!("the model did not replay the same way at step {}", s.steps.len() + 1));
-                s.halt = Some(Halt::Pruned);
-                return enabled.nth(0);
+                return s.diverged(enabled);
             }
             let mut only = TaskSet::new();
             only.insert(f);
