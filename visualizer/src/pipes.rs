@@ -126,7 +126,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         // Operations before the window give the level it starts from.
         let first = ops.partition_point(|o| xm.event_before(o.pos));
         let mut level = if first > 0 { ops[first - 1].buffered } else { 0 };
-        let start_level = level;
         let mut cols: Vec<Option<(u64, u64, u64)>> = vec![None; w];
         let mut writes = Dominant::new(w);
         let mut reads = Dominant::new(w);
@@ -173,7 +172,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             }
         }
         line.push((xm.left + xm.width, yv(level)));
-        let _ = start_level;
         for (c0, c1, v) in runs(&area) {
             if v > 0 {
                 s.rect(xm.col_x(c0), yv(v), xm.col_x(c1), p1, alpha(palette::BUFFER_FILL, 120));
@@ -210,10 +208,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
 
         // Writes and reads, and blocked writers and readers.
+        let mut any_op = false;
         for (dom, (r0, r1)) in [(&writes, wr), (&reads, rd)] {
             for (c0, c1, (t, _)) in runs(&dom.result()) {
                 s.rect(xm.col_x(c0), r0, xm.col_x(c1).max(xm.col_x(c0) + 2), r1 - 5, palette::task(t));
                 tasks.insert(t);
+                any_op = true;
             }
         }
         for tt in &m.tasks {
@@ -229,11 +229,19 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
                 s.rect(x0, row.1 - 4, x1.max(x0 + 1), row.1, palette::WAITING);
                 any_blocked = true;
+                any_op = true;
                 let who = format!("{} blocked", m.task_name(blk.task));
                 if x1 - x0 >= fonts::width(&who, TINY, false) + 8 {
                     s.text(x0 + 3, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
                 }
             }
+        }
+
+        if !any_op {
+            // Empty rows would read as missing data: say that nothing
+            // happened (the level line above still gives the level kept).
+            let what = "no write or read in this window";
+            s.text_mid(xm.left + xm.width / 2, (wr.0 + rd.1) / 2, what, SMALL, false, palette::MUTED, Anchor::Center);
         }
 
         // Tail: the level at the end.

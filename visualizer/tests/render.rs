@@ -775,3 +775,18 @@ fn a_locks_window_where_nothing_happens_says_so() {
     assert!(svg(Window::Steps(7, 7)).contains(note), "step 7 takes no lock");
     assert!(!svg(Window::All).contains(note), "the whole run does");
 }
+
+#[test]
+fn a_pipe_nobody_uses_in_the_window_says_so() {
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
+            .unwrap();
+    let note = "no write or read in this window";
+    let svg = |window: Window| {
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        String::from_utf8(render(&trace, Chart::Pipes, Format::Svg, &opts)).unwrap()
+    };
+    // Two pipes, neither used before the client's first write.
+    assert_eq!(svg(Window::Steps(1, 3)).matches(note).count(), 2);
+    assert!(!svg(Window::All).contains(note), "the whole run uses both");
+}
