@@ -37,6 +37,9 @@ pub enum NodeKind {
     Resource(u32),
     /// What a `select` or a `join` waits on, by its description.
     Other(String),
+    /// Tasks that wait alike (for one thing, at one frame) and that nothing
+    /// waits for, drawn as one row of the chart, by id.
+    Group(Vec<u32>),
 }
 
 /// A node of the graph.
@@ -333,7 +336,7 @@ fn node_size(n: &Node) -> (i32, i32) {
         lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
     let h = 33 + LINE * lines.len() as i32;
     match n.kind {
-        NodeKind::Task(_) => (w + 28, h),
+        NodeKind::Task(_) | NodeKind::Group(_) => (w + 28, h),
         _ => (w + 48, h - 4),
     }
 }
@@ -464,12 +467,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
 
-    // Tasks blocked behind the cycle (or outside it): one row each.
+    // Tasks blocked behind the cycle (or outside it): one row each, but
+    // one row for tasks that wait alike.
     let rows: Vec<&Edge> = g
         .edges
         .iter()
         .filter(|e| !in_ring(e.from) && matches!(g.nodes[e.from].kind, NodeKind::Task(_)) && e.label == "waits for")
         .collect();
+    let (rows, groups) = group_rows(m, &g, rows);
+    let node = |i: usize| if i >= g.nodes.len() { &groups[i - g.nodes.len()] } else { &g.nodes[i] };
+    let sizes: Vec<(i32, i32)> = sizes.into_iter().chain(groups.iter().map(node_size)).collect();
     let mut y = ring_bottom + 34;
     if !rows.is_empty() {
         s.rect(MARGIN, y, width - MARGIN, y + 1, palette::GRID);
@@ -484,7 +491,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let right = width - MARGIN;
         let side_by_side = MARGIN + 10 + task_w + 90 + wait_w <= right;
         let list_beside = side_by_side && MARGIN + 10 + task_w + 90 + wait_w + 40 + 160 <= right;
-        for e in rows {
+        for e in &rows {
             let (wa, ha) = sizes[e.from];
             let (wb, hb) = sizes[e.to];
             let top = y + 10;
@@ -498,7 +505,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 (a, Placed { x: x as f64, y: (top + ha + 36 + hb / 2) as f64, w: wb, h: hb }, top + ha + 36 + hb)
             };
             draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
-            draw_node(&mut s, &g.nodes[e.from], &a);
+            draw_node(&mut s, node(e.from), &a);
             draw_node(&mut s, &g.nodes[e.to], &b);
             let (bx, by) = (b.x as i32, b.y as i32);
             // Who could release it, as names in their colours.
@@ -557,6 +564,50 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
     s.height = (y + MARGIN) as u32;
     Ok(s)
+}
+
+/// Fewest tasks that share a row of the chart.
+const GROUP_MIN: usize = 4;
+
+/// The rows of tasks blocked behind the cycle, with the tasks that wait
+/// for the same thing at the same frame, and that no one waits for, in one
+/// row when there are at least [`GROUP_MIN`] of them (a ttrpc client with
+/// 200 callers queued on `sendLock` gives one row, not 200). A task that
+/// holds what another waits for keeps a row of its own: "held by" names it.
+/// A group's node is numbered after the graph's nodes, in the list returned.
+fn group_rows(m: &Model, g: &Graph, rows: Vec<&Edge>) -> (Vec<Edge>, Vec<Node>) {
+    let waited_for = |i: usize| g.edges.iter().any(|e| e.to == i);
+    let key = |e: &Edge| (e.to, g.nodes[e.from].detail.clone());
+    let mut members: Vec<((usize, String), Vec<usize>)> = Vec::new();
+    for e in rows.iter().filter(|e| !waited_for(e.from)) {
+        match members.iter_mut().find(|(k, _)| *k == key(e)) {
+            Some((_, v)) => v.push(e.from),
+            None => members.push((key(e), vec![e.from])),
+        }
+    }
+    members.retain(|(_, v)| v.len() >= GROUP_MIN);
+    let mut out = Vec::new();
+    let mut groups = Vec::new();
+    for e in rows {
+        match members.iter().position(|(_, v)| v.contains(&e.from)) {
+            Some(k) if members[k].1[0] == e.from => {
+                let ids: Vec<u32> = members[k]
+                    .1
+                    .iter()
+                    .filter_map(|&i| if let NodeKind::Task(t) = g.nodes[i].kind { Some(t) } else { None })
+                    .collect();
+                let names: Vec<&str> = ids.iter().map(|&t| m.task_name(t)).collect();
+                let label = format!("{} tasks: {}, {}, …, {}", names.len(), names[0], names[1], names[names.len() - 1]);
+                let detail = g.nodes[e.from].detail.clone();
+                groups.push(Node { kind: NodeKind::Group(ids), label, detail, cycle: false });
+                out.push(Edge { from: g.nodes.len() + groups.len() - 1, ..e.clone() });
+            }
+            // Drawn in its group's row.
+            Some(_) => {}
+            None => out.push(e.clone()),
+        }
+    }
+    (out, groups)
 }
 
 /// Gaps between nodes laid out in layers: side by side, and between layers.
@@ -825,8 +876,9 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
     let lines = label_lines(&n.label);
     let text_top = y0 + 21;
     match n.kind {
-        NodeKind::Task(t) => {
-            let c = palette::task(t);
+        NodeKind::Task(_) | NodeKind::Group(_) => {
+            // A group has no one task's colour.
+            let c = if let NodeKind::Task(t) = n.kind { palette::task(t) } else { palette::MUTED };
             s.rect(x0, y0, x1, y1, palette::WHITE);
             s.frame(x0, y0, x1, y1, c, 3);
             s.rect(x0, y0, x0 + 8, y1, c);

@@ -790,3 +790,29 @@ fn a_pipe_nobody_uses_in_the_window_says_so() {
     assert_eq!(svg(Window::Steps(1, 3)).matches(note).count(), 2);
     assert!(!svg(Window::All).contains(note), "the whole run uses both");
 }
+
+#[test]
+fn tasks_that_wait_alike_share_one_row_of_the_wait_for_graph() {
+    // 200 callers: most queue on streamLock at one frame.
+    let params = [("client", "v1.2.3"), ("callers", "200")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let model = sim::models::find("ttrpc").unwrap().configure(&params).unwrap();
+    let run = (0..20)
+        .map(|seed| model.run_with(sim::Sim::new(seed).record(true)))
+        .find(|r| r.outcome.verdict() == "deadlock")
+        .expect("a deadlock within 20 seeds");
+    let trace = run.trace.unwrap();
+    let behind = trace.deadlock.as_ref().unwrap().behind.len();
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), opts.width);
+    let grouped: Vec<usize> =
+        texts.iter().filter_map(|t| t.split_once(" tasks: caller-").and_then(|(n, _)| n.parse().ok())).collect();
+    assert!(!grouped.is_empty(), "no grouped row: {texts:?}");
+    assert!(grouped.iter().all(|&n| n >= 4), "{grouped:?}");
+    assert!(
+        grouped.iter().sum::<usize>() <= behind && grouped.iter().sum::<usize>() > behind / 2,
+        "{grouped:?} of {behind}"
+    );
+    // One row per waiting task made this picture 14,780 px tall.
+    let png = check_png(&render(&trace, Chart::WaitFor, Format::Png, &opts), opts.width);
+    assert!(png.height < 2_500, "height {}", png.height);
+}
