@@ -216,7 +216,74 @@ impl Graph {
                 };
             }
         }
+        g.group_alike(m);
         g
+    }
+
+    /// Puts the tasks that wait for the same thing at the same frame, and
+    /// that no task waits for, in one node when there are at least
+    /// [`GROUP_MIN`] of them: a ttrpc client with 200 callers queued on
+    /// `sendLock` gives one box, not 200. A task another waits for (a
+    /// holder, a joined task) keeps its own node, since edges name it.
+    fn group_alike(&mut self, m: &Model) {
+        let n = self.nodes.len();
+        let alone = |g: &Graph, i: usize| {
+            let mut out = g.edges.iter().filter(|e| e.from == i);
+            matches!(g.nodes[i].kind, NodeKind::Task(_))
+                && !g.nodes[i].cycle
+                && !g.edges.iter().any(|e| e.to == i)
+                && matches!((out.next(), out.next()), (Some(e), None) if e.label == "waits for")
+        };
+        let mut groups: Vec<((usize, String), Vec<usize>)> = Vec::new();
+        for i in (0..n).filter(|&i| alone(self, i)) {
+            let to = self.edges.iter().find(|e| e.from == i).expect("one edge").to;
+            let key = (to, self.nodes[i].detail.clone());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(i),
+                None => groups.push((key, vec![i])),
+            }
+        }
+        groups.retain(|(_, v)| v.len() >= GROUP_MIN);
+        if groups.is_empty() {
+            return;
+        }
+        // Each group's first member becomes the group; the others go.
+        let mut gone = vec![false; n];
+        for (_, members) in &groups {
+            let ids: Vec<u32> = members
+                .iter()
+                .filter_map(|&i| if let NodeKind::Task(t) = self.nodes[i].kind { Some(t) } else { None })
+                .collect();
+            let names: Vec<&str> = ids.iter().map(|&t| m.task_name(t)).collect();
+            let label = format!("{} tasks: {}, {}, …, {}", names.len(), names[0], names[1], names[names.len() - 1]);
+            let first = &mut self.nodes[members[0]];
+            first.label = label;
+            first.kind = NodeKind::Group(ids);
+            for &i in &members[1..] {
+                gone[i] = true;
+            }
+        }
+        let mut new_index = vec![usize::MAX; n];
+        let mut next = 0;
+        for i in 0..n {
+            if !gone[i] {
+                new_index[i] = next;
+                next += 1;
+            }
+        }
+        let mut i = 0;
+        self.nodes.retain(|_| {
+            i += 1;
+            !gone[i - 1]
+        });
+        self.edges.retain(|e| !gone[e.from]);
+        for e in &mut self.edges {
+            e.from = new_index[e.from];
+            e.to = new_index[e.to];
+        }
+        for r in &mut self.ring {
+            *r = new_index[*r];
+        }
     }
 
     /// True when there is anything to draw.
@@ -270,6 +337,9 @@ impl Graph {
         }
     }
 }
+
+/// Fewest tasks that share one node (see [`Graph::group_alike`]).
+const GROUP_MIN: usize = 4;
 
 fn release_label(kind: &str) -> &'static str {
     match kind {
@@ -467,16 +537,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
 
-    // Tasks blocked behind the cycle (or outside it): one row each, but
-    // one row for tasks that wait alike.
+    // Tasks blocked behind the cycle (or outside it): one row each (a
+    // group of tasks that wait alike is one).
     let rows: Vec<&Edge> = g
         .edges
         .iter()
-        .filter(|e| !in_ring(e.from) && matches!(g.nodes[e.from].kind, NodeKind::Task(_)) && e.label == "waits for")
+        .filter(|e| {
+            !in_ring(e.from)
+                && matches!(g.nodes[e.from].kind, NodeKind::Task(_) | NodeKind::Group(_))
+                && e.label == "waits for"
+        })
         .collect();
-    let (rows, groups) = group_rows(m, &g, rows);
-    let node = |i: usize| if i >= g.nodes.len() { &groups[i - g.nodes.len()] } else { &g.nodes[i] };
-    let sizes: Vec<(i32, i32)> = sizes.into_iter().chain(groups.iter().map(node_size)).collect();
     let mut y = ring_bottom + 34;
     if !rows.is_empty() {
         s.rect(MARGIN, y, width - MARGIN, y + 1, palette::GRID);
@@ -491,7 +562,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let right = width - MARGIN;
         let side_by_side = MARGIN + 10 + task_w + 90 + wait_w <= right;
         let list_beside = side_by_side && MARGIN + 10 + task_w + 90 + wait_w + 40 + 160 <= right;
-        for e in &rows {
+        for e in rows {
             let (wa, ha) = sizes[e.from];
             let (wb, hb) = sizes[e.to];
             let top = y + 10;
@@ -505,7 +576,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 (a, Placed { x: x as f64, y: (top + ha + 36 + hb / 2) as f64, w: wb, h: hb }, top + ha + 36 + hb)
             };
             draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
-            draw_node(&mut s, node(e.from), &a);
+            draw_node(&mut s, &g.nodes[e.from], &a);
             draw_node(&mut s, &g.nodes[e.to], &b);
             let (bx, by) = (b.x as i32, b.y as i32);
             // Who could release it, as names in their colours.
@@ -552,6 +623,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         (Swatch::Outline(palette::AXIS.into()), "task, in its colour in every chart".into()),
         (Swatch::Hex(palette::EDGE.into(), palette::RESOURCE_FILL.into()), "lock, channel or pipe".into()),
     ];
+    if g.nodes.iter().any(|n| matches!(n.kind, NodeKind::Group(_))) {
+        items.push((Swatch::Outline(palette::MUTED.into()), "tasks that wait alike, in one box".into()));
+    }
     // Only name what is drawn: a trace without a deadlock has no cycle edges.
     let has_cycle = g.edges.iter().any(|e| e.cycle);
     if has_cycle {
@@ -564,50 +638,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);
     s.height = (y + MARGIN) as u32;
     Ok(s)
-}
-
-/// Fewest tasks that share a row of the chart.
-const GROUP_MIN: usize = 4;
-
-/// The rows of tasks blocked behind the cycle, with the tasks that wait
-/// for the same thing at the same frame, and that no one waits for, in one
-/// row when there are at least [`GROUP_MIN`] of them (a ttrpc client with
-/// 200 callers queued on `sendLock` gives one row, not 200). A task that
-/// holds what another waits for keeps a row of its own: "held by" names it.
-/// A group's node is numbered after the graph's nodes, in the list returned.
-fn group_rows(m: &Model, g: &Graph, rows: Vec<&Edge>) -> (Vec<Edge>, Vec<Node>) {
-    let waited_for = |i: usize| g.edges.iter().any(|e| e.to == i);
-    let key = |e: &Edge| (e.to, g.nodes[e.from].detail.clone());
-    let mut members: Vec<((usize, String), Vec<usize>)> = Vec::new();
-    for e in rows.iter().filter(|e| !waited_for(e.from)) {
-        match members.iter_mut().find(|(k, _)| *k == key(e)) {
-            Some((_, v)) => v.push(e.from),
-            None => members.push((key(e), vec![e.from])),
-        }
-    }
-    members.retain(|(_, v)| v.len() >= GROUP_MIN);
-    let mut out = Vec::new();
-    let mut groups = Vec::new();
-    for e in rows {
-        match members.iter().position(|(_, v)| v.contains(&e.from)) {
-            Some(k) if members[k].1[0] == e.from => {
-                let ids: Vec<u32> = members[k]
-                    .1
-                    .iter()
-                    .filter_map(|&i| if let NodeKind::Task(t) = g.nodes[i].kind { Some(t) } else { None })
-                    .collect();
-                let names: Vec<&str> = ids.iter().map(|&t| m.task_name(t)).collect();
-                let label = format!("{} tasks: {}, {}, …, {}", names.len(), names[0], names[1], names[names.len() - 1]);
-                let detail = g.nodes[e.from].detail.clone();
-                groups.push(Node { kind: NodeKind::Group(ids), label, detail, cycle: false });
-                out.push(Edge { from: g.nodes.len() + groups.len() - 1, ..e.clone() });
-            }
-            // Drawn in its group's row.
-            Some(_) => {}
-            None => out.push(e.clone()),
-        }
-    }
-    (out, groups)
 }
 
 /// Gaps between nodes laid out in layers: side by side, and between layers.
