@@ -212,6 +212,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     for (_, _, path) in &files {
         refuse_overwriting_input(path, &args.trace)?;
     }
+    if files.iter().any(|(_, f, _)| *f == Format::Png) {
+        note_missing_glyphs(&trace);
+    }
     // Render everything first: an error leaves no file behind.
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
@@ -239,6 +242,23 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Says on stderr, in one line, which names a PNG draws with empty boxes
+/// (characters the embedded font lacks), so a box is not taken for a bug.
+pub fn note_missing_glyphs(trace: &visualizer::Trace) {
+    let missing = visualizer::missing_glyphs(trace);
+    let Some((first, chars)) = missing.first() else { return };
+    let chars: String = chars.iter().take(8).collect();
+    let more = match missing.len() {
+        1 => String::new(),
+        2 => " and 1 more name".to_string(),
+        n => format!(" and {} more names", n - 1),
+    };
+    eprintln!(
+        "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in {first}{more}: \
+         PNG charts show them as boxes; SVG charts (--format svg) leave them to the viewer's fonts"
+    );
 }
 
 /// "skipped pipes: no pipes in this trace", for each chart that does not
@@ -294,6 +314,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
+    note_missing_glyphs(trace);
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));

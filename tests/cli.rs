@@ -953,3 +953,36 @@ fn shrink_says_when_it_did_not_shrink_and_keeps_its_best_on_ctrl_c() {
     let (code, v) = json(&["replay", "ttrpc", "--client", "v1.2.3", "--schedule", schedule, "--json"]);
     assert_eq!((code, v["verdict"].as_str()), (1, Some("deadlock")), "{v}");
 }
+
+#[test]
+fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-glyphs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
+    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    t["tasks"][1]["name"] = json!("写线程-1");
+    for b in t["deadlock"]["cycle"].as_array_mut().unwrap() {
+        if b["task"] == 1 {
+            b["name"] = json!("写线程-1");
+        }
+    }
+    let trace = dir.join("cjk.json");
+    std::fs::write(&trace, serde_json::to_string(&t).unwrap()).unwrap();
+    let trace = trace.to_str().unwrap();
+    let png = dir.join("cjk.png");
+    let (code, _, err) = deadsim(&["render", trace, "-o", png.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("no glyph for \"写线程\" in task \"写线程-1\""), "{err}");
+    // An SVG leaves the characters to the viewer's fonts: nothing to say.
+    let svg = dir.join("cjk.svg");
+    let (code, _, err) = deadsim(&["render", trace, "-o", svg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    // A trace the font covers gets no note.
+    let (code, _, err) = deadsim(&["render", committed, "-o", png.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

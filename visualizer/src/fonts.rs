@@ -39,6 +39,19 @@ pub fn desc(size: f64, bold: bool) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FAMILY), size, style)
 }
 
+/// The characters of `text` the embedded font has no glyph for (Noto Sans
+/// covers Latin, Greek and Cyrillic): a PNG draws each as an empty box,
+/// while an SVG leaves them to the viewer's fonts. In order, each once.
+pub fn missing(text: &str) -> Vec<char> {
+    let mut out: Vec<char> = Vec::new();
+    for c in text.chars().filter(|c| !c.is_control()) {
+        if face(false).glyph_id(c).0 == 0 && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The embedded font's regular or bold face, parsed once per process.
 fn face(bold: bool) -> &'static FontRef<'static> {
     static FACES: OnceLock<(FontRef<'static>, FontRef<'static>)> = OnceLock::new();

@@ -420,6 +420,31 @@ impl Default for Options {
     }
 }
 
+/// The names in `trace` (tasks, resources, frames) with characters the
+/// embedded font has no glyph for, each with those characters. A PNG draws
+/// such a character as an empty box; an SVG leaves it to the viewer's
+/// fonts. Noto Sans covers Latin, Greek and Cyrillic.
+///
+/// ```
+/// let mut trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+/// assert!(visualizer::missing_glyphs(&trace).is_empty());
+/// trace.tasks[1].name = "写线程-1".into();
+/// assert_eq!(visualizer::missing_glyphs(&trace), vec![("task \"写线程-1\"".to_string(), vec!['写', '线', '程'])]);
+/// ```
+pub fn missing_glyphs(trace: &Trace) -> Vec<(String, Vec<char>)> {
+    let tasks = trace.tasks.iter().map(|t| ("task", t.name.as_str()));
+    let resources = trace.resources.iter().map(|r| (r.kind.as_str(), r.name.as_str()));
+    let frames = trace.frames.iter().map(|f| ("frame", f.name.as_str()));
+    tasks
+        .chain(resources)
+        .chain(frames)
+        .filter_map(|(what, name)| {
+            let missing = fonts::missing(name);
+            (!missing.is_empty()).then(|| (format!("{what} {name:?}"), missing))
+        })
+        .collect()
+}
+
 /// Checks that a trace can be drawn: it has events. `origin` names it (a file).
 pub fn check(trace: &Trace, origin: &str) -> Result<(), Error> {
     if trace.events.is_empty() {
