@@ -63,10 +63,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let left = MARGIN + label_w + 12;
     let right = width - MARGIN;
     // The tail names the holders at the end: as wide as the longest of
-    // those names needs (at most a quarter of the plot), so they can be read.
-    let names = locks.iter().flat_map(|&r| m.resources[r as usize].holds.iter().filter(|h| h.open));
-    let widest = names.map(|h| fonts::width(m.task_name(h.task), SMALL, false) + 14).max().unwrap_or(0);
-    let tail = if b >= m.end { widest.clamp(TAIL, (right - left) / 4) } else { 0 };
+    // those names needs (at most a quarter of the plot), so they can be read;
+    // a name too long for that is written smaller, in up to a third.
+    let names = || locks.iter().flat_map(|&r| m.resources[r as usize].holds.iter().filter(|h| h.open));
+    let widest = |size| names().map(|h| fonts::width(m.task_name(h.task), size, false) + 14).max().unwrap_or(0);
+    let tail = match (b >= m.end, widest(SMALL)) {
+        (false, _) => 0,
+        (true, w) if w <= (right - left) / 4 => w.max(TAIL),
+        (true, _) => widest(TINY).clamp(TAIL, (right - left) / 3),
+    };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     y += 30;
@@ -287,8 +292,10 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
             let color = palette::task(h.task);
             s.rect(x0, ry0, right, ry1, color);
             holders.insert(h.task);
-            let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
-            if let Some(text) = fonts::fit(m.task_name(h.task), size, false, right - x0 - 8) {
+            // A long name takes the smaller size before it is cut.
+            let (name, room) = (m.task_name(h.task), right - x0 - 8);
+            let size = if ry1 - ry0 >= 20 && fonts::width(name, SMALL, false) <= room { SMALL } else { TINY };
+            if let Some(text) = fonts::fit(name, size, false, room) {
                 s.text_mid(
                     (x0 + right) / 2,
                     (ry0 + ry1) / 2,

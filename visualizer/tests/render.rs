@@ -833,3 +833,18 @@ fn tasks_that_wait_alike_share_one_row_of_the_wait_for_graph() {
     let png = check_png(&render(&trace, Chart::WaitFor, Format::Png, &opts), opts.width);
     assert!(png.height < 1_500, "height {}", png.height);
 }
+
+#[test]
+fn the_final_column_names_a_long_holder_in_full() {
+    // "Channel state writer Join(xxxxxx) (34/256)#1" holds channel-1's
+    // bufferQueue at the deadlock: too long for a quarter of the plot at
+    // the usual size, so it is written smaller in a wider column, not cut.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-pipeline-deadlock.json"))
+            .unwrap();
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::Locks, Format::Svg, &opts), opts.width);
+    let holder = "Channel state writer Join(xxxxxx) (34/256)#1";
+    assert!(texts.iter().any(|t| t == holder), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.starts_with("Channel state writer") && t.ends_with('…')), "{texts:?}");
+}
