@@ -701,7 +701,9 @@ fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     }
     Duration::try_from_secs_f64(t)
         .map(Some)
-        .map_err(|_| UsageError(format!("--time-budget `{given}`: too large (at most {} seconds)", u64::MAX)))
+        // The most a Duration holds is 2^64 s less a nanosecond, about 1.8e19 s:
+        // as a float, 18446744073709551615 rounds up past it.
+        .map_err(|_| UsageError(format!("--time-budget `{given}`: too large (below 1.8e19 seconds)")))
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {

@@ -265,6 +265,16 @@ fn bad_traces_are_rejected_with_the_field_named() {
         let e = err(&w.to_string());
         assert!(e.contains(&want), "{edit}: {e}");
     }
+    // A pipe never holds more than its capacity: a buffered level above it
+    // is refused (it was drawn off the chart).
+    let pipes = models::find("ttrpc").unwrap().configure(&[]).unwrap().run(0, true).trace.unwrap().to_json();
+    let mut v: serde_json::Value = serde_json::from_str(&pipes).unwrap();
+    let at = v["events"].as_array().unwrap().iter().position(|e| e["kind"] == "write").expect("a pipe write");
+    v["events"][at]["buffered"] = serde_json::json!(u64::MAX);
+    let r = v["events"][at]["resource"].clone();
+    let e = err(&v.to_string());
+    assert!(e.contains(&format!("events[{at}].buffered: {} bytes, but pipe {r} (", u64::MAX)), "{e}");
+    assert!(e.ends_with("holds at most 0"), "{e}");
     // A run a replaying or exploring strategy stopped has a verdict of its own.
     for verdict in ["diverged", "pruned"] {
         let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();

@@ -237,7 +237,7 @@ impl Window {
                 if last == 0 {
                     return Err(Error(
                         "window steps 0 to 0: step 0 is only what happens before the first step; \
-                         a window needs step 1 or later (steps:0..=1)"
+                         a window must reach step 1 (for example steps:1..=1)"
                             .into(),
                     ));
                 }

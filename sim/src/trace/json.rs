@@ -210,6 +210,17 @@ impl Trace {
                     ));
                 }
             }
+            // A pipe never holds more than its capacity (nothing, for a net.Pipe).
+            if let (Some(r), Some(b)) = (e.resource, e.buffered) {
+                let res = &self.resources[r as usize];
+                let cap = res.capacity.unwrap_or(0);
+                if res.kind == "pipe" && b > cap {
+                    return Err(format!(
+                        "events[{i}].buffered: {b} bytes, but pipe {r} (\"{}\") holds at most {cap}",
+                        res.name
+                    ));
+                }
+            }
             if e.step < last_step {
                 return Err(format!("events[{i}].step: {} goes back from {last_step}", e.step));
             }
