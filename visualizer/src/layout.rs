@@ -28,7 +28,8 @@ pub fn run_name(meta: &sim::trace::Meta) -> String {
 /// Draws the title block from `y` and returns the y below it.
 ///
 /// Line 1: chart, model, seed and verdict. Line 2: parameters, strategy,
-/// length, deadsim version. Line 3: the outcome message.
+/// length, deadsim version; for a run named by its schedule, then the
+/// schedule string. Last: the outcome message.
 pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     let meta = &m.trace.meta;
     let x = MARGIN;
@@ -64,6 +65,19 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
         // A line broken after a separator does not end in it.
         let t = t.trim_end_matches('·').trim_end();
         s.text(x, y, t, SMALL, false, palette::MUTED, Anchor::Left);
+    }
+    if run_name(meta) == "schedule" {
+        // A run named by its schedule, not a seed: the string that replays
+        // it, so a reader of the figure can run it (cut, it would replay
+        // nothing: too long for the line, the figure says where it is).
+        let line = format!("schedule {}", meta.replay);
+        let line = if fonts::width(&line, SMALL, false) <= right - x {
+            line
+        } else {
+            format!("schedule: {} characters, in the trace's meta.replay", meta.replay.chars().count())
+        };
+        y += 22;
+        s.text(x, y, &line, SMALL, false, palette::MUTED, Anchor::Left);
     }
     let message = wrap(&meta.message, SMALL, false, right - x, 4);
     if message.is_empty() {

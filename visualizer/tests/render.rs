@@ -848,3 +848,19 @@ fn the_final_column_names_a_long_holder_in_full() {
     assert!(texts.iter().any(|t| t == holder), "{texts:?}");
     assert!(!texts.iter().any(|t| t.starts_with("Channel state writer") && t.ends_with('…')), "{texts:?}");
 }
+
+#[test]
+fn a_run_named_by_its_schedule_shows_the_schedule_string() {
+    // A shrunk, explored or replayed run has no seed to give: the chart
+    // gives the string that replays it.
+    let mut trace = visualizer::load(&committed()).unwrap();
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    assert!(!texts.iter().any(|t| t.starts_with("schedule")), "a seed's run: {texts:?}");
+    trace.meta.strategy = "shrink".into();
+    let want = format!("schedule {}", trace.meta.replay);
+    for chart in Chart::ALL.into_iter().filter(|&c| c != Chart::Pipes) {
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &opts), opts.width);
+        assert!(texts.contains(&want), "{chart:?}: {texts:?}");
+    }
+}
