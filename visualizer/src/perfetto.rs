@@ -6,6 +6,8 @@
 //! required). Flow arrows go from each release of a lock to its next
 //! acquire; a counter per pipe follows its buffered bytes (and one per
 //! channel its buffered messages); a global instant marks the deadlock.
+//! Waits and holds still open at the end go on past it by a twentieth of
+//! the run, so the state a deadlock leaves has a width to see.
 //! Timestamps are microseconds of virtual time (the trace's nanoseconds / 1000).
 //!
 //! ```
@@ -101,6 +103,11 @@ pub fn export_model(m: &Model) -> String {
         }
     }
 
+    // Waits and holds still open when the run ends (at a deadlock, the
+    // state the report is about) would end where they start: drawn on past
+    // the end, by a twentieth of the run, as the charts' final column.
+    let end_t = m.time(m.end);
+    let past_end = end_t + (end_t / 20).max(1);
     let mut body: Vec<(u64, String)> = Vec::new();
     let frame_arg = |f: Option<u32>| -> String {
         match f {
@@ -135,7 +142,7 @@ pub fn export_model(m: &Model) -> String {
                 Some(r) => format!("wait {}", m.resource_name(r)),
                 None => format!("wait ({})", b.op),
             };
-            let (t0, t1) = (m.time(b.start), m.time(b.end));
+            let (t0, t1) = (m.time(b.start), if b.open { past_end } else { m.time(b.end) });
             let res = b.resource.map(|r| format!(r#","resource":{}"#, js(m.resource_name(r)))).unwrap_or_default();
             body.push((
                 t0,
@@ -158,7 +165,7 @@ pub fn export_model(m: &Model) -> String {
                 Mode::Exclusive => format!("hold {}", m.resource_name(h.resource)),
                 Mode::Read => format!("read-hold {}", m.resource_name(h.resource)),
             };
-            let (t0, t1) = (m.time(h.start), m.time(h.end));
+            let (t0, t1) = (m.time(h.start), if h.open { past_end } else { m.time(h.end) });
             body.push((
                 t0,
                 format!(

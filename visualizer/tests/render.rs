@@ -585,9 +585,15 @@ fn perfetto_export() {
         assert_eq!(starts, ends);
         assert!(ev.iter().any(|e| e["ph"] == "i" && e["name"] == "deadlock"));
         if trace.meta.model == "abba" {
-            // T2 waits for A from step 5 (500 ns): the step the deadlock forms.
-            let w = ev.iter().find(|e| e["name"] == "wait A").unwrap();
-            assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.5, 0.0));
+            // T2 waits for A from step 5 (500 ns), the step the deadlock
+            // forms and the run ends: the wait, and the hold of A taken in
+            // that step, go on past the end by a twentieth of the run (25 ns).
+            for name in ["wait A", "hold A"] {
+                let w = ev.iter().find(|e| e["name"] == name).unwrap();
+                assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.5, 0.025), "{name}");
+            }
+            let w = ev.iter().find(|e| e["name"] == "hold B").unwrap();
+            assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.4, 0.125));
         } else {
             assert!(starts.len() >= 5);
             assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == "pipe client->server"));
