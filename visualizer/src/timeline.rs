@@ -204,7 +204,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if dead + over_cap > 0 {
         let g = |n: usize| crate::columns::group(n as u64);
         let left_out = match (dead, over_cap) {
-            (d, 0) => format!("{} of {} tasks not drawn: finished before the window or spawned after it", g(d), g(m.tasks.len())),
+            (d, 0) => format!("{} of {} tasks not drawn: finished before the window, or spawned at its end or after it", g(d), g(m.tasks.len())),
             (0, o) => format!(
                 "{} of {} tasks not drawn: over {MAX_LANES} alive in the window, so only the longest-lived (a narrower --window shows them)",
                 g(o),
@@ -322,10 +322,11 @@ fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> 
     keep
 }
 
-/// True if task `tt` exists at some position of `a..=b`: spawned by `b`,
-/// and not finished by `a`.
+/// True if task `tt` exists for some time within `a..b`: spawned before
+/// `b`, and not finished by `a`. (A task spawned at `b`, in the window's
+/// last step, would get a lane with nothing in it.)
 fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64) -> bool {
-    tt.spawn.is_some_and(|spawn| spawn <= b) && finished_at(tt).is_none_or(|f| f > a)
+    tt.spawn.is_some_and(|spawn| spawn < b || spawn == a) && finished_at(tt).is_none_or(|f| f > a)
 }
 
 /// Where task `tt` finished (a finished task stays finished).

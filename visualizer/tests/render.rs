@@ -870,3 +870,20 @@ fn a_run_named_by_its_schedule_shows_the_schedule_string() {
         assert!(texts.contains(&want), "{chart:?}: {texts:?}");
     }
 }
+
+#[test]
+fn a_task_spawned_in_the_windows_last_step_gets_no_lane() {
+    // Step 1 of ttrpc: main spawns the server, the client and six callers at
+    // its end. Those have no time in the window: no empty lanes for them.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    let opts = Options { window: Window::Steps(1, 1), x: XAxis::Steps, ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    assert!(texts.iter().any(|t| t.starts_with("16 of 17 tasks not drawn")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "caller-0"), "{texts:?}");
+    // From step 2 on, they run: their lanes are back.
+    let opts = Options { window: Window::Steps(1, 2), ..opts };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    assert!(texts.iter().any(|t| t == "caller-0"), "{texts:?}");
+}
