@@ -353,13 +353,19 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 if first.get("failures").is_some() { "--keep-going" } else { "lowest-failure" },
             )));
         }
-        for key in ["model", "params", "strategy", "range", "max_steps", "check_determinism"] {
+        for key in ["model", "strategy", "range", "max_steps", "check_determinism"] {
             if v.get(key) != first.get(key) {
                 return Err(UsageError(format!(
                     "{name}: `{key}` differs from {} ({} vs {})",
                     shards[0].0, v[key], first[key]
                 )));
             }
+        }
+        if params_by_value(v) != params_by_value(first) {
+            return Err(UsageError(format!(
+                "{name}: `params` differs from {} ({} vs {})",
+                shards[0].0, v["params"], first["params"]
+            )));
         }
     }
     // Every file must be a different shard i/n of the same n: a duplicate or a
@@ -453,7 +459,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         "verdict": lowest.map_or(json!("no-deadlock"), |(_, v)| v["verdict"].clone()),
         "seed": lowest.map(|(s, _)| s), "schedules": schedules,
         "cycle": lowest.map_or(json!([]), |(_, v)| v["cycle"].clone()),
-        "model": first["model"], "params": first["params"], "strategy": first["strategy"],
+        "model": first["model"], "params": params_by_value(first), "strategy": first["strategy"],
         "max_steps": first["max_steps"], "keep_going": keep_going,
         "check_determinism": first["check_determinism"],
         "seeds": range.to_string(), "range": range.to_string(), "covered": covered_text, "shards": shards.len(),
@@ -828,6 +834,20 @@ fn job_count(n: usize) -> String {
     crate::search_cmd::count(n as u64, "job")
 }
 
+/// A shard's `params` as the model reads them (`"03"` is `"3"`), or as
+/// written when the model does not take them (the check of the shard's own
+/// fields then names what is wrong).
+fn params_by_value(v: &serde_json::Value) -> serde_json::Value {
+    let given: Option<Vec<(String, String)>> = v["params"].as_object().map(|o| {
+        o.iter().map(|(k, x)| (k.clone(), x.as_str().map_or_else(|| x.to_string(), str::to_string))).collect()
+    });
+    let model = models::find(v["model"].as_str().unwrap_or("")).ok();
+    match (model, given) {
+        (Some(m), Some(given)) => m.configure(&given).map_or_else(|_| v["params"].clone(), |c| params_json(&c)),
+        _ => v["params"].clone(),
+    }
+}
+
 /// One shard's JSON, its fields checked against each other and the split.
 /// Runs the lowest failing `seed` of shard `name` (JSON `v`) again, as the
 /// hunt did, and refuses the shard if the fields that report it (`verdict`,
@@ -967,6 +987,13 @@ impl<'a> Shard<'a> {
         // The counts follow from the seeds it ran: every covered seed, or up
         // to its lowest failure (a shard is `--keep-going` if it has `failures`).
         let keep_going = v.get("failures").is_some();
+        if v["keep_going"].as_bool() != Some(keep_going) {
+            let has = if keep_going { "has" } else { "has no" };
+            return Err(bad(
+                "keep_going",
+                format!("is {}, but the shard {has} field `failures` (a --keep-going hunt's)", shown("keep_going")),
+            ));
+        }
         let ran = match (seed, keep_going) {
             (Some(s), false) => (s - seeds.first).saturating_add(1),
             _ => covered.map_or(0, |c| c.len()),

@@ -259,6 +259,17 @@ fn shards_merge_into_the_unsharded_result() {
     }
     let (_, kept) = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!((&kept["warnings"], &kept["failures"]), (&whole["warnings"], &whole["failures"]));
+    // Parameters are compared by value: a shard that writes a number as
+    // "02" is the shard of the same hunt, and the merge gives the model's form.
+    let mut padded: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    let (key, value) = padded["params"].as_object().unwrap().iter().find(|(_, x)| x == &&json!("2")).unwrap();
+    let key = key.clone();
+    assert_eq!(value, &merged["params"][&key]);
+    padded["params"][&key] = json!("02");
+    let f = dir.join("padded.json");
+    std::fs::write(&f, padded.to_string()).unwrap();
+    let (code_again, again) = json(&["merge", &files[0], f.to_str().unwrap(), &files[2]]);
+    assert_eq!((code_again, again), (code, merged));
     // A shard given twice, a missing one, a shard of a hunt with another step
     // limit or of a --keep-going hunt: refused, naming it.
     let (code, _, err) = deadsim(&["merge", &files[0], &files[0], &files[1]]);
@@ -340,6 +351,8 @@ fn shards_merge_into_the_unsharded_result() {
         (&kg1, "/distinct/0/verdict", json!("panic"), "distinct[0].verdict"),
         (&kg1, "/distinct", json!([]), "distinct"),
         (&kg1, "/schedules", json!(10), "schedules"),
+        (&kg1, "/keep_going", json!(false), "keep_going"),
+        (&whole0, "/keep_going", json!(true), "keep_going"),
     ] {
         let mut v = base.clone();
         *v.pointer_mut(pointer).unwrap() = value;
