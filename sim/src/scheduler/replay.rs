@@ -105,17 +105,28 @@ impl Schedule {
         if !body.is_empty() {
             for (i, tok) in body.split('.').enumerate() {
                 let (v, n) = match tok.split_once('x') {
-                    Some((v, n)) => (v, n),
-                    None => (tok, "1"),
+                    Some((v, n)) => (v, Some(n)),
+                    None => (tok, None),
                 };
-                let v: u32 = v.parse().map_err(|_| {
+                // Written as `encode` writes them: plain digits, no sign, no
+                // leading zero (Rust's parse alone would take `+2` and `02`).
+                let canonical = |d: &str| {
+                    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+                };
+                let v: u32 = v.parse().ok().filter(|_| canonical(v)).ok_or_else(|| {
                     format!("schedule: choice {} `{tok}` is not a number from 0 to {}", i + 1, u32::MAX)
                 })?;
-                let n: usize = n
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=10_000_000).contains(n))
-                    .ok_or_else(|| format!("schedule: choice {} `{tok}` has a bad repeat count", i + 1))?;
+                let n: usize = match n {
+                    None => 1,
+                    Some(n) => {
+                        n.parse().ok().filter(|k| canonical(n) && (1..=10_000_000).contains(k)).ok_or_else(|| {
+                            format!(
+                                "schedule: choice {} `{tok}` has a bad repeat count (1 to 10000000 after the x)",
+                                i + 1
+                            )
+                        })?
+                    }
+                };
                 if choices.len() + n > 100_000_000 {
                     return Err("schedule: more than 100,000,000 choices".to_string());
                 }
