@@ -58,7 +58,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             + 12;
     let left = MARGIN + label_w + 12;
     let right = width - MARGIN;
-    let tail = if b >= m.end { TAIL } else { 0 };
+    // The tail gives the level at the end and names who is blocked on each
+    // pipe then: as wide as the longest such name needs, up to a quarter.
+    let blocked_at_end = m
+        .tasks
+        .iter()
+        .filter_map(|tt| tt.blocks.last())
+        .filter(|blk| blk.open && blk.resource.is_some_and(|r| pipes.contains(&r)));
+    let widest = blocked_at_end.map(|blk| fonts::width(m.task_name(blk.task), TINY, false) + 12).max().unwrap_or(0);
+    let tail = if b >= m.end { widest.clamp(TAIL, ((right - left) / 4).max(TAIL)) } else { 0 };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     y += 30;
@@ -268,6 +276,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     .collect();
                 if !blocked.is_empty() {
                     s.rect(x0, row.1 - 4, right, row.1, palette::WAITING);
+                    // Who is stuck on the pipe at the end: at a deadlock, a
+                    // task of the cycle, which the stretches before do not
+                    // always have the room to name.
+                    let who = match blocked.as_slice() {
+                        [t] => m.task_name(*t).to_string(),
+                        more => format!("{} tasks", more.len()),
+                    };
+                    if let Some(who) = fonts::fit(&who, TINY, false, right - x0 - 4) {
+                        s.text(x0 + 2, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
+                    }
                 }
             }
         }

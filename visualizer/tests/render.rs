@@ -887,3 +887,18 @@ fn a_task_spawned_in_the_windows_last_step_gets_no_lane() {
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
     assert!(texts.iter().any(|t| t == "caller-0"), "{texts:?}");
 }
+
+#[test]
+fn the_pipes_final_column_names_who_is_blocked_at_the_end() {
+    // ttrpc #72 (v1.0.2 on both sides): Client.run blocks writing to
+    // client->server and serverConn.run writing to server->client.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
+            .unwrap();
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width);
+    // Once in the legend, once in the final column.
+    for name in ["Client.run", "serverConn.run"] {
+        assert_eq!(texts.iter().filter(|t| *t == name).count(), 2, "{name}: {texts:?}");
+    }
+}
