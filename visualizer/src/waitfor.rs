@@ -430,7 +430,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
     // Without a cycle there is no ring to draw: every node goes in layers instead.
     let layered = g.ring.is_empty();
-    let ring: Vec<usize> = if layered { (0..g.nodes.len()).collect() } else { g.ring.clone() };
+    // Layered rows that wrap run their edges through the boxes of the rows
+    // between: such a graph is drawn as the list of waits instead, one row
+    // each, as the tasks blocked behind a cycle are.
+    let listed = layered && !layers_fit(&g, &sizes, width);
+    let ring: Vec<usize> = match (layered, listed) {
+        (false, _) => g.ring.clone(),
+        (true, false) => (0..g.nodes.len()).collect(),
+        (true, true) => Vec::new(),
+    };
     let in_ring = |i: usize| ring.contains(&i);
 
     // The ring: clockwise from the top, on an ellipse that fits the width.
@@ -465,7 +473,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let snake = !layered && ((k > SNAKE_ABOVE && rx < r) || crowded());
     let (cell_w, cell_h) = (maxw as i32 + 70, maxh as i32 + 56);
     let cols = ((width - 2 * MARGIN - 40) / cell_w).clamp(1, k as i32);
-    let columns = layered && place_in_layers(&g, &sizes, &mut placed, y + 40, width);
+    let columns = layered && !listed && place_in_layers(&g, &sizes, &mut placed, y + 40, width);
     for (j, &i) in ring.iter().enumerate().filter(|_| !layered) {
         let (x, yy) = if snake {
             let (row, c) = (j as i32 / cols, j as i32 % cols);
@@ -552,7 +560,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if !rows.is_empty() {
         s.rect(MARGIN, y, width - MARGIN, y + 1, palette::GRID);
         y += 26;
-        s.text(MARGIN, y, "Blocked behind the cycle", TEXT, true, palette::INK, Anchor::Left);
+        let heading = if listed { "Blocked at the end of the run" } else { "Blocked behind the cycle" };
+        s.text(MARGIN, y, heading, TEXT, true, palette::INK, Anchor::Left);
         y += 18;
         let task_w = rows.iter().map(|e| sizes[e.from].0).max().unwrap_or(0);
         let wait_w = rows.iter().map(|e| sizes[e.to].0).max().unwrap_or(0);
@@ -788,6 +797,22 @@ impl Layers<'_> {
             }
         }
     }
+}
+
+/// True if a graph without a cycle can be drawn in layers: as columns, or
+/// as rows that each fit across the picture (see [`place_in_layers`]).
+fn layers_fit(g: &Graph, sizes: &[(i32, i32)], width: i32) -> bool {
+    let height = layers_of(g);
+    let room = width - 2 * MARGIN - 20;
+    let width_of = |l: usize| {
+        let ws: Vec<i32> = (0..g.nodes.len()).filter(|&i| height[i] == l).map(|i| sizes[i].0).collect();
+        ws.iter().sum::<i32>() + LAYER_GAP_X * (ws.len() as i32 - 1).max(0)
+    };
+    let layers = height.iter().copied().max().map_or(0, |h| h + 1);
+    let columns =
+        (0..layers).map(|l| (0..g.nodes.len()).filter(|&i| height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0));
+    let across = columns.sum::<i32>() + COLUMN_GAP * (layers as i32 - 1).max(0);
+    across <= room || (0..layers).all(|l| width_of(l) <= room)
 }
 
 /// Places every node of a graph without a cycle in layers: columns from the

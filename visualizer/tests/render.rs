@@ -902,3 +902,28 @@ fn the_pipes_final_column_names_who_is_blocked_at_the_end() {
         assert_eq!(texts.iter().filter(|t| *t == name).count(), 2, "{name}: {texts:?}");
     }
 }
+
+#[test]
+fn a_graph_whose_layers_do_not_fit_across_is_listed_one_wait_a_row() {
+    // ttrpc #72 with 12 callers cut short at step 90: no deadlock report,
+    // 14 tasks blocked. In 1200 px its three layers are columns; in 600 px
+    // neither columns nor one row per layer fit, so the waits are listed.
+    let params =
+        [("server", "v1.0.2"), ("client", "v1.0.2"), ("callers", "12")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let model = sim::models::find("ttrpc").unwrap().configure(&params).unwrap();
+    let trace = model.run_with(sim::Sim::new(0).record(true).max_steps(90)).trace.unwrap();
+    assert_eq!(trace.meta.verdict, "step-limit");
+    let heading = "Blocked at the end of the run".to_string();
+    let wide = Options::default();
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &wide), wide.width);
+    assert!(!texts.contains(&heading), "{texts:?}");
+    let narrow = Options { width: 600, ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &narrow), narrow.width);
+    assert!(texts.contains(&heading), "{texts:?}");
+    // Every blocked task (or its group) has its row: each is drawn once.
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    for n in g.nodes.iter().filter(|n| matches!(n.kind, visualizer::waitfor::NodeKind::Group(_))) {
+        assert_eq!(texts.iter().filter(|t| **t == n.label).count(), 1, "{}", n.label);
+    }
+    assert!(texts.iter().filter(|t| *t == "waits for").count() >= 2, "{texts:?}");
+}
