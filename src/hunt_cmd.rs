@@ -987,12 +987,23 @@ impl<'a> Shard<'a> {
         // The counts follow from the seeds it ran: every covered seed, or up
         // to its lowest failure (a shard is `--keep-going` if it has `failures`).
         let keep_going = v.get("failures").is_some();
-        if v["keep_going"].as_bool() != Some(keep_going) {
-            let has = if keep_going { "has" } else { "has no" };
-            return Err(bad(
-                "keep_going",
-                format!("is {}, but the shard {has} field `failures` (a --keep-going hunt's)", shown("keep_going")),
-            ));
+        match v["keep_going"].as_bool() {
+            Some(k) if k == keep_going => {}
+            Some(k) => {
+                let has = if keep_going { "has" } else { "has no" };
+                return Err(bad(
+                    "keep_going",
+                    format!("is {k}, but the shard {has} field `failures` (a --keep-going hunt's)"),
+                ));
+            }
+            None => {
+                let has = if keep_going { "has" } else { "has no" };
+                let why = format!(
+                    "is {}, not true or false (expected {keep_going}: the shard {has} field `failures`)",
+                    shown("keep_going")
+                );
+                return Err(bad("keep_going", why));
+            }
         }
         let ran = match (seed, keep_going) {
             (Some(s), false) => (s - seeds.first).saturating_add(1),

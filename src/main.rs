@@ -701,9 +701,11 @@ fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     }
     Duration::try_from_secs_f64(t)
         .map(Some)
-        // The most a Duration holds is 2^64 s less a nanosecond, about 1.8e19 s:
+        // The most a Duration holds is 2^64 s less a nanosecond:
         // as a float, 18446744073709551615 rounds up past it.
-        .map_err(|_| UsageError(format!("--time-budget `{given}`: too large (below 1.8e19 seconds)")))
+        .map_err(|_| {
+            UsageError(format!("--time-budget `{given}`: too large (it must be below 2^64 seconds, about 1.8447e19)"))
+        })
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {

@@ -314,7 +314,9 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
-    note_missing_glyphs(trace);
+    if files.iter().any(|(_, f, _)| *f == Format::Png) {
+        note_missing_glyphs(trace);
+    }
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));

@@ -212,10 +212,12 @@ pub fn ticks(x0: u64, x1: u64, width: i32, spacing: i32) -> Vec<u64> {
         step = step.saturating_mul(10);
     }
     let mut v = Vec::new();
-    let mut t = x0.div_ceil(step) * step;
-    while t <= x1 {
-        v.push(t);
-        t += step;
+    // Checked: near u64::MAX (a trace's times may go that far) the next
+    // tick does not exist, and a wrapped one would loop for ever.
+    let mut t = x0.div_ceil(step).checked_mul(step);
+    while let Some(x) = t.filter(|&x| x <= x1) {
+        v.push(x);
+        t = x.checked_add(step);
     }
     v
 }
@@ -240,7 +242,8 @@ pub fn label(v: u64, time: bool, step: u64, max: u64) -> String {
         format!("{} {unit}", group(v / div))
     } else {
         let scale = 10u64.pow(decimals);
-        let q = v * scale / div;
+        // In u128: a trace's times may go up to u64::MAX.
+        let q = (v as u128 * scale as u128 / div as u128) as u64;
         format!("{}.{:0w$} {unit}", group(q / scale), q % scale, w = decimals as usize)
     }
 }

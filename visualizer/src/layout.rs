@@ -19,10 +19,17 @@ pub const TINY: f64 = 14.0;
 /// schedule, `explore`'s failing schedule (strategy `dfs`), a shrunk one): its
 /// seed means nothing.
 pub fn run_name(meta: &sim::trace::Meta) -> String {
-    match meta.strategy.as_str() {
-        "replay" | "shrink" | "dfs" => "schedule".to_string(),
-        _ => format!("seed {}", meta.seed),
+    if named_by_schedule(meta) {
+        "schedule".to_string()
+    } else {
+        format!("seed {}", meta.seed)
     }
+}
+
+/// True for a run a schedule string fixed (a replay, `explore`'s failing
+/// schedule, a shrunk run), which no seed reproduces.
+pub fn named_by_schedule(meta: &sim::trace::Meta) -> bool {
+    matches!(meta.strategy.as_str(), "replay" | "shrink" | "dfs")
 }
 
 /// Draws the title block from `y` and returns the y below it.
@@ -66,7 +73,7 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
         let t = t.trim_end_matches('·').trim_end();
         s.text(x, y, t, SMALL, false, palette::MUTED, Anchor::Left);
     }
-    if run_name(meta) == "schedule" {
+    if named_by_schedule(meta) {
         // A run named by its schedule, not a seed: the string that replays
         // it, so a reader of the figure can run it (cut, it would replay
         // nothing: too long for the line, the figure says where it is).

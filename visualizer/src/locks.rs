@@ -295,7 +295,9 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
             // A long name takes the smaller size before it is cut.
             let (name, room) = (m.task_name(h.task), right - x0 - 8);
             let size = if ry1 - ry0 >= 20 && fonts::width(name, SMALL, false) <= room { SMALL } else { TINY };
-            if let Some(text) = fonts::fit(name, size, false, room) {
+            // Cut, a name keeps its instance number (`#1`, `-3`).
+            let text = layout::fit_or_cut(name, size, false, room);
+            if !text.is_empty() {
                 s.text_mid(
                     (x0 + right) / 2,
                     (ry0 + ry1) / 2,

@@ -98,7 +98,9 @@ pub fn export_model(m: &Model) -> String {
                     k
                 }
             };
-            lane_end[lane] = h.end;
+            // An open hold is drawn on past the end (see `past_end`): its
+            // lane takes no later hold.
+            lane_end[lane] = if h.open { u64::MAX } else { h.end };
             hold_tid.insert((i, h.resource, h.start, h.mode), tid(i, lane as u32 + 1));
         }
     }
@@ -107,7 +109,7 @@ pub fn export_model(m: &Model) -> String {
     // state the report is about) would end where they start: drawn on past
     // the end, by a twentieth of the run, as the charts' final column.
     let end_t = m.time(m.end);
-    let past_end = end_t + (end_t / 20).max(1);
+    let past_end = end_t.saturating_add((end_t / 20).max(1));
     let mut body: Vec<(u64, String)> = Vec::new();
     let frame_arg = |f: Option<u32>| -> String {
         match f {

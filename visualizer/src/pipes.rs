@@ -41,6 +41,23 @@ fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
     v
 }
 
+/// Who is still blocked in a `op` ("write" or "read") on pipe `r` at the
+/// end of the run, as the final column names them: the task, or "N tasks".
+fn blocked_label(m: &Model, r: u32, op: &str) -> Option<String> {
+    let blocked: Vec<u32> = m
+        .tasks
+        .iter()
+        .filter_map(|tt| tt.blocks.last())
+        .filter(|blk| blk.open && blk.resource == Some(r) && blk.op == op)
+        .map(|blk| blk.task)
+        .collect();
+    match blocked.as_slice() {
+        [] => None,
+        [t] => Some(m.task_name(*t).to_string()),
+        more => Some(format!("{} tasks", more.len())),
+    }
+}
+
 /// Lays out the pipe chart of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let pipes = m.pipes();
@@ -60,12 +77,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let right = width - MARGIN;
     // The tail gives the level at the end and names who is blocked on each
     // pipe then: as wide as the longest such name needs, up to a quarter.
-    let blocked_at_end = m
-        .tasks
+    let widest = pipes
         .iter()
-        .filter_map(|tt| tt.blocks.last())
-        .filter(|blk| blk.open && blk.resource.is_some_and(|r| pipes.contains(&r)));
-    let widest = blocked_at_end.map(|blk| fonts::width(m.task_name(blk.task), TINY, false) + 12).max().unwrap_or(0);
+        .flat_map(|&r| ["write", "read"].map(|op| blocked_label(m, r, op)))
+        .flatten()
+        .map(|who| fonts::width(&who, TINY, false) + 12)
+        .max()
+        .unwrap_or(0);
     let tail = if b >= m.end { widest.clamp(TAIL, ((right - left) / 4).max(TAIL)) } else { 0 };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
@@ -267,25 +285,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 s.dashed((x0, yv(cap)), (right, yv(cap)), palette::DEADLOCK, 1, 6, 4);
             }
             for (row, op) in [(wr, "write"), (rd, "read")] {
-                let blocked: Vec<u32> = m
-                    .tasks
-                    .iter()
-                    .filter_map(|tt| tt.blocks.last())
-                    .filter(|blk| blk.open && blk.resource == Some(r) && blk.op == op)
-                    .map(|blk| blk.task)
-                    .collect();
-                if !blocked.is_empty() {
+                // Who is stuck on the pipe at the end: at a deadlock, a task
+                // of the cycle, which the stretches before do not always
+                // have the room to name.
+                if let Some(who) = blocked_label(m, r, op) {
                     s.rect(x0, row.1 - 4, right, row.1, palette::WAITING);
-                    // Who is stuck on the pipe at the end: at a deadlock, a
-                    // task of the cycle, which the stretches before do not
-                    // always have the room to name.
-                    let who = match blocked.as_slice() {
-                        [t] => m.task_name(*t).to_string(),
-                        more => format!("{} tasks", more.len()),
-                    };
-                    if let Some(who) = fonts::fit(&who, TINY, false, right - x0 - 4) {
-                        s.text(x0 + 2, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
-                    }
+                    let who = layout::fit_or_cut(&who, TINY, false, right - x0 - 4);
+                    s.text(x0 + 2, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
                 }
             }
         }

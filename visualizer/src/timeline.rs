@@ -71,8 +71,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
     let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
     let tinted: Vec<u32> = cycle.iter().copied().chain(failed).collect();
-    let alive: Vec<u32> =
-        (0..m.tasks.len() as u32).filter(|&t| alive_in(&m.tasks[t as usize], a, b) || tinted.contains(&t)).collect();
+    let alive: Vec<u32> = (0..m.tasks.len() as u32)
+        .filter(|&t| alive_in(&m.tasks[t as usize], a, b, m.end) || tinted.contains(&t))
+        .collect();
     let shown = most_telling(m, &alive, &tinted, (a, b));
     let (dead, over_cap) = (m.tasks.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
@@ -204,7 +205,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if dead + over_cap > 0 {
         let g = |n: usize| crate::columns::group(n as u64);
         let left_out = match (dead, over_cap) {
-            (d, 0) => format!("{} of {} tasks not drawn: finished before the window, or spawned at its end or after it", g(d), g(m.tasks.len())),
+            (d, 0) => format!("{} of {} tasks not drawn: finished before the window, or spawned in its last step or after it", g(d), g(m.tasks.len())),
             (0, o) => format!(
                 "{} of {} tasks not drawn: over {MAX_LANES} alive in the window, so only the longest-lived (a narrower --window shows them)",
                 g(o),
@@ -322,11 +323,13 @@ fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> 
     keep
 }
 
-/// True if task `tt` exists for some time within `a..b`: spawned before
-/// `b`, and not finished by `a`. (A task spawned at `b`, in the window's
-/// last step, would get a lane with nothing in it.)
-fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64) -> bool {
-    tt.spawn.is_some_and(|spawn| spawn < b || spawn == a) && finished_at(tt).is_none_or(|f| f > a)
+/// True if task `tt` exists for some time within the window `a..b` (`a <
+/// b`, as `Window::resolve` gives it): spawned before `b`, and not finished
+/// by `a`. A task spawned at `b`, in the window's last step, has no time in
+/// it and gets no lane, unless the window reaches the run's `end`: the
+/// final column then shows it.
+fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64, end: u64) -> bool {
+    tt.spawn.is_some_and(|spawn| spawn < b || (spawn == b && b >= end)) && finished_at(tt).is_none_or(|f| f > a)
 }
 
 /// Where task `tt` finished (a finished task stays finished).

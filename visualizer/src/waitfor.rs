@@ -255,7 +255,9 @@ impl Graph {
                 .filter_map(|&i| if let NodeKind::Task(t) = self.nodes[i].kind { Some(t) } else { None })
                 .collect();
             let names: Vec<&str> = ids.iter().map(|&t| m.task_name(t)).collect();
-            let label = format!("{} tasks: {}, {}, …, {}", names.len(), names[0], names[1], names[names.len() - 1]);
+            // Not "first, …, last": that reads as a range, and tasks between
+            // may have rows of their own.
+            let label = format!("{} tasks: {}, {} and {} more", names.len(), names[0], names[1], names.len() - 2);
             let first = &mut self.nodes[members[0]];
             first.label = label;
             first.kind = NodeKind::Group(ids);

@@ -113,19 +113,27 @@ impl Schedule {
                 let canonical = |d: &str| {
                     !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
                 };
-                let v: u32 = v.parse().ok().filter(|_| canonical(v)).ok_or_else(|| {
+                // Anything else that reads as a number is refused as written.
+                let plain = |d: &str| {
+                    (!canonical(d) && d.parse::<u64>().is_ok()).then(|| {
+                        format!(
+                            "schedule: choice {} `{tok}`: numbers are written as deadsim prints them, \
+                             in plain digits with no sign or leading zero",
+                            i + 1
+                        )
+                    })
+                };
+                if let Some(e) = plain(v).or_else(|| n.and_then(plain)) {
+                    return Err(e);
+                }
+                let v: u32 = v.parse().map_err(|_| {
                     format!("schedule: choice {} `{tok}` is not a number from 0 to {}", i + 1, u32::MAX)
                 })?;
                 let n: usize = match n {
                     None => 1,
-                    Some(n) => {
-                        n.parse().ok().filter(|k| canonical(n) && (1..=10_000_000).contains(k)).ok_or_else(|| {
-                            format!(
-                                "schedule: choice {} `{tok}` has a bad repeat count (1 to 10000000 after the x)",
-                                i + 1
-                            )
-                        })?
-                    }
+                    Some(n) => n.parse().ok().filter(|k| (1..=10_000_000).contains(k)).ok_or_else(|| {
+                        format!("schedule: choice {} `{tok}` has a bad repeat count (1 to 10000000 after the x)", i + 1)
+                    })?,
                 };
                 if choices.len() + n > 100_000_000 {
                     return Err("schedule: more than 100,000,000 choices".to_string());
