@@ -1084,7 +1084,7 @@ impl<'a> Shard<'a> {
             }
             // A signature starts with its failure's verdict ("deadlock: T1 lock B -> ...").
             let verdict = d["verdict"].as_str().unwrap_or("");
-            if !d["signature"].as_str().is_some_and(|sig| sig.split(':').next() == Some(verdict)) {
+            if d["signature"].as_str().is_none_or(|sig| sig.split(':').next() != Some(verdict)) {
                 return Err((
                     format!("{field}.verdict"),
                     format!(

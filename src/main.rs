@@ -696,7 +696,7 @@ fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     let Some(given) = t else { return Ok(None) };
     let expected = || UsageError(format!("--time-budget `{given}`: expected a number of seconds above 0"));
     let t: f64 = given.trim().parse().map_err(|_| expected())?;
-    if !(t > 0.0) {
+    if t.is_nan() || t <= 0.0 {
         return Err(expected());
     }
     Duration::try_from_secs_f64(t)

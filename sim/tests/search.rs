@@ -212,7 +212,7 @@ fn reduced_exploration_finds_every_deadlock_brute_force_finds() {
 /// Three tasks each take lock A and then lock B once, and note their name
 /// in each lock's log while they hold it; main joins them and fails with
 /// both logs. So every run fails, and its failure names the order in which
-/// the tasks took each lock: one distinct failure per partial order.
+/// the tasks took each lock: one distinct failure per pair of orders.
 fn lock_orders() -> Configured {
     use std::cell::RefCell;
     use std::rc::Rc;

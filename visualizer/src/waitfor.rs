@@ -464,10 +464,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // Squeezed into a narrow picture, a ring can put two nodes on top of
     // each other: the cycle snakes then too, however short.
     let crowded = || {
-        let at: Vec<((f64, f64), &(i32, i32))> =
-            ring.iter().enumerate().map(|(j, &i)| (on_ring(j), &sizes[i])).collect();
-        at.iter().enumerate().any(|(j, &((ax, ay), &(aw, ah)))| {
-            at[j + 1..].iter().any(|&((bx, by), &(bw, bh))| {
+        // Each node's centre on the ring, and its size.
+        let at: Vec<((f64, f64), (i32, i32))> = ring.iter().enumerate().map(|(j, &i)| (on_ring(j), sizes[i])).collect();
+        at.iter().enumerate().any(|(j, &((ax, ay), (aw, ah)))| {
+            at[j + 1..].iter().any(|&((bx, by), (bw, bh))| {
                 (ax - bx).abs() < ((aw + bw) / 2 + 8) as f64 && (ay - by).abs() < ((ah + bh) / 2 + 8) as f64
             })
         })
