@@ -53,6 +53,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut y = layout::title(&mut s, m, "Locks", MARGIN);
 
     let cycle_res = if m.deadlock_in(a, b) { m.cycle_resources() } else { Default::default() };
+    // Lanes for the locks held or waited for in the window (a lock of the
+    // cycle always): a lock nobody used would be a blank lane. If none was
+    // used, every lane, and the chart says nothing happened.
+    let all_locks = locks.len();
+    let used: Vec<u32> = locks.iter().copied().filter(|&r| used_in(m, r, a, b) || cycle_res.contains(&r)).collect();
+    let nothing = used.is_empty();
+    let locks = if nothing { locks } else { used };
     let label_w = locks
         .iter()
         .map(|&r| fonts::width(m.resource_name(r), TEXT, true).max(fonts::width(&kind_label(m, r), TINY, false)))
@@ -110,16 +117,18 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let max_wait = most_waiting.max(1);
     let mut holders: BTreeSet<u32> = BTreeSet::new();
     let mut pale = false;
+    let mut read_held = false;
     for lane in &lanes {
-        draw_lane(&mut s, m, &xm, lane, label_w, max_wait, cycle_res.contains(&lane.resource), &mut holders, &mut pale);
+        let in_cycle = cycle_res.contains(&lane.resource);
+        draw_lane(&mut s, m, &xm, lane, label_w, max_wait, in_cycle, &mut holders, &mut pale, &mut read_held);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right, &mut holders);
+            draw_tail(&mut s, m, &xm, lane, right, max_wait, &mut holders);
         }
     }
     if tail > 0 {
         s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
     }
-    if holders.is_empty() && most_waiting == 0 {
+    if nothing {
         // Empty lanes would read as missing data: say that nothing happened.
         let mid = left + (right - left - tail) / 2;
         let what = "no lock is held or waited for in this window";
@@ -128,6 +137,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+    if locks.len() < all_locks {
+        let left_out = all_locks - locks.len();
+        let what = format!(
+            "{left_out} of {all_locks} locks not drawn: not held or waited for in this window{}",
+            if a == 0 && b >= m.end { "" } else { " (--window all shows the whole run)" }
+        );
+        if let Some(t) = fonts::fit(&what, SMALL, false, width - MARGIN - xm.left) {
+            s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+            y += 22;
+        }
+    }
 
     let mut items: Vec<(Swatch, String)> = holders
         .iter()
@@ -135,6 +155,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         .collect();
     if pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
+    }
+    if read_held {
+        items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
     items.push((Swatch::Fill(palette::WAITING.into()), "tasks waiting to acquire (darker: more)".into()));
     items.extend(layout::end_mark_legend(m, a, b));
@@ -194,6 +217,20 @@ fn waiting(m: &Model, r: u32, xm: &XMap) -> Vec<u32> {
     cov.iter().map(|&c| c.div_ceil(SUB as u64) as u32).collect()
 }
 
+/// True if lock `r` is held or waited for at some point of `a..=b` (a lock
+/// taken in the window's last step counts, though it shows only at its end).
+fn used_in(m: &Model, r: u32, a: u64, b: u64) -> bool {
+    let res = &m.resources[r as usize];
+    res.holds.iter().any(|h| h.start <= b && h.end >= a) || res.waits.iter().any(|w| w.start <= b && w.end >= a)
+}
+
+/// The opacity of a waiting row where `n` tasks wait, of at most `max`
+/// (darker: more), the same in the plot and in the final column.
+fn waiting_shade(n: u32, max: u32) -> u8 {
+    let max = max.max(n).max(1);
+    (110 + 145 * n / max) as u8
+}
+
 fn max_waiting(m: &Model, locks: &[u32], xm: &XMap) -> u32 {
     locks.iter().map(|&r| waiting(m, r, xm).into_iter().max().unwrap_or(0)).max().unwrap_or(0)
 }
@@ -209,6 +246,7 @@ fn draw_lane(
     in_cycle: bool,
     holders: &mut BTreeSet<u32>,
     pale: &mut bool,
+    read_held: &mut bool,
 ) {
     let r = lane.resource;
     let w = xm.width as usize;
@@ -220,6 +258,22 @@ fn draw_lane(
     s.text_mid(MARGIN + 2, (y0 + y1) / 2 + 12, &kind, TINY, false, palette::MUTED, Anchor::Left);
     s.text_mid(xm.left - 8, (lane.wait.0 + lane.wait.1) / 2, "waiting", TINY, false, palette::MUTED, Anchor::Right);
     s.rect(xm.left, y0, xm.left + xm.width, y1, alpha(palette::GRID, 90));
+
+    // What the window's last step did to the lock happens at its right
+    // edge, with no width to draw it in: said in words, unless the final
+    // column (a window to the end of the run) shows it.
+    if xm.b < m.end {
+        let res = &m.resources[r as usize];
+        let at_end = |start: u64| start == xm.b && xm.b > xm.a;
+        let what = match (res.holds.iter().find(|h| at_end(h.start)), res.waits.iter().find(|w| at_end(w.start))) {
+            (Some(h), _) => Some(format!("{} takes it at the window's end", m.task_name(h.task))),
+            (None, Some(w)) => Some(format!("{} starts waiting for it at the window's end", m.task_name(w.task))),
+            (None, None) => None,
+        };
+        if let Some(t) = what.and_then(|t| fonts::fit(&t, TINY, false, xm.width - 8)) {
+            s.text_mid(xm.left + xm.width - 4, (y0 + y1) / 2, &t, TINY, false, palette::MUTED, Anchor::Right);
+        }
+    }
 
     // Holders, row by row: the task holding most of each column.
     let holds = &m.resources[r as usize].holds;
@@ -237,25 +291,45 @@ fn draw_lane(
                 xm.cover(h.start, h.end, |c, amt| dom.add(c, h.task, amt));
             }
         }
+        // Columns a read hold covers in this row: a write hold fills every
+        // row and excludes readers, so such a column is read-held.
+        let mut read = vec![false; w];
+        for (i, h) in holds.iter().enumerate() {
+            if lane.slot[i] == Some(row) && h.mode == Mode::Read && h.end >= xm.a && h.start <= xm.b {
+                xm.cover(h.start, h.end, |c, _| read[c] = true);
+            }
+        }
         let busy = boundaries(xm, holds.iter().map(|h| (h.start, h.end)));
-        let cols: Vec<Option<(u32, bool)>> = dom
+        let cols: Vec<Option<(u32, bool, bool)>> = dom
             .result()
             .into_iter()
             .zip(&busy)
-            .map(|(x, &n)| x.map(|(t, share)| (t, share * 2 >= SUB as u32 || n < 2)))
+            .zip(&read)
+            .map(|((x, &n), &rd)| x.map(|(t, share)| (t, share * 2 >= SUB as u32 || n < 2, rd)))
             .collect();
-        for (c0, c1, (t, full)) in runs(&cols) {
+        for (c0, c1, (t, full, rd)) in runs(&cols) {
             let color = palette::task(t);
             let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
-            s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
+            // A read hold is outlined in the holder's colour, a write hold
+            // (or a mutex's) filled: who holds an RWMutex for reading is
+            // what a read-lock deadlock turns on.
+            let ink = if rd {
+                s.rect(x0, ry0, x1, ry1, alpha(color, 60));
+                s.frame(x0, ry0, x1.max(x0 + 2), ry1, color, 2);
+                *read_held |= x1 - x0 >= 3;
+                palette::INK
+            } else {
+                s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
+                // A sliver of a pixel or two is not worth a legend entry.
+                *pale |= !full && x1 - x0 >= 3;
+                palette::text_on(color)
+            };
             holders.insert(t);
-            // A sliver of a pixel or two is not worth a legend entry.
-            *pale |= !full && x1 - x0 >= 3;
             let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
             if full {
                 if let Some(text) = fonts::fit(m.task_name(t), size, false, x1 - x0 - 8) {
                     if x1 - x0 >= 30 {
-                        s.text_mid(x0 + 4, (ry0 + ry1) / 2, &text, size, false, palette::text_on(color), Anchor::Left);
+                        s.text_mid(x0 + 4, (ry0 + ry1) / 2, &text, size, false, ink, Anchor::Left);
                     }
                 }
             }
@@ -266,7 +340,7 @@ fn draw_lane(
     let wait = waiting(m, r, xm);
     let cols: Vec<Option<u32>> = wait.iter().map(|&n| (n > 0).then_some(n)).collect();
     for (c0, c1, n) in runs(&cols) {
-        let a = (110 + 145 * n.min(max_wait) / max_wait) as u8;
+        let a = waiting_shade(n, max_wait);
         let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
         s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
@@ -278,7 +352,7 @@ fn draw_lane(
 }
 
 /// Holders and waiters at the end of the trace.
-fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holders: &mut BTreeSet<u32>) {
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, max_wait: u32, holders: &mut BTreeSet<u32>) {
     let x0 = xm.left + xm.width + 6;
     let r = lane.resource;
     let holds = &m.resources[r as usize].holds;
@@ -310,20 +384,15 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
             }
         }
     }
-    let n = m.resources[r as usize].waits.iter().filter(|w| w.open).count();
+    let n = m.resources[r as usize].waits.iter().filter(|w| w.open).count() as u32;
     if n > 0 {
-        s.rect(x0, lane.wait.0, right, lane.wait.1, palette::WAITING);
+        // The shade (and ink) of the plot's waiting row for the same count.
+        let a = waiting_shade(n, max_wait);
+        s.rect(x0, lane.wait.0, right, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
         if let Some(text) = fonts::fit(&text, TINY, true, right - x0 - 6) {
-            s.text_mid(
-                (x0 + right) / 2,
-                (lane.wait.0 + lane.wait.1) / 2,
-                &text,
-                TINY,
-                true,
-                palette::WHITE,
-                Anchor::Center,
-            );
+            let ink = if a >= 200 { palette::WHITE } else { palette::INK };
+            s.text_mid((x0 + right) / 2, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Center);
         }
     }
 }

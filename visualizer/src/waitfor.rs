@@ -391,7 +391,13 @@ fn label_lines(label: &str) -> Vec<String> {
                 l.push_str(" | ");
                 l.push_str(part);
             }
-            _ => lines.push(part.to_string()),
+            // A line broken between cases ends in the separator, so that
+            // three cases on two lines still read as three.
+            Some(l) => {
+                l.push_str(" |");
+                lines.push(part.to_string());
+            }
+            None => lines.push(part.to_string()),
         }
     }
     lines.into_iter().map(|l| layout::fit_or_cut(&l, TEXT, true, WRAP + 60)).collect()

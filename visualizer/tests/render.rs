@@ -982,3 +982,43 @@ fn perfetto_lock_lanes_never_overlap() {
         }
     }
 }
+
+#[test]
+fn locks_chart_draws_the_locks_used_and_says_what_the_last_step_did() {
+    let load =
+        |name: &str| visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces").join(name)).unwrap();
+    let texts_of =
+        |trace: &Trace, opts: &Options| check_svg(&render(trace, Chart::Locks, Format::Svg, opts), opts.width);
+    // Flink minimal: seven monitors, three of them ever held or waited for.
+    let flink = load("flink-1.13.1-minimal-deadlock.json");
+    let texts = texts_of(&flink, &Options::default());
+    let note = texts.iter().find(|t| t.contains("locks not drawn: not held or waited for in this window"));
+    assert!(note.is_some_and(|n| n.starts_with("4 of 7")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "SingleInputGate.inputChannelsWithData"), "{texts:?}");
+    // abba, step 4 alone: T2 takes B at its end, with no width to draw it.
+    let abba = visualizer::load(&committed()).unwrap();
+    let opts = Options { window: Window::Steps(4, 4), x: XAxis::Steps, ..Options::default() };
+    let texts = texts_of(&abba, &opts);
+    assert!(texts.iter().any(|t| t == "T2 takes it at the window's end"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.starts_with("no lock is held")), "{texts:?}");
+    // ttrpc v1.2.3's client read-locks streamLock: drawn and named as such.
+    let ttrpc = load("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let texts = texts_of(&ttrpc, &Options::default());
+    assert!(texts.iter().any(|t| t == "read-locked (RWMutex)"), "{texts:?}");
+    assert!(!texts_of(&flink, &Options::default()).iter().any(|t| t == "read-locked (RWMutex)"));
+}
+
+#[test]
+fn a_wrapped_select_keeps_its_separators() {
+    // "recv stream#N.recv | recv stream#N.recvClose | recv c.ctx.Done()"
+    // takes two lines: the first ends in the separator, so three cases
+    // still read as three.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    let opts = Options::default();
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), opts.width);
+    let first = texts.iter().position(|t| t.starts_with("recv stream#") && t.contains(".recvClose")).expect("a select");
+    assert!(texts[first].ends_with(" |"), "{texts:?}");
+    assert_eq!(texts[first + 1], "recv c.ctx.Done()", "{texts:?}");
+}
