@@ -175,7 +175,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // When the window reaches the end of the trace, a short tail after the
     // axis shows the final state of every task (a task that blocks in the
     // last step has no time left to show it in).
-    let tail = if b >= m.end { TAIL } else { 0 };
+    // As wide as the longest "what it waits for" there needs, up to a fifth.
+    let widest = lanes.iter().filter_map(|l| final_wait(m, l.task)).map(|w| fonts::width(&w, TINY, true) + 16).max();
+    let tail = if b >= m.end { widest.unwrap_or(0).clamp(TAIL, ((right - left) / 5).max(TAIL)) } else { 0 };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     // Backgrounds: cycle tint, lane separators, grid.
@@ -371,6 +373,16 @@ const TAIL: i32 = 76;
 /// Opacity of read locks and partly held columns.
 const PALE: u8 = 110;
 
+/// What task `t` still waits for when the run ends (a lock, a pipe, or
+/// the operation: `select`, `join`), as the final column names it.
+fn final_wait(m: &Model, t: u32) -> Option<String> {
+    let blk = m.tasks[t as usize].blocks.last().filter(|b| b.open)?;
+    Some(match blk.resource {
+        Some(r) => m.resource_name(r).to_string(),
+        None => blk.op.clone(),
+    })
+}
+
 /// The final state of a lane, in the tail after the axis.
 fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
     let t = lane.task;
@@ -383,16 +395,9 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
         Some(State::Finished) => s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED),
         Some(st) => {
             s.rect(x0, bar0, x1, bar1, state_color(st));
-            if st == State::Blocked {
-                if let Some(blk) = m.tasks[t as usize].blocks.last().filter(|b| b.open) {
-                    let what = match blk.resource {
-                        Some(r) => m.resource_name(r).to_string(),
-                        None => blk.op.clone(),
-                    };
-                    if let Some(text) = fonts::fit(&what, TINY, true, x1 - x0 - 8) {
-                        s.text_mid((x0 + x1) / 2, cy, &text, TINY, true, palette::WHITE, Anchor::Center);
-                    }
-                }
+            if let Some(what) = final_wait(m, t).filter(|_| st == State::Blocked) {
+                let text = layout::fit_or_cut(&what, TINY, true, x1 - x0 - 8);
+                s.text_mid((x0 + x1) / 2, cy, &text, TINY, true, palette::WHITE, Anchor::Center);
             }
         }
     }

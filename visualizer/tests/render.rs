@@ -1022,3 +1022,22 @@ fn a_wrapped_select_keeps_its_separators() {
     assert!(texts[first].ends_with(" |"), "{texts:?}");
     assert_eq!(texts[first + 1], "recv c.ctx.Done()", "{texts:?}");
 }
+
+#[test]
+fn the_timelines_final_column_names_what_each_task_waits_for_in_full() {
+    // ttrpc v1.2.3: serverConn.run waits for server->client, caller-3 for
+    // client->server; the column was 76 px and cut both at every width.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    for width in [1200, 2400] {
+        let opts = Options { width, ..Options::default() };
+        let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width);
+        // (A blocked stretch in the plot says "write server->cli…" when short.)
+        assert!(!texts.iter().any(|t| t.ends_with('…') && t.contains("->") && !t.contains(' ')), "{width}: {texts:?}");
+        for pipe in ["server->client", "client->server"] {
+            // In the final column and beside its deadlock arrow.
+            assert!(texts.iter().filter(|t| *t == pipe).count() >= 2, "{width} {pipe}: {texts:?}");
+        }
+    }
+}
