@@ -182,17 +182,20 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
 /// Draws the dashed deadlock line from `top` to `bottom` (labelled above
 /// `top`) when the deadlock is inside the window.
 pub fn deadlock_line(s: &mut Scene, m: &Model, xm: &XMap, top: i32, bottom: i32) {
-    let Some((d, what)) = end_mark(m) else { return };
-    if d < xm.a || d > xm.b {
-        return;
-    }
-    let x = xm.px(d).min(xm.left + xm.width - 1);
+    let (Some((d, what)), Some(x)) = (end_mark(m), end_mark_x(m, xm)) else { return };
     s.dashed((x, top), (x, bottom), palette::DEADLOCK, 2, 6, 4);
     let label = format!("{what}, step {}", columns::group(d));
     let w = fonts::width(&label, SMALL, true);
     // Right-aligned on the line when it is near the right edge.
     let (lx, anchor) = if x + w / 2 > xm.left + xm.width { (x, Anchor::Right) } else { (x, Anchor::Center) };
     s.text(lx, top - 6, &label, SMALL, true, palette::DEADLOCK, anchor);
+}
+
+/// The x of the line [`deadlock_line`] draws, if the window shows it: text
+/// laid across the plot stops short of it.
+pub fn end_mark_x(m: &Model, xm: &XMap) -> Option<i32> {
+    let (d, _) = end_mark(m)?;
+    (xm.a..=xm.b).contains(&d).then(|| xm.px(d).min(xm.left + xm.width - 1))
 }
 
 /// Where the run ended in a failure and what it was: the deadlock, else an

@@ -129,15 +129,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         } else {
             format!("capacity {} B", group(cap))
         };
-        s.text(
-            MARGIN + 2 + fonts::width(&name, TEXT, true) + 12,
-            name_y,
-            &cap_text,
-            SMALL,
-            false,
-            palette::MUTED,
-            Anchor::Left,
-        );
+        // Stopping short of the deadlock line, which would strike it through.
+        let cap_x = MARGIN + 2 + fonts::width(&name, TEXT, true) + 12;
+        let room = layout::end_mark_x(m, &xm).filter(|&x| x > cap_x).map_or(right, |x| x - 8) - cap_x;
+        if let Some(cap_text) = fonts::fit(&cap_text, SMALL, false, room) {
+            s.text(cap_x, name_y, &cap_text, SMALL, false, palette::MUTED, Anchor::Left);
+        }
         s.rect(xm.left, p0, xm.left + xm.width, p1, alpha(palette::GRID, 90));
         s.rect(xm.left - 1, p0, xm.left, p1 + 1, palette::AXIS);
         s.rect(xm.left - 5, p1, xm.left, p1 + 1, palette::AXIS);

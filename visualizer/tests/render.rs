@@ -1041,3 +1041,20 @@ fn the_timelines_final_column_names_what_each_task_waits_for_in_full() {
         }
     }
 }
+
+#[test]
+fn a_pipe_caption_stops_short_of_the_deadlock_line() {
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    let caption = "unbuffered (capacity 0): bars are the bytes each read takes from the writer";
+    let texts_at = |width: u32| {
+        let opts = Options { width, ..Options::default() };
+        check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), width)
+    };
+    assert_eq!(texts_at(1200).iter().filter(|t| *t == caption).count(), 2);
+    // At 600 px the line falls inside the caption: it is cut before it.
+    let narrow = texts_at(600);
+    assert!(!narrow.iter().any(|t| t == caption), "{narrow:?}");
+    assert_eq!(narrow.iter().filter(|t| t.starts_with("unbuffered (capacity 0)") && t.ends_with('…')).count(), 2);
+}
