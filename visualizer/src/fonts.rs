@@ -153,6 +153,31 @@ pub fn fit(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
     Some(chars[..lo].iter().collect::<String>() + "…")
 }
 
+/// `text` cut in the middle to fit `max` pixels (`serverC…func2`): the
+/// start and the end, for names that share a long start and differ at the
+/// end. `None` if not even one character of each fits.
+pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
+    if width(text, size, bold) <= max {
+        return Some(text.to_string());
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let cut = |n: usize| {
+        let head = n / 2;
+        chars[..head].iter().collect::<String>() + "…" + &chars[chars.len() - (n - head)..].iter().collect::<String>()
+    };
+    // Binary search on the number of characters kept.
+    let (mut lo, mut hi) = (0usize, chars.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if width(&cut(mid), size, bold) <= max {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    (lo >= 2).then(|| cut(lo))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

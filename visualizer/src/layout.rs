@@ -320,9 +320,10 @@ pub fn empty(m: &Model, what: &str, sentence: &str, width: u32) -> Scene {
     s
 }
 
-/// Task names as they fit in `max` pixels. A name cut short keeps its
-/// instance number (`serviceSet.handle.f…#2371`, `Join(xxx…-3`): the part
-/// that tells one goroutine of a kind from the next.
+/// Task names as they fit in `max` pixels. A name cut short is cut in the
+/// middle and keeps its instance number (`serviceS…func1#2371`,
+/// `Join(…256)-3`): names of one kind share their start, and what tells
+/// `serverConn.run.func1` from `serverConn.run.func2#5` is at the end.
 pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     if fonts::width(text, size, bold) <= max {
         return text.to_string();
@@ -332,11 +333,11 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     };
     if let Some(i) = numbered('#').or_else(|| numbered('-')) {
         let (head, tail) = text.split_at(i);
-        if let Some(h) = fonts::fit(head, size, bold, max - fonts::width(tail, size, bold)) {
+        if let Some(h) = fonts::fit_middle(head, size, bold, max - fonts::width(tail, size, bold)) {
             return h + tail;
         }
     }
-    fonts::fit(text, size, bold, max).unwrap_or_default()
+    fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -357,15 +358,21 @@ mod tests {
     fn a_cut_task_name_keeps_its_instance_number() {
         let max = fonts::width("serviceSet.handle", TEXT, true);
         let cut = fit_or_cut("serviceSet.handle.func1#2371", TEXT, true, max);
-        assert!(cut.ends_with("…#2371") && cut.starts_with("service"), "{cut}");
+        assert!(cut.ends_with("func1#2371") && cut.starts_with("serv") && cut.contains('…'), "{cut}");
         assert!(fonts::width(&cut, TEXT, true) <= max, "{cut}");
         let cut = fit_or_cut("a-very-long-caller-name-12", TEXT, true, max);
-        assert!(cut.ends_with("…-12"), "{cut}");
-        // A name that fits, or one with no number, is as before.
+        assert!(cut.ends_with("name-12") && cut.contains('…'), "{cut}");
+        // A name that fits is as it is; one with no number is cut in the
+        // middle too, so that two that differ at the end stay apart.
         assert_eq!(fit_or_cut("caller-2", TEXT, true, max), "caller-2");
-        assert_eq!(
+        let (one, two) = (
             fit_or_cut("serverConn.run.func1.x", TEXT, true, max),
-            fonts::fit("serverConn.run.func1.x", TEXT, true, max).unwrap()
+            fit_or_cut("serverConn.run.func2.x", TEXT, true, max),
         );
+        assert!(
+            one.starts_with("server") && one.ends_with("func1.x") && fonts::width(&one, TEXT, true) <= max,
+            "{one}"
+        );
+        assert_ne!(one, two);
     }
 }
