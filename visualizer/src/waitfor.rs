@@ -198,8 +198,16 @@ impl Graph {
                     let rn = g.wait_node(m, Some(r), m.resource_name(r), &kind, &blk.op, false);
                     g.edge(tn, rn, "waits for", false);
                     for h in m.resources[r as usize].holds.iter().filter(|h| h.open) {
-                        let hn = g.task_node(m, h.task, String::new(), false);
-                        g.edge(rn, hn, "held by", false);
+                        // A holder that is not blocked has no frame to show:
+                        // its state at the end says why it still holds it.
+                        let state = match m.state_at(h.task, m.end) {
+                            Some(crate::model::State::Running) => "running at the end",
+                            Some(crate::model::State::Ready) => "ready at the end",
+                            _ => "",
+                        };
+                        let hn = g.task_node(m, h.task, state.to_string(), false);
+                        let how = if h.mode == crate::model::Mode::Read { "read-held by" } else { "held by" };
+                        g.edge(rn, hn, how, false);
                     }
                 }
                 g.caption = if blocked == 0 {

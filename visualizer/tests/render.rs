@@ -1058,3 +1058,17 @@ fn a_pipe_caption_stops_short_of_the_deadlock_line() {
     assert!(!narrow.iter().any(|t| t == caption), "{narrow:?}");
     assert_eq!(narrow.iter().filter(|t| t.starts_with("unbuffered (capacity 0)") && t.ends_with('…')).count(), 2);
 }
+
+#[test]
+fn a_holder_that_is_not_blocked_says_its_state_and_how_it_holds() {
+    // ttrpc v1.2.3 cut short at step 200: caller-2 waits for streamLock,
+    // which Client.run (ready, not blocked) holds for reading.
+    let params = [("client", "v1.2.3")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let model = sim::models::find("ttrpc").unwrap().configure(&params).unwrap();
+    let trace = model.run_with(sim::Sim::new(7).record(true).max_steps(200)).trace.unwrap();
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    let holder = g.nodes.iter().position(|n| n.label == "Client.run").expect("Client.run in the graph");
+    assert_eq!(g.nodes[holder].detail, "ready at the end");
+    let edge = g.edges.iter().find(|e| e.to == holder).expect("an edge to it");
+    assert_eq!((g.nodes[edge.from].label.as_str(), edge.label), ("streamLock", "read-held by"));
+}
