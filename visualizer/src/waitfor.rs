@@ -494,7 +494,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let (x, yy) = if snake {
             let (row, c) = (j as i32 / cols, j as i32 % cols);
             let col = if row % 2 == 1 { cols - 1 - c } else { c };
-            ((MARGIN + 40 + col * cell_w + cell_w / 2) as f64, (y + 40 + row * cell_h + cell_h / 2) as f64)
+            // The columns centred in the room right of the closing edge's lane.
+            let spare = (width - 2 * MARGIN - 40 - cols * cell_w).max(0) / 2;
+            ((MARGIN + 40 + spare + col * cell_w + cell_w / 2) as f64, (y + 40 + row * cell_h + cell_h / 2) as f64)
         } else {
             on_ring(j)
         };
