@@ -89,8 +89,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     let mut arrows = if cycle.is_empty() { Vec::new() } else { deadlock_arrows(m) };
     arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
-    let arrow_label_w =
-        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10);
+    // In a narrow picture the arrows go unlabelled: the final column, which
+    // a window with the deadlock always has, names what each task waits
+    // for already, and the plot needs the room more.
+    let arrow_label_w = if width < NARROW {
+        0
+    } else {
+        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10)
+    };
     let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
@@ -347,7 +353,7 @@ fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[us
         let xc = col0 + a.col as i32 * 16;
         s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
         s.arrow_head((xc, y1), (right + 1, y1), 10, color);
-        if let Some(t) = fonts::fit(&a.what, TINY, true, col0 - right - 10) {
+        if let Some(t) = fonts::fit(&a.what, TINY, true, col0 - right - 10).filter(|_| col0 - right > 26) {
             s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);
         }
     }
@@ -368,6 +374,8 @@ struct Flags {
     pale: bool,
 }
 
+/// Pictures narrower than this leave the deadlock arrows unlabelled.
+const NARROW: i32 = 900;
 /// Width of the final-state tail.
 const TAIL: i32 = 76;
 /// Opacity of read locks and partly held columns.

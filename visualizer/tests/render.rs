@@ -1072,3 +1072,21 @@ fn a_holder_that_is_not_blocked_says_its_state_and_how_it_holds() {
     let edge = g.edges.iter().find(|e| e.to == holder).expect("an edge to it");
     assert_eq!((g.nodes[edge.from].label.as_str(), edge.label), ("streamLock", "read-held by"));
 }
+
+#[test]
+fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
+    // The final column names what each task waits for; at 600 px the plot
+    // needs the room the arrow labels took.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
+            .unwrap();
+    let texts_at = |width: u32| {
+        let opts = Options { width, ..Options::default() };
+        check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width)
+    };
+    let (wide, narrow) = (texts_at(1200), texts_at(600));
+    let count = |texts: &[String], what: &str| texts.iter().filter(|t| *t == what).count();
+    assert_eq!((count(&wide, "sendLock"), count(&narrow, "sendLock")), (2, 1), "{narrow:?}");
+    assert_eq!(count(&wide, "send requests | recv done"), 1);
+    assert_eq!(count(&narrow, "send requests | recv done"), 0);
+}
