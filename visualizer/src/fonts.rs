@@ -161,6 +161,10 @@ pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String>
         return Some(text.to_string());
     }
     let chars: Vec<char> = text.chars().collect();
+    if chars.len() < 3 {
+        // Nothing to keep on both sides of a cut.
+        return None;
+    }
     let cut = |n: usize| {
         let head = n / 2;
         chars[..head].iter().collect::<String>() + "…" + &chars[chars.len() - (n - head)..].iter().collect::<String>()
@@ -181,6 +185,17 @@ pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_middle_cut_keeps_both_ends_or_gives_up() {
+        for short in ["", "a", "ab"] {
+            assert_eq!(fit_middle(short, 12.0, false, -5), None, "{short:?}");
+        }
+        assert_eq!(fit_middle("ab", 12.0, false, 100).as_deref(), Some("ab"));
+        let cut = fit_middle("serverConn.run.func2", 12.0, false, width("server…func2", 12.0, false)).unwrap();
+        assert!(cut.starts_with("serv") && cut.ends_with("func2") && cut.contains('…'), "{cut}");
+        assert_eq!(fit_middle("serverConn.run.func2", 12.0, false, 1), None);
+    }
 
     #[test]
     fn measures_and_fits() {

@@ -114,7 +114,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     // The most tasks waiting at once in the window (0: none waited).
     let most_waiting = max_waiting(m, &locks, &xm);
-    let max_wait = most_waiting.max(1);
+    // The final column's counts share the scale: at a deadlock, tasks that
+    // block in the last step wait there only.
+    let final_waiting = |r: u32| m.resources[r as usize].waits.iter().filter(|w| w.open).count() as u32;
+    let most_final = if tail > 0 { locks.iter().map(|&r| final_waiting(r)).max().unwrap_or(0) } else { 0 };
+    let max_wait = most_waiting.max(most_final).max(1);
     let mut holders: BTreeSet<u32> = BTreeSet::new();
     let mut pale = false;
     let mut read_held = false;
@@ -145,6 +149,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         );
         if let Some(t) = fonts::fit(&what, SMALL, false, width - MARGIN - xm.left) {
             s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+            y += 22;
+        }
+    }
+    let notes = last_step_notes(m, &locks, &xm);
+    if !notes.is_empty() {
+        let what =
+            format!("At the end of step {}, the window's last: {}.", crate::columns::group(xm.b), notes.join(", "));
+        for t in layout::wrap(&what, SMALL, false, width - MARGIN - xm.left, 3) {
+            s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
             y += 22;
         }
     }
@@ -217,11 +230,36 @@ fn waiting(m: &Model, r: u32, xm: &XMap) -> Vec<u32> {
     cov.iter().map(|&c| c.div_ceil(SUB as u64) as u32).collect()
 }
 
-/// True if lock `r` is held or waited for at some point of `a..=b` (a lock
-/// taken in the window's last step counts, though it shows only at its end).
+/// True if lock `r` is held or waited for within the window `a..=b` (`a <
+/// b`): taken by its end and let go after its start. A lock taken in the
+/// window's last step counts, though it shows only at the end (see
+/// [`last_step_notes`]); one let go at `a`, before the window, does not.
 fn used_in(m: &Model, r: u32, a: u64, b: u64) -> bool {
     let res = &m.resources[r as usize];
-    res.holds.iter().any(|h| h.start <= b && h.end >= a) || res.waits.iter().any(|w| w.start <= b && w.end >= a)
+    res.holds.iter().any(|h| h.start <= b && h.end > a) || res.waits.iter().any(|w| w.start <= b && w.end > a)
+}
+
+/// What the window's last step does to the locks drawn: it happens at the
+/// window's right edge, with no width to draw it in, so it is said in words
+/// under the axis ("T2 takes B, T1 starts waiting for A at the end of step
+/// 5"). None when the window reaches the run's end: the final column shows it.
+fn last_step_notes(m: &Model, locks: &[u32], xm: &XMap) -> Vec<String> {
+    if xm.b >= m.end || xm.b <= xm.a {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    for &r in locks {
+        let res = &m.resources[r as usize];
+        let name = m.resource_name(r);
+        for h in res.holds.iter().filter(|h| h.start == xm.b) {
+            let how = if h.mode == Mode::Read { "read-locks" } else { "takes" };
+            notes.push(format!("{} {how} {name}", m.task_name(h.task)));
+        }
+        for w in res.waits.iter().filter(|w| w.start == xm.b) {
+            notes.push(format!("{} starts waiting for {name}", m.task_name(w.task)));
+        }
+    }
+    notes
 }
 
 /// The opacity of a waiting row where `n` tasks wait, of at most `max`
@@ -259,22 +297,6 @@ fn draw_lane(
     s.text_mid(xm.left - 8, (lane.wait.0 + lane.wait.1) / 2, "waiting", TINY, false, palette::MUTED, Anchor::Right);
     s.rect(xm.left, y0, xm.left + xm.width, y1, alpha(palette::GRID, 90));
 
-    // What the window's last step did to the lock happens at its right
-    // edge, with no width to draw it in: said in words, unless the final
-    // column (a window to the end of the run) shows it.
-    if xm.b < m.end {
-        let res = &m.resources[r as usize];
-        let at_end = |start: u64| start == xm.b && xm.b > xm.a;
-        let what = match (res.holds.iter().find(|h| at_end(h.start)), res.waits.iter().find(|w| at_end(w.start))) {
-            (Some(h), _) => Some(format!("{} takes it at the window's end", m.task_name(h.task))),
-            (None, Some(w)) => Some(format!("{} starts waiting for it at the window's end", m.task_name(w.task))),
-            (None, None) => None,
-        };
-        if let Some(t) = what.and_then(|t| fonts::fit(&t, TINY, false, xm.width - 8)) {
-            s.text_mid(xm.left + xm.width - 4, (y0 + y1) / 2, &t, TINY, false, palette::MUTED, Anchor::Right);
-        }
-    }
-
     // Holders, row by row: the task holding most of each column.
     let holds = &m.resources[r as usize].holds;
     for (row, &(ry0, ry1)) in lane.rows.iter().enumerate() {
@@ -291,14 +313,25 @@ fn draw_lane(
                 xm.cover(h.start, h.end, |c, amt| dom.add(c, h.task, amt));
             }
         }
-        // Columns a read hold covers in this row: a write hold fills every
-        // row and excludes readers, so such a column is read-held.
-        let mut read = vec![false; w];
+        // Columns held for reading for most of the time they are held in
+        // this row (a column of a zoomed-out window may see both kinds).
+        let (mut read_amt, mut all_amt) = (vec![0u64; w], vec![0u64; w]);
         for (i, h) in holds.iter().enumerate() {
-            if lane.slot[i] == Some(row) && h.mode == Mode::Read && h.end >= xm.a && h.start <= xm.b {
-                xm.cover(h.start, h.end, |c, _| read[c] = true);
+            let here = match lane.slot[i] {
+                None => h.mode == Mode::Exclusive,
+                Some(k) => k == row,
+            };
+            if here && h.end >= xm.a && h.start <= xm.b {
+                let is_read = h.mode == Mode::Read;
+                xm.cover(h.start, h.end, |c, amt| {
+                    all_amt[c] += amt as u64;
+                    if is_read {
+                        read_amt[c] += amt as u64;
+                    }
+                });
             }
         }
+        let read: Vec<bool> = read_amt.iter().zip(&all_amt).map(|(&r, &a)| r > 0 && r * 2 >= a).collect();
         let busy = boundaries(xm, holds.iter().map(|h| (h.start, h.end)));
         let cols: Vec<Option<(u32, bool, bool)>> = dom
             .result()
@@ -326,11 +359,10 @@ fn draw_lane(
             };
             holders.insert(t);
             let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
-            if full {
-                if let Some(text) = fonts::fit(m.task_name(t), size, false, x1 - x0 - 8) {
-                    if x1 - x0 >= 30 {
-                        s.text_mid(x0 + 4, (ry0 + ry1) / 2, &text, size, false, ink, Anchor::Left);
-                    }
+            if full && x1 - x0 >= 30 {
+                let text = layout::fit_or_cut(m.task_name(t), size, false, x1 - x0 - 8);
+                if !text.is_empty() {
+                    s.text_mid(x0 + 4, (ry0 + ry1) / 2, &text, size, false, ink, Anchor::Left);
                 }
             }
         }

@@ -89,14 +89,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     let mut arrows = if cycle.is_empty() { Vec::new() } else { deadlock_arrows(m) };
     arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
-    // In a narrow picture the arrows go unlabelled: the final column, which
-    // a window with the deadlock always has, names what each task waits
-    // for already, and the plot needs the room more.
-    let arrow_label_w = if width < NARROW {
-        0
-    } else {
-        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10)
-    };
     let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
@@ -176,14 +168,26 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         taken[col].push(sp);
         arrow.col = col;
     }
-    let strip = if arrows.is_empty() { 0 } else { 14 + arrow_label_w + 12 + taken.len() as i32 * 16 + 8 };
-    let right = width - MARGIN - strip;
+    // The final column's width: as wide as the longest "what it waits for"
+    // there needs, up to a fifth of the plot (`right` is the plot's right).
+    let widest = lanes.iter().filter_map(|l| final_wait(m, l.task)).map(|w| fonts::width(&w, TINY, true) + 16).max();
+    let tail_for = |right: i32| widest.unwrap_or(0).clamp(TAIL, ((right - left) / 5).max(TAIL));
+    let strip_for = |label_w: i32| if arrows.is_empty() { 0 } else { 14 + label_w + 12 + taken.len() as i32 * 16 + 8 };
+    // In a narrow picture the arrows go unlabelled if the final column (which
+    // a window with the deadlock always has) names in full what each task of
+    // an arrow waits for: the plot needs the room more.
+    let unlabelled_tail = tail_for(width - MARGIN - strip_for(0));
+    let said = |a: &Arrow| final_wait(m, a.from).is_some_and(|w| fonts::width(&w, TINY, true) + 8 <= unlabelled_tail);
+    let arrow_label_w = if width < NARROW && arrows.iter().all(said) {
+        0
+    } else {
+        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10)
+    };
+    let right = width - MARGIN - strip_for(arrow_label_w);
     // When the window reaches the end of the trace, a short tail after the
     // axis shows the final state of every task (a task that blocks in the
     // last step has no time left to show it in).
-    // As wide as the longest "what it waits for" there needs, up to a fifth.
-    let widest = lanes.iter().filter_map(|l| final_wait(m, l.task)).map(|w| fonts::width(&w, TINY, true) + 16).max();
-    let tail = if b >= m.end { widest.unwrap_or(0).clamp(TAIL, ((right - left) / 5).max(TAIL)) } else { 0 };
+    let tail = if b >= m.end { tail_for(right) } else { 0 };
     let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
 
     // Backgrounds: cycle tint, lane separators, grid.
@@ -381,12 +385,14 @@ const TAIL: i32 = 76;
 /// Opacity of read locks and partly held columns.
 const PALE: u8 = 110;
 
-/// What task `t` still waits for when the run ends (a lock, a pipe, or
-/// the operation: `select`, `join`), as the final column names it.
+/// What task `t` still waits for when the run ends (a lock, a pipe, a
+/// select's cases, or the operation: `join`), as the final column names it.
 fn final_wait(m: &Model, t: u32) -> Option<String> {
     let blk = m.tasks[t as usize].blocks.last().filter(|b| b.open)?;
     Some(match blk.resource {
         Some(r) => m.resource_name(r).to_string(),
+        // A select names its cases, as the report does.
+        None if !blk.cases.is_empty() => m.trace.cases_label(&blk.cases),
         None => blk.op.clone(),
     })
 }

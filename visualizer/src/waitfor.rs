@@ -200,9 +200,15 @@ impl Graph {
                     for h in m.resources[r as usize].holds.iter().filter(|h| h.open) {
                         // A holder that is not blocked has no frame to show:
                         // its state at the end says why it still holds it.
+                        let sleeping =
+                            m.tasks[h.task as usize].blocks.last().is_some_and(|b| b.open && b.op == "sleep");
                         let state = match m.state_at(h.task, m.end) {
                             Some(crate::model::State::Running) => "running at the end",
                             Some(crate::model::State::Ready) => "ready at the end",
+                            // A lock a task never let go: Go's classic leak.
+                            Some(crate::model::State::Finished) => "finished, still holding it",
+                            _ if sleeping => "sleeping at the end",
+                            // Blocked: its own node gives its frame.
                             _ => "",
                         };
                         let hn = g.task_node(m, h.task, state.to_string(), false);
