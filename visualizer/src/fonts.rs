@@ -155,7 +155,8 @@ pub fn fit(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
 
 /// `text` cut in the middle to fit `max` pixels (`serverC…func2`): the
 /// start and the end, for names that share a long start and differ at the
-/// end. `None` if not even one character of each fits.
+/// end. `None` if it cannot keep two characters before the cut and three
+/// after it (the caller then cuts at the end, or draws nothing).
 pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
     if width(text, size, bold) <= max {
         return Some(text.to_string());
@@ -179,7 +180,8 @@ pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String>
             hi = mid - 1;
         }
     }
-    (lo >= 2).then(|| cut(lo))
+    // Two characters before the cut and three after, or the cut says nothing.
+    (lo >= 5).then(|| cut(lo))
 }
 
 #[cfg(test)]
