@@ -80,7 +80,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     // The label column fits the longest task name (within limits).
     let name_w = shown.iter().map(|&t| fonts::width(&m.trace.tasks[t as usize].name, TEXT, true)).max().unwrap_or(0);
-    let label_w = (name_w + 22).clamp(110, width / 4);
+    // In a narrow picture the names take less (they are cut in the middle,
+    // keeping the end that tells them apart), and the plot more.
+    let label_w = (name_w + 22).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
 
     // Arrows of the deadlock strip, between lanes that are drawn.
     let mut lane_index = vec![usize::MAX; m.tasks.len()];
@@ -172,7 +174,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // there needs, up to a fifth of the plot (`right` is the plot's right).
     let widest = lanes.iter().filter_map(|l| final_wait(m, l.task)).map(|w| fonts::width(&w, TINY, true) + 16).max();
     let tail_for = |right: i32| widest.unwrap_or(0).clamp(TAIL, ((right - left) / 5).max(TAIL));
-    let strip_for = |label_w: i32| if arrows.is_empty() { 0 } else { 14 + label_w + 12 + taken.len() as i32 * 16 + 8 };
+    // Arrow columns closer together in a narrow picture.
+    let arrow_gap = if width < NARROW { 10 } else { 16 };
+    let strip_for =
+        |label_w: i32| if arrows.is_empty() { 0 } else { 14 + label_w + 12 + taken.len() as i32 * arrow_gap + 8 };
     // In a narrow picture the arrows go unlabelled if the final column (which
     // a window with the deadlock always has) names in full what each task of
     // an arrow waits for: the plot needs the room more.
@@ -211,7 +216,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
 
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
-    draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12);
+    draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12, arrow_gap);
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     if dead + over_cap > 0 {
@@ -349,12 +354,14 @@ fn finished_at(tt: &crate::model::TaskTrack) -> Option<u64> {
     tt.states.iter().find(|s| s.1 == State::Finished).map(|s| s.0)
 }
 
-fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[usize], right: i32, col0: i32) {
+/// Draws the deadlock arrows right of the plot (from `right`), their
+/// vertical runs in columns `gap` apart from `col0`.
+fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[usize], right: i32, col0: i32, gap: i32) {
     for a in arrows {
         let color = if a.cycle { palette::DEADLOCK } else { palette::EDGE };
         let y0 = mid(lanes[lane_index[a.from as usize]].bar) - 5;
         let y1 = mid(lanes[lane_index[a.to as usize]].bar) + 5;
-        let xc = col0 + a.col as i32 * 16;
+        let xc = col0 + a.col as i32 * gap;
         s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
         s.arrow_head((xc, y1), (right + 1, y1), 10, color);
         if let Some(t) = fonts::fit(&a.what, TINY, true, col0 - right - 10).filter(|_| col0 - right > 26) {
