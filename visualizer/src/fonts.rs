@@ -168,7 +168,10 @@ pub fn fit_middle(text: &str, size: f64, bold: bool, max: i32) -> Option<String>
     }
     let cut = |n: usize| {
         let head = n / 2;
-        chars[..head].iter().collect::<String>() + "…" + &chars[chars.len() - (n - head)..].iter().collect::<String>()
+        let (h, t): (String, String) =
+            (chars[..head].iter().collect(), chars[chars.len() - (n - head)..].iter().collect());
+        // A dot beside the ellipsis would read as a fourth one.
+        format!("{}…{}", h.trim_end_matches('.'), t.trim_start_matches('.'))
     };
     // Binary search on the number of characters kept.
     let (mut lo, mut hi) = (0usize, chars.len() - 1);
@@ -197,6 +200,12 @@ mod tests {
         let cut = fit_middle("serverConn.run.func2", 12.0, false, width("server…func2", 12.0, false)).unwrap();
         assert!(cut.starts_with("serv") && cut.ends_with("func2") && cut.contains('…'), "{cut}");
         assert_eq!(fit_middle("serverConn.run.func2", 12.0, false, 1), None);
+        // No dot beside the ellipsis, at any room.
+        for room in 20..120 {
+            if let Some(cut) = fit_middle("serverConn.run.func2", 12.0, false, room) {
+                assert!(!cut.contains(".…") && !cut.contains("….") && width(&cut, 12.0, false) <= room, "{cut}");
+            }
+        }
     }
 
     #[test]
