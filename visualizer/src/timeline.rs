@@ -241,6 +241,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             y += 22;
         }
     }
+    let notes = last_step_notes(m, &shown, &xm);
+    if !notes.is_empty() {
+        let what =
+            format!("At the end of step {}, the window's last: {}.", crate::columns::group(xm.b), notes.join(", "));
+        for t in layout::wrap(&what, SMALL, false, width - MARGIN - xm.left, 3) {
+            s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
+            y += 22;
+        }
+    }
 
     // Legend: only what this picture shows.
     let mut items: Vec<(Swatch, String)> = vec![
@@ -347,6 +356,41 @@ fn most_telling(m: &Model, alive: &[u32], cycle: &[u32], (a, b): (u64, u64)) -> 
 /// final column then shows it.
 fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64, end: u64) -> bool {
     tt.spawn.is_some_and(|spawn| spawn < b || (spawn == b && b >= end)) && finished_at(tt).is_none_or(|f| f > a)
+}
+
+/// What the window's last step does to the tasks drawn, which happens at
+/// the window's right edge with no width to draw it in: the locks they
+/// take, the waits they start, their finish ("T2 takes B, T1 blocks on
+/// A"). None when the window reaches the run's end: the final column shows
+/// the state then.
+fn last_step_notes(m: &Model, shown: &[u32], xm: &XMap) -> Vec<String> {
+    if xm.b >= m.end || xm.b <= xm.a {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    for &t in shown {
+        let tt = &m.tasks[t as usize];
+        let mut did: Vec<String> = Vec::new();
+        for h in tt.holds.iter().filter(|h| h.start == xm.b) {
+            let how = if h.mode == Mode::Read { "read-locks" } else { "takes" };
+            did.push(format!("{how} {}", m.resource_name(h.resource)));
+        }
+        for blk in tt.blocks.iter().filter(|blk| blk.start == xm.b) {
+            let on = match blk.resource {
+                Some(r) => format!("{} {}", blk.op, m.resource_name(r)),
+                None if !blk.cases.is_empty() => format!("select on {}", m.trace.cases_label(&blk.cases)),
+                None => blk.op.clone(),
+            };
+            did.push(format!("blocks ({on})"));
+        }
+        if finished_at(tt) == Some(xm.b) {
+            did.push("returns".to_string());
+        }
+        if !did.is_empty() {
+            notes.push(format!("{} {}", m.task_name(t), did.join(" and ")));
+        }
+    }
+    notes
 }
 
 /// Where task `tt` finished (a finished task stays finished).

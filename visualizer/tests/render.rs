@@ -1101,3 +1101,24 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     let narrow = texts_at(&ttrpc, 600);
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
 }
+
+#[test]
+fn a_timeline_says_what_the_windows_last_step_did() {
+    // Step 15 of the committed philosophers run: philosopher-2 takes fork2
+    // and blocks on fork3, at the window's right edge.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/philosophers-deadlock.json")).unwrap();
+    let texts_at = |window: Window| {
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width)
+    };
+    let line = |texts: &[String]| texts.iter().find(|t| t.starts_with("At the end of step")).cloned();
+    let last = line(&texts_at(Window::Steps(15, 15))).expect("a line for step 15");
+    assert!(last.starts_with("At the end of step 15, the window's last: "), "{last}");
+    let took = trace.events.iter().find(|e| e.step == 15 && e.kind == sim::trace::EventKind::Lock).unwrap();
+    let who = &trace.tasks[took.task as usize].name;
+    let what = &trace.resources[took.resource.unwrap() as usize].name;
+    assert!(last.contains(&format!("{who} takes {what}")), "{last}");
+    // A window to the end of the run says nothing: its final column shows it.
+    assert_eq!(line(&texts_at(Window::All)), None);
+}
