@@ -58,6 +58,31 @@ fn blocked_label(m: &Model, r: u32, op: &str) -> Option<String> {
     }
 }
 
+/// What the window's last step does on the pipes (bytes written or read,
+/// writers and readers that block), which happens at the window's right
+/// edge with no width to draw it in. None when the window reaches the
+/// run's end: the final column shows the state then.
+fn last_step_notes(m: &Model, pipes: &[u32], xm: &XMap) -> Vec<String> {
+    if xm.b >= m.end || xm.b <= xm.a {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    for &r in pipes {
+        let name = m.resource_name(r);
+        for o in m.resources[r as usize].pipe_ops.iter().filter(|o| o.pos == xm.b && o.amount > 0) {
+            let (verb, dir) = if o.write { ("writes", "to") } else { ("reads", "from") };
+            notes.push(format!("{} {verb} {} B {dir} {name}", m.task_name(o.task), group(o.amount)));
+        }
+        for (t, tt) in m.tasks.iter().enumerate() {
+            for blk in tt.blocks.iter().filter(|b| b.start == xm.b && b.resource == Some(r)) {
+                let how = if blk.op == "write" { "writing to" } else { "reading from" };
+                notes.push(format!("{} blocks {how} {name}", m.task_name(t as u32)));
+            }
+        }
+    }
+    notes
+}
+
 /// Lays out the pipe chart of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let pipes = m.pipes();
@@ -298,6 +323,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
+    let notes = last_step_notes(m, &pipes, &xm);
+    if !notes.is_empty() {
+        let what = format!("At the end of step {}, the window's last: {}.", group(xm.b), notes.join(", "));
+        for t in layout::wrap(&what, SMALL, false, width - MARGIN - xm.left, 3) {
+            s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
+            y += 22;
+        }
+    }
 
     let mut items: Vec<(Swatch, String)> = Vec::new();
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {

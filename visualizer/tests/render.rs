@@ -1122,3 +1122,27 @@ fn a_timeline_says_what_the_windows_last_step_did() {
     // A window to the end of the run says nothing: its final column shows it.
     assert_eq!(line(&texts_at(Window::All)), None);
 }
+
+#[test]
+fn a_pipes_chart_says_what_the_windows_last_step_did() {
+    // Step 50 of ttrpc #72 (v1.0.2 on both sides): Client.run blocks
+    // writing to the unbuffered client->server pipe, at the window's edge.
+    let trace =
+        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
+            .unwrap();
+    let texts_at = |window: Window| {
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width)
+    };
+    let line = |texts: &[String]| texts.iter().find(|t| t.starts_with("At the end of step")).cloned();
+    let blocked = trace
+        .events
+        .iter()
+        .find(|e| e.kind == sim::trace::EventKind::Block && e.op.as_deref() == Some("write"))
+        .expect("a writer blocks");
+    let last = line(&texts_at(Window::Steps(blocked.step, blocked.step))).expect("a line for that step");
+    let who = &trace.tasks[blocked.task as usize].name;
+    let pipe = &trace.resources[blocked.resource.unwrap() as usize].name;
+    assert!(last.contains(&format!("{who} blocks writing to {pipe}")), "{last}");
+    assert_eq!(line(&texts_at(Window::All)), None);
+}
