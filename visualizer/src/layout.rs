@@ -191,6 +191,21 @@ pub fn deadlock_line(s: &mut Scene, m: &Model, xm: &XMap, top: i32, bottom: i32)
     s.text(lx, top - 6, &label, SMALL, true, palette::DEADLOCK, anchor);
 }
 
+/// Under the x axis (from `y`), what the window's last step did, given as
+/// `notes` by the chart ("T2 takes B"): it happens at the window's right
+/// edge, with no width to draw it in. Returns the y below the line.
+pub fn last_step_line(s: &mut Scene, xm: &XMap, notes: &[String], mut y: i32) -> i32 {
+    if notes.is_empty() {
+        return y;
+    }
+    let what = format!("At the end of step {}, the window's last: {}.", columns::group(xm.b), notes.join(", "));
+    for t in wrap(&what, SMALL, false, s.width as i32 - MARGIN - xm.left, 3) {
+        s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
+        y += 22;
+    }
+    y
+}
+
 /// The x of the line [`deadlock_line`] draws, if the window shows it: text
 /// laid across the plot stops short of it.
 pub fn end_mark_x(m: &Model, xm: &XMap) -> Option<i32> {

@@ -153,14 +153,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
     let notes = last_step_notes(m, &locks, &xm);
-    if !notes.is_empty() {
-        let what =
-            format!("At the end of step {}, the window's last: {}.", crate::columns::group(xm.b), notes.join(", "));
-        for t in layout::wrap(&what, SMALL, false, width - MARGIN - xm.left, 3) {
-            s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
-            y += 22;
-        }
-    }
+    y = layout::last_step_line(&mut s, &xm, &notes, y);
 
     let mut items: Vec<(Swatch, String)> = holders
         .iter()

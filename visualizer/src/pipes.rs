@@ -324,13 +324,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let notes = last_step_notes(m, &pipes, &xm);
-    if !notes.is_empty() {
-        let what = format!("At the end of step {}, the window's last: {}.", group(xm.b), notes.join(", "));
-        for t in layout::wrap(&what, SMALL, false, width - MARGIN - xm.left, 3) {
-            s.text(xm.left, y + 2, &t, SMALL, false, palette::INK, Anchor::Left);
-            y += 22;
-        }
-    }
+    y = layout::last_step_line(&mut s, &xm, &notes, y);
 
     let mut items: Vec<(Swatch, String)> = Vec::new();
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {
