@@ -313,13 +313,16 @@ pub fn legend(s: &mut Scene, items: &[(Swatch, String)], x0: i32, x1: i32, y: i3
     let row = 26;
     let (mut x, mut cy) = (x0, y + row / 2);
     for (sw, label) in items {
-        let w = SWATCH_W + 8 + fonts::width(label, SMALL, false);
+        // An entry wider than a whole row ("held by" a very long name) is
+        // cut to it, keeping the name's end.
+        let label = fit_or_cut(label, SMALL, false, x1 - x0 - SWATCH_W - 8);
+        let w = SWATCH_W + 8 + fonts::width(&label, SMALL, false);
         if x > x0 && x + w > x1 {
             x = x0;
             cy += row;
         }
         draw_swatch(s, *sw, x, cy);
-        s.text_mid(x + SWATCH_W + 8, cy, label, SMALL, false, palette::INK, Anchor::Left);
+        s.text_mid(x + SWATCH_W + 8, cy, &label, SMALL, false, palette::INK, Anchor::Left);
         x += w + 26;
     }
     cy + row / 2 + 4

@@ -1146,3 +1146,33 @@ fn a_pipes_chart_says_what_the_windows_last_step_did() {
     assert!(last.contains(&format!("{who} blocks writing to {pipe}")), "{last}");
     assert_eq!(line(&texts_at(Window::All)), None);
 }
+
+#[test]
+fn a_legend_entry_never_runs_past_the_picture() {
+    // A holder with a very long name: its "held by" entry is cut to a row.
+    let mut trace = visualizer::load(&committed()).unwrap();
+    let long = format!("T1-{}", "worker".repeat(30));
+    trace.tasks[1].name = long.clone();
+    if let Some(d) = trace.deadlock.as_mut() {
+        for b in d.cycle.iter_mut().chain(d.behind.iter_mut()) {
+            if b.task == 1 {
+                b.name = long.clone();
+            }
+        }
+    }
+    for width in [600, 1200] {
+        let opts = Options { width, ..Options::default() };
+        let svg = String::from_utf8(render(&trace, Chart::Locks, Format::Svg, &opts)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let held: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.text().is_some_and(|t| t.trim().starts_with("held by")))
+            .collect();
+        assert!(!held.is_empty());
+        for t in held {
+            let x: f64 = t.attribute("x").unwrap().parse().unwrap();
+            let w: f64 = t.attribute("textLength").unwrap().parse().unwrap();
+            assert!(x + w <= width as f64, "{width}: {:?} ends at {}", t.text(), x + w);
+        }
+    }
+}
