@@ -422,10 +422,20 @@ const LINE: i32 = 21;
 /// Cycles with more nodes than this snake through rows when a ring would not fit.
 const SNAKE_ABOVE: usize = 12;
 
+/// A node's second line as drawn: a frame of a very long name is cut to
+/// the width a name may take (see [`label_lines`]), keeping its end, the
+/// source file and line.
+fn detail_line(n: &Node) -> String {
+    layout::fit_or_cut(&n.detail, TINY, false, WRAP + 60)
+}
+
 fn node_size(n: &Node) -> (i32, i32) {
     let lines = label_lines(&n.label);
-    let w =
-        lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(&n.detail, TINY, false));
+    let w = lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(
+        &detail_line(n),
+        TINY,
+        false,
+    ));
     let h = 33 + LINE * lines.len() as i32;
     match n.kind {
         NodeKind::Task(_) | NodeKind::Group(_) => (w + 28, h),
@@ -964,7 +974,7 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
             for (i, l) in lines.iter().enumerate() {
                 s.text(x + 4, text_top + 2 + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
             }
-            s.text(x + 4, y1 - 11, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+            s.text(x + 4, y1 - 11, &detail_line(n), TINY, false, palette::MUTED, Anchor::Center);
         }
         _ => {
             let tip = 18;
@@ -984,7 +994,7 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
             for (i, l) in lines.iter().enumerate() {
                 s.text(x, text_top + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
             }
-            s.text(x, y1 - 9, &n.detail, TINY, false, palette::MUTED, Anchor::Center);
+            s.text(x, y1 - 9, &detail_line(n), TINY, false, palette::MUTED, Anchor::Center);
         }
     }
 }
