@@ -172,7 +172,7 @@ impl Graph {
                     let tn = g.task_node(m, t as u32, detail, false);
                     if let (Some(u), "join") = (blk.peer, blk.op.as_str()) {
                         // A join waits for the joined task itself.
-                        let un = g.task_node(m, u, String::new(), false);
+                        let un = g.task_node(m, u, end_state(m, u, "finished"), false);
                         g.edge(tn, un, "waits for", false);
                         continue;
                     }
@@ -198,20 +198,8 @@ impl Graph {
                     let rn = g.wait_node(m, Some(r), m.resource_name(r), &kind, &blk.op, false);
                     g.edge(tn, rn, "waits for", false);
                     for h in m.resources[r as usize].holds.iter().filter(|h| h.open) {
-                        // A holder that is not blocked has no frame to show:
-                        // its state at the end says why it still holds it.
-                        let sleeping =
-                            m.tasks[h.task as usize].blocks.last().is_some_and(|b| b.open && b.op == "sleep");
-                        let state = match m.state_at(h.task, m.end) {
-                            Some(crate::model::State::Running) => "running at the end",
-                            Some(crate::model::State::Ready) => "ready at the end",
-                            // A lock a task never let go: Go's classic leak.
-                            Some(crate::model::State::Finished) => "finished, still holding it",
-                            _ if sleeping => "sleeping at the end",
-                            // Blocked: its own node gives its frame.
-                            _ => "",
-                        };
-                        let hn = g.task_node(m, h.task, state.to_string(), false);
+                        // A lock a task never let go: Go's classic leak.
+                        let hn = g.task_node(m, h.task, end_state(m, h.task, "finished, still holding it"), false);
                         let how = if h.mode == crate::model::Mode::Read { "read-held by" } else { "held by" };
                         g.edge(rn, hn, how, false);
                     }
@@ -356,6 +344,26 @@ impl Graph {
 
 /// Fewest tasks that share one node (see [`Graph::group_alike`]).
 const GROUP_MIN: usize = 4;
+
+/// The second line of a task that is not blocked at the end (a holder, a
+/// joined task), which has no frame to show: its state then says why it
+/// has not released what it holds or returned ("ready at the end"), and
+/// `finished` for one that returned, or the failure the run ended in if it
+/// failed there. "" for a blocked task, whose own node gives its frame.
+fn end_state(m: &Model, t: u32, finished: &str) -> String {
+    // The task the run failed in: that is what stopped it.
+    if let Some(f) = m.failure.filter(|f| f.task == t) {
+        return format!("{} here", f.what);
+    }
+    let sleeping = m.tasks[t as usize].blocks.last().is_some_and(|b| b.open && b.op == "sleep");
+    match m.state_at(t, m.end) {
+        Some(crate::model::State::Running) => "running at the end".into(),
+        Some(crate::model::State::Ready) => "ready at the end".into(),
+        Some(crate::model::State::Finished) => finished.into(),
+        _ if sleeping => "sleeping at the end".into(),
+        _ => String::new(),
+    }
+}
 
 fn release_label(kind: &str) -> &'static str {
     match kind {

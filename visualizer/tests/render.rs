@@ -1176,3 +1176,17 @@ fn a_legend_entry_never_runs_past_the_picture() {
         }
     }
 }
+
+#[test]
+fn a_joined_task_that_is_not_blocked_says_its_state() {
+    // Flink with the self-assign fix: main joins the task the invariant
+    // failed in; its box says so instead of an empty second line.
+    let trace = visualizer::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-self-assign-failure.json"),
+    )
+    .unwrap();
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    let main = g.nodes.iter().position(|n| n.label == "main").unwrap();
+    let joined = g.edges.iter().find(|e| e.from == main).map(|e| &g.nodes[e.to]).expect("main waits for a task");
+    assert_eq!(joined.detail, "invariant violated here", "{g:?}");
+}
