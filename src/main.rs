@@ -637,6 +637,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             if run.outcome.is_failure() {
                 println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
             }
+            // The lock-order findings its JSON gives, as `run` prints them.
+            output::print_warnings(&run.lock_order.warnings());
             Ok(run.outcome.is_failure())
         }
         Command::Explore(e) => {

@@ -999,3 +999,16 @@ fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
     assert!(!err.contains("note:"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn replay_prints_the_lock_order_findings_its_json_gives() {
+    let (code, out, _) = deadsim(&["replay", "abba", "--seed", "0"]);
+    assert_eq!(code, 1);
+    let (_, v) = json(&["replay", "abba", "--seed", "0", "--json"]);
+    let n = v["warnings"].as_array().unwrap().len();
+    assert!(n > 0, "{v}");
+    assert!(out.contains(&format!("Lock order ({n} finding")), "{out}");
+    let (_, run_out, _) = deadsim(&["run", "abba", "--seed", "0"]);
+    let tail = |s: &str| s[s.find("\nLock order").unwrap()..].to_string();
+    assert_eq!(tail(&out), tail(&run_out), "replay and run give the same findings");
+}
