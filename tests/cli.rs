@@ -771,6 +771,11 @@ fn the_matrix_replay_hint_carries_the_workload_and_the_step_limit() {
         ),
         "{out}"
     );
+    // Another workload: the expected verdicts do not apply, and the JSON
+    // says so with nulls rather than a failure the table does not show.
+    let (_, v) = json(&["hunt", "ttrpc", "--matrix", "--callers", "2", "--seeds", "0..3", "--json"]);
+    assert_eq!((&v["default_workload"], &v["all_expected"]), (&json!(false), &json!(null)), "{v}");
+    assert!(v["cells"].as_array().unwrap().iter().all(|c| c["matches"].is_null()), "{v}");
 }
 
 #[test]
