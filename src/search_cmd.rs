@@ -379,7 +379,7 @@ pub fn shrink_cmd(
     }
     // Ctrl-C ends the search with the smallest schedule found so far.
     crate::hunt_cmd::install_interrupt_handler();
-    let shrunk = sim::scheduler::shrink_until(cfg, &failing, max_tries, Some(&crate::hunt_cmd::INTERRUPTED))
+    let shrunk = sim::scheduler::shrink_until(cfg, &failing, max_tries, max_steps, Some(&crate::hunt_cmd::INTERRUPTED))
         .ok_or_else(|| {
             UsageError("the failing run does not replay to the same failure; cannot shrink it".to_string())
         })?;

@@ -1017,3 +1017,12 @@ fn replay_prints_the_lock_order_findings_its_json_gives() {
     let tail = |s: &str| s[s.find("\nLock order").unwrap()..].to_string();
     assert_eq!(tail(&out), tail(&run_out), "replay and run give the same findings");
 }
+
+#[test]
+fn shrink_tries_keep_to_the_step_limit_given() {
+    let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "3", "--max-steps", "13"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.trim_end().ends_with("in runs of up to 13 steps."), "{out}");
+    let (_, out, _) = deadsim(&["shrink", "abba", "--seed", "3"]);
+    assert!(!out.contains("up to 13 steps"), "{out}");
+}

@@ -156,15 +156,18 @@ struct Best {
 
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
-    shrink_until(model, failing, max_tries, None)
+    shrink_until(model, failing, max_tries, crate::DEFAULT_MAX_STEPS, None)
 }
 
-/// [`shrink`], ended early (with the best schedule found so far) once `stop`
-/// is set: Ctrl-C in `deadsim shrink`.
+/// [`shrink`], with every try stopped at `max_steps` steps at most (the
+/// step limit the failing run was found within: `deadsim shrink
+/// --max-steps`), and ended early (with the best schedule found so far) once
+/// `stop` is set: Ctrl-C in `deadsim shrink`.
 pub fn shrink_until(
     model: &Configured,
     failing: &Run,
     max_tries: u64,
+    max_steps: u64,
     stop: Option<&'static std::sync::atomic::AtomicBool>,
 ) -> Option<Shrunk> {
     let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
@@ -174,7 +177,9 @@ pub fn shrink_until(
     let target = signature(&failing.outcome);
     // The data choices, separated from the task picks by replaying the schedule.
     let data: Rc<[u32]> = split_data_choices(model, &trace.meta.replay)?.into();
-    let max_steps = failing.steps.max(1) * 4 + 1000;
+    // Room for a try to run longer than the failing run (a schedule with
+    // fewer preemptions may take more steps), within the caller's limit.
+    let max_steps = (failing.steps.max(1) * 4 + 1000).min(max_steps.max(failing.steps));
     let try_run = |segs: &[(TaskId, u64)], data: &[u32]| -> (Run, Vec<TaskId>, u32) {
         let (run, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, data, false);
         (run, log.ran, log.preemptions)
