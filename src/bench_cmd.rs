@@ -17,7 +17,7 @@ fn configured(name: &str, p: &[(&str, &str)]) -> Configured {
 }
 
 pub fn bench(seconds: f64) {
-    println!("deadsim bench: recording off, one core, {seconds}s per throughput row\n");
+    println!("deadsim bench: recording off, one core, {} s per throughput row\n", crate::secs(seconds));
     let throughput: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("abba", vec![("fixed", "true")]),
         ("abba", vec![]),
@@ -63,7 +63,7 @@ pub fn bench(seconds: f64) {
 
     // A row gives up after 100,000 seeds or this long, whichever comes first.
     let row_cap = seconds * 5.0;
-    println!("\nFirst deadlock from seed 0, one job (up to 100,000 seeds or {row_cap:.1} s a row):\n");
+    println!("\nFirst deadlock from seed 0, one job (up to 100,000 seeds or {} s a row):\n", crate::secs(row_cap));
     let buggy: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("abba", vec![]),
         ("philosophers", vec![]),

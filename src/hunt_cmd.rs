@@ -311,10 +311,11 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     }
     if a.check_determinism {
         // A divergence is a failure (reported above); say what was checked.
-        println!(
-            "determinism checked: each of the {} ran twice, recorded, and compared event by event",
-            crate::search_cmd::count(r.schedules, "schedule")
-        );
+        let which = match r.schedules {
+            1 => "the schedule".to_string(),
+            n => format!("each of the {}", crate::search_cmd::count(n, "schedule")),
+        };
+        println!("determinism checked: {which} ran twice, recorded, and compared event by event");
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({} in {elapsed:.2}s on {})", crate::search_cmd::count(r.schedules, "schedule"), job_count(r.jobs));

@@ -54,7 +54,7 @@ enum Command {
         /// The seed
         #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         seed: u64,
-        /// random, pct or pct:D (PCT of depth D)
+        /// random, pct or pct:D (PCT of depth D, 1 to 10; pct is pct:3)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
         /// Write the run's trace (JSON) to FILE
@@ -83,10 +83,11 @@ enum Command {
         /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores)
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
-        /// random, pct, pct:D, or dfs (exhaustive: the same as `deadsim explore`)
+        /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive: the same as `deadsim explore`)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
-        /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is removed)
+        /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is
+        /// removed); needs a model
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Print one JSON object on stdout instead of the report
@@ -95,19 +96,24 @@ enum Command {
         /// Stop a run after N steps (outcome step-limit) [default: 1000000]
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         max_steps: Option<u64>,
-        /// Hunt every cell of the model's version grid (ttrpc: servers x clients)
+        /// Hunt every cell of the model's version grid (ttrpc: servers x clients); not with --trace,
+        /// --keep-going, --shard, --time-budget or --check-determinism (hunt one cell for those)
         #[arg(long)]
         matrix: bool,
-        /// Run every seed; report the share of failing schedules (95% CI) and each distinct failure
+        /// Run every seed; report the share of failing schedules (95% CI) and each distinct failure;
+        /// needs a model
         #[arg(long)]
         keep_going: bool,
-        /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`
+        /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`;
+        /// needs a model
         #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
         shard: Option<String>,
-        /// Stop taking seeds after this many seconds (the first 16 seeds always run) and say how far it got
+        /// Stop taking seeds after this many seconds (the first 16 seeds always run) and say how far it
+        /// got; needs a model
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         time_budget: Option<String>,
-        /// Run each seed twice, recorded, and report the first divergent step if they differ
+        /// Run each seed twice, recorded, and report the first divergent step if they differ; needs a
+        /// model, not with --matrix
         #[arg(long)]
         check_determinism: bool,
         #[command(flatten)]
@@ -167,8 +173,8 @@ enum Command {
     },
     /// Measure schedules/s and steps/s (recording off, one core)
     Bench {
-        /// Seconds for each throughput row (a first-deadlock row stops after 5 times that; the
-        /// exhaustive rows have a fixed budget of 100,000 executions)
+        /// Seconds for each throughput row, 0.01 to 600 (a first-deadlock row stops after 5 times
+        /// that or 100,000 seeds; the exhaustive rows have a fixed budget of 100,000 executions)
         #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
         seconds: f64,
     },
@@ -701,13 +707,18 @@ fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     if t.is_nan() || t <= 0.0 {
         return Err(expected());
     }
-    Duration::try_from_secs_f64(t)
-        .map(Some)
-        // The most a Duration holds is 2^64 s less a nanosecond:
-        // as a float, 18446744073709551615 rounds up past it.
-        .map_err(|_| {
-            UsageError(format!("--time-budget `{given}`: too large (it must be below 2^64 seconds, about 1.8447e19)"))
-        })
+    // The most a Duration holds is 2^64 s less a nanosecond: as a float,
+    // 18446744073709551615 rounds up past it.
+    let d = Duration::try_from_secs_f64(t).map_err(|_| {
+        UsageError(format!("--time-budget `{given}`: too large (it must be below 2^64 seconds, about 1.8447e19)"))
+    })?;
+    // A budget that rounds to no time at all (1e-19 s) is refused as 0 is.
+    if d.is_zero() {
+        return Err(UsageError(format!(
+            "--time-budget `{given}`: expected a number of seconds above 0 (at least 1 ns)"
+        )));
+    }
+    Ok(Some(d))
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), UsageError> {

@@ -148,6 +148,10 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["frobnicate"], "frobnicate"),
         (vec!["run", "abba", "--max-steps", "0"], "--max-steps must be at least 1"),
         (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget `1e20`: too large"),
+        (
+            vec!["hunt", "abba", "--time-budget", "1e-19"],
+            "--time-budget `1e-19`: expected a number of seconds above 0 (at least 1 ns)",
+        ),
         (vec!["hunt", "--time-budget", "1"], "--time-budget needs a model"),
         (vec!["hunt", "--shard", "0/2", "--keep-going"], "--keep-going and --shard need a model"),
         (vec!["hunt", "abba", "--trace", "-"], "--trace -: give a file name"),
