@@ -303,8 +303,14 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
+    // A seed's charts under another strategy than random are another run's:
+    // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`).
+    let strategy = match trace.meta.strategy.as_str() {
+        "random" => String::new(),
+        s => format!("-{}", s.replace(':', "")),
+    };
     let args = RenderArgs {
-        trace: PathBuf::from(format!("{}-{fingerprint}-seed{}.json", trace.meta.model, trace.meta.seed)),
+        trace: PathBuf::from(format!("{}-{fingerprint}-seed{}{strategy}.json", trace.meta.model, trace.meta.seed)),
         out: Some(out.to_path_buf()),
         chart: "all".into(),
         format: None,
@@ -322,6 +328,17 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
     write_all("--render", &rendered)?;
+    // A chart this run has nothing for, left by an earlier run of the same
+    // seed under the same name, would be taken for this run's: removed, as
+    // `--trace` removes an older trace (only if it is a chart).
+    let left_out: Vec<Chart> = Chart::ALL.into_iter().filter(|c| !c.applies(&m)).collect();
+    for (_, _, path) in plan(&args, &left_out, true)? {
+        let is_chart = std::fs::read(&path)
+            .is_ok_and(|b| b.starts_with(b"\x89PNG\r\n\x1a\n") || b.starts_with(b"<?xml") || b.starts_with(b"<svg"));
+        if is_chart {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
     Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped(&m)))
 }
 
@@ -446,6 +463,19 @@ mod tests {
         assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
         assert_eq!(skipped, ["skipped pipes: no pipes in this trace"]);
         assert!(files.iter().all(|p| std::fs::read_to_string(p).unwrap().contains("<svg")));
+        // The same seed again, cut short before anything blocks: its
+        // wait-for graph is skipped, and the deadlock's one from before,
+        // under the same name, goes rather than pass for this run's.
+        let cut = sim::models::find("abba").unwrap().configure(&[]).unwrap().run_with(
+            sim::Sim::new(0).record(true).max_steps(3).label("abba", run.trace.as_ref().unwrap().meta.params.clone()),
+        );
+        let (waitfor, locks) = (dir.join("abba-waitfor.svg"), dir.join("abba-locks.svg"));
+        assert!(waitfor.exists() && locks.exists());
+        let (files, skipped) = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        assert_eq!(files, [dir.join("abba-timeline.svg")]);
+        assert!(skipped.iter().any(|s| s.starts_with("skipped waitfor")), "{skipped:?}");
+        // (Nothing is locked in 3 steps: no locks chart either.)
+        assert!(!waitfor.exists() && !locks.exists(), "the deadlock's charts are left beside a run without them");
         // A folder still to make, as `render -o DIR/` makes it.
         let (files, _) = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
         assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");
