@@ -347,6 +347,19 @@ fn a_spent_time_budget_or_a_stop_flag_ends_an_exploration_early_and_says_so() {
             assert_eq!(r.executions, executions, "{bound:?}");
         }
     }
+    // A stop that comes during an execution cuts it short (within 1024
+    // steps), not counted: a long execution does not make Ctrl-C wait.
+    static LATE: AtomicBool = AtomicBool::new(false);
+    let long = Configured::new("long", Vec::new(), |sim: Sim| {
+        sim.run(|| async {
+            LATE.store(true, std::sync::atomic::Ordering::Relaxed);
+            for _ in 0..50_000 {
+                sim::yield_now().await;
+            }
+        })
+    });
+    let r = explore(&long, &ExploreConfig { stop: Some(&LATE), ..cfg(true, None, 1_000) });
+    assert!(r.stopped_early && !r.exhausted && r.executions == 0, "{r:?}");
     // A budget that is not spent changes nothing, and the progress counter
     // counts every execution.
     let progress = std::sync::Arc::new(AtomicU64::new(0));

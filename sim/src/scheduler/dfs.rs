@@ -167,6 +167,9 @@ struct Search {
     error: Option<String>,
     /// True once the bound kept a schedule out: a higher bound has more to see.
     cut: bool,
+    /// Set when the stop flag (Ctrl-C) cut the current execution short: a
+    /// long execution of a large model does not make Ctrl-C wait for it.
+    interrupted: bool,
     /// The choice at each node of a subtree's root path (a task id or a
     /// data choice): the executions of this pass start with it, and no
     /// branch above its end is taken (see [`explore`]).
@@ -270,6 +273,12 @@ impl Strategy for DfsStrategy {
         let mut s = self.0.borrow_mut();
         let i = s.pos;
         s.pos += 1;
+        // Every 1024 steps, whether Ctrl-C asks to stop.
+        if i % 1024 == 1023 && s.cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            s.interrupted = true;
+            s.halt = Some(Halt::Pruned);
+            return enabled.nth(0);
+        }
         if i < s.nodes.len() {
             // Replaying the prefix.
             let chosen = match &s.nodes[i] {
@@ -573,6 +582,7 @@ pub(super) fn explore_pass(
         halt: None,
         error: None,
         cut: false,
+        interrupted: false,
         forced,
         deferred: collect.then(Vec::new),
     }));
@@ -612,6 +622,12 @@ pub(super) fn explore_pass(
             p.fetch_add(1, Ordering::Relaxed);
         }
         let mut s = search.borrow_mut();
+        if s.interrupted {
+            // Cut short by Ctrl-C: not an execution that ran, nor a pruned one.
+            result.executions -= 1;
+            result.stopped_early = true;
+            return done(result, &mut s);
+        }
         if let Some(e) = s.error.take() {
             result.nondeterminism = Some(e);
             return done(result, &mut s);
