@@ -129,6 +129,9 @@ enum Node {
         backtrack: TaskSet,
         /// Tasks explored (or being explored) here.
         done: TaskSet,
+        /// True once every enabled task (within the bound) was added to
+        /// `backtrack` for a race with a task not enabled here.
+        all_enabled: bool,
         /// Tasks asleep here, with the step each would take.
         sleep: Vec<(TaskId, Footprint)>,
         /// The steps tasks took here, learnt from the executions so far.
@@ -231,19 +234,32 @@ impl Search {
         })
     }
 
-    /// A race: task `t` should also be tried where step `k` was taken.
+    /// A race: task `t` should also be tried where step `k` was taken (every
+    /// task enabled there, if `t` was not).
+    ///
+    /// Called for every known next access at every step, so the same race
+    /// comes back step after step (256 ttrpc callers queued on one lock):
+    /// what is there already is not added again, and nothing is allocated.
     fn add_backtrack(&mut self, k: usize, t: TaskId) {
         let node = self.steps[k].node;
-        let (en, last, p) = match &self.nodes[node] {
-            Node::Task { enabled, last, preemptions, .. } => (enabled.clone(), *last, *preemptions),
-            Node::Data { .. } => return,
+        let bound = self.cfg.preemption_bound;
+        let Node::Task { enabled, last, preemptions, backtrack, all_enabled, .. } = &mut self.nodes[node] else {
+            return;
         };
-        let add: Vec<TaskId> = if en.contains(t) { vec![t] } else { en.iter().collect() };
-        let add: Vec<TaskId> = add.into_iter().filter(|&u| self.within_bound(p, &en, last, u)).collect();
-        if let Node::Task { backtrack, .. } = &mut self.nodes[node] {
-            for u in add {
+        let (enabled, last, p) = (&*enabled, *last, *preemptions);
+        let within = |u: TaskId| match bound {
+            None => true,
+            Some(k) => p + u32::from(last.is_some_and(|l| l != u && enabled.contains(l))) <= k,
+        };
+        if enabled.contains(t) {
+            if !backtrack.contains(t) && within(t) {
+                backtrack.insert(t);
+            }
+        } else if !*all_enabled {
+            for u in enabled.iter().filter(|&u| within(u)) {
                 backtrack.insert(u);
             }
+            *all_enabled = true;
         }
     }
 
@@ -301,6 +317,7 @@ impl Strategy for DfsStrategy {
                 chosen: f,
                 backtrack: only.clone(),
                 done: only,
+                all_enabled: false,
                 sleep: Vec::new(),
                 taken: Vec::new(),
                 preemptions,
@@ -353,6 +370,7 @@ impl Strategy for DfsStrategy {
             chosen: t,
             backtrack,
             done,
+            all_enabled: false,
             sleep,
             taken: Vec::new(),
             preemptions,
