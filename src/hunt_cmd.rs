@@ -626,7 +626,7 @@ pub fn hunt_matrix(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "model": name,
             "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
-            "default_workload": base.is_empty(), "stopped_early": interrupted, "complete": !interrupted,
+            "default_workload": default, "stopped_early": interrupted, "complete": !interrupted,
             "all_expected": if default {
                 json!(!interrupted && cells.iter().all(|c| row_verdict(&c.3) == c.2.as_str()))
             } else {
@@ -844,15 +844,19 @@ fn job_count(n: usize) -> String {
     crate::search_cmd::count(n as u64, "job")
 }
 
+/// A shard's `params` as `(name, value)` pairs, as the command line gives
+/// them (a number written as JSON is its text); `None` if not an object.
+fn shard_params(v: &serde_json::Value) -> Option<Vec<(String, String)>> {
+    let o = v["params"].as_object()?;
+    Some(o.iter().map(|(k, x)| (k.clone(), x.as_str().map_or_else(|| x.to_string(), str::to_string))).collect())
+}
+
 /// A shard's `params` as the model reads them (`"03"` is `"3"`), or as
 /// written when the model does not take them (the check of the shard's own
 /// fields then names what is wrong).
 fn params_by_value(v: &serde_json::Value) -> serde_json::Value {
-    let given: Option<Vec<(String, String)>> = v["params"].as_object().map(|o| {
-        o.iter().map(|(k, x)| (k.clone(), x.as_str().map_or_else(|| x.to_string(), str::to_string))).collect()
-    });
     let model = models::find(v["model"].as_str().unwrap_or("")).ok();
-    match (model, given) {
+    match (model, shard_params(v)) {
         (Some(m), Some(given)) => m.configure(&given).map_or_else(|_| v["params"].clone(), |c| params_json(&c)),
         _ => v["params"].clone(),
     }
@@ -866,12 +870,7 @@ fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<
     let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
     let model_name = v["model"].as_str().unwrap_or("");
     let m = models::find(model_name).map_err(|_| bad("model", format!("is {}, not a model of deadsim", v["model"])))?;
-    let given: Vec<(String, String)> = v["params"]
-        .as_object()
-        .ok_or_else(|| bad("params", format!("is {}, not an object", v["params"])))?
-        .iter()
-        .map(|(k, x)| (k.clone(), x.as_str().map_or_else(|| x.to_string(), str::to_string)))
-        .collect();
+    let given = shard_params(v).ok_or_else(|| bad("params", format!("is {}, not an object", v["params"])))?;
     let cfg = m.configure(&given).map_err(|e| bad("params", e))?;
     let kind: StrategyKind = v["strategy"].as_str().unwrap_or("").parse().map_err(|e| bad("strategy", e))?;
     let max_steps = v["max_steps"]
@@ -997,17 +996,16 @@ impl<'a> Shard<'a> {
         // The counts follow from the seeds it ran: every covered seed, or up
         // to its lowest failure (a shard is `--keep-going` if it has `failures`).
         let keep_going = v.get("failures").is_some();
+        let has = if keep_going { "has" } else { "has no" };
         match v["keep_going"].as_bool() {
             Some(k) if k == keep_going => {}
             Some(k) => {
-                let has = if keep_going { "has" } else { "has no" };
                 return Err(bad(
                     "keep_going",
                     format!("is {k}, but the shard {has} field `failures` (a --keep-going hunt's)"),
                 ));
             }
             None => {
-                let has = if keep_going { "has" } else { "has no" };
                 let why = format!(
                     "is {}, not true or false (expected {keep_going}: the shard {has} field `failures`)",
                     shown("keep_going")

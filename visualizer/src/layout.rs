@@ -193,9 +193,10 @@ pub fn deadlock_line(s: &mut Scene, m: &Model, xm: &XMap, top: i32, bottom: i32)
 
 /// Under the x axis (from `y`), what the window's last step did, given as
 /// `notes` by the chart ("T2 takes B"): it happens at the window's right
-/// edge, with no width to draw it in. Returns the y below the line.
-pub fn last_step_line(s: &mut Scene, xm: &XMap, notes: &[String], mut y: i32) -> i32 {
-    if notes.is_empty() {
+/// edge, with no width to draw it in. Nothing when the window reaches the
+/// run's end: the final column shows the state then. Returns the y below.
+pub fn last_step_line(s: &mut Scene, m: &Model, xm: &XMap, notes: &[String], mut y: i32) -> i32 {
+    if notes.is_empty() || xm.b >= m.end || xm.b <= xm.a {
         return y;
     }
     let what = format!("At the end of step {}, the window's last: {}.", columns::group(xm.b), notes.join(", "));
@@ -204,6 +205,14 @@ pub fn last_step_line(s: &mut Scene, xm: &XMap, notes: &[String], mut y: i32) ->
         y += 22;
     }
     y
+}
+
+/// How a last-step note says a lock is taken: "takes", or "read-locks".
+pub fn takes(mode: crate::model::Mode) -> &'static str {
+    match mode {
+        crate::model::Mode::Read => "read-locks",
+        crate::model::Mode::Exclusive => "takes",
+    }
 }
 
 /// The x of the line [`deadlock_line`] draws, if the window shows it: text

@@ -153,7 +153,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
     let notes = last_step_notes(m, &locks, &xm);
-    y = layout::last_step_line(&mut s, &xm, &notes, y);
+    y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
     let mut items: Vec<(Swatch, String)> = holders
         .iter()
@@ -234,18 +234,15 @@ fn used_in(m: &Model, r: u32, a: u64, b: u64) -> bool {
 
 /// What the window's last step does to the locks drawn: it happens at the
 /// window's right edge, with no width to draw it in, so it is said in words
-/// under the axis ("T2 takes B, T1 starts waiting for A at the end of step
-/// 5"). None when the window reaches the run's end: the final column shows it.
+/// under the axis by [`layout::last_step_line`] ("T2 takes B, T1 starts
+/// waiting for A").
 fn last_step_notes(m: &Model, locks: &[u32], xm: &XMap) -> Vec<String> {
-    if xm.b >= m.end || xm.b <= xm.a {
-        return Vec::new();
-    }
     let mut notes = Vec::new();
     for &r in locks {
         let res = &m.resources[r as usize];
         let name = m.resource_name(r);
         for h in res.holds.iter().filter(|h| h.start == xm.b) {
-            let how = if h.mode == Mode::Read { "read-locks" } else { "takes" };
+            let how = layout::takes(h.mode);
             notes.push(format!("{} {how} {name}", m.task_name(h.task)));
         }
         for w in res.waits.iter().filter(|w| w.start == xm.b) {

@@ -60,12 +60,8 @@ fn blocked_label(m: &Model, r: u32, op: &str) -> Option<String> {
 
 /// What the window's last step does on the pipes (bytes written or read,
 /// writers and readers that block), which happens at the window's right
-/// edge with no width to draw it in. None when the window reaches the
-/// run's end: the final column shows the state then.
+/// edge with no width to draw it in, for [`layout::last_step_line`].
 fn last_step_notes(m: &Model, pipes: &[u32], xm: &XMap) -> Vec<String> {
-    if xm.b >= m.end || xm.b <= xm.a {
-        return Vec::new();
-    }
     let mut notes = Vec::new();
     for &r in pipes {
         let name = m.resource_name(r);
@@ -324,7 +320,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let notes = last_step_notes(m, &pipes, &xm);
-    y = layout::last_step_line(&mut s, &xm, &notes, y);
+    y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
     let mut items: Vec<(Swatch, String)> = Vec::new();
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {

@@ -242,7 +242,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
     let notes = last_step_notes(m, &shown, &xm);
-    y = layout::last_step_line(&mut s, &xm, &notes, y);
+    y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
     // Legend: only what this picture shows.
     let mut items: Vec<(Swatch, String)> = vec![
@@ -354,25 +354,21 @@ fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64, end: u64) -> bool {
 /// What the window's last step does to the tasks drawn, which happens at
 /// the window's right edge with no width to draw it in: the locks they
 /// take, the waits they start, their finish ("T2 takes B, T1 blocks on
-/// A"). None when the window reaches the run's end: the final column shows
-/// the state then.
+/// A"), for [`layout::last_step_line`].
 fn last_step_notes(m: &Model, shown: &[u32], xm: &XMap) -> Vec<String> {
-    if xm.b >= m.end || xm.b <= xm.a {
-        return Vec::new();
-    }
     let mut notes = Vec::new();
     for &t in shown {
         let tt = &m.tasks[t as usize];
         let mut did: Vec<String> = Vec::new();
         for h in tt.holds.iter().filter(|h| h.start == xm.b) {
-            let how = if h.mode == Mode::Read { "read-locks" } else { "takes" };
+            let how = layout::takes(h.mode);
             did.push(format!("{how} {}", m.resource_name(h.resource)));
         }
         for blk in tt.blocks.iter().filter(|blk| blk.start == xm.b) {
-            let on = match blk.resource {
-                Some(r) => format!("{} {}", blk.op, m.resource_name(r)),
-                None if !blk.cases.is_empty() => format!("select on {}", m.trace.cases_label(&blk.cases)),
-                None => blk.op.clone(),
+            let on = match (blk.resource, blk.cases.is_empty()) {
+                (Some(_), _) => format!("{} {}", blk.op, waits_for(m, blk)),
+                (None, false) => format!("select on {}", waits_for(m, blk)),
+                (None, true) => waits_for(m, blk),
             };
             did.push(format!("blocks ({on})"));
         }
@@ -432,13 +428,17 @@ const PALE: u8 = 110;
 /// What task `t` still waits for when the run ends (a lock, a pipe, a
 /// select's cases, or the operation: `join`), as the final column names it.
 fn final_wait(m: &Model, t: u32) -> Option<String> {
-    let blk = m.tasks[t as usize].blocks.last().filter(|b| b.open)?;
-    Some(match blk.resource {
+    m.tasks[t as usize].blocks.last().filter(|b| b.open).map(|blk| waits_for(m, blk))
+}
+
+/// What blocked stretch `blk` waits for: a lock or a pipe by name, a select
+/// by its cases (as the report names them), else the operation (`join`).
+fn waits_for(m: &Model, blk: &crate::model::Block) -> String {
+    match blk.resource {
         Some(r) => m.resource_name(r).to_string(),
-        // A select names its cases, as the report does.
         None if !blk.cases.is_empty() => m.trace.cases_label(&blk.cases),
         None => blk.op.clone(),
-    })
+    }
 }
 
 /// The final state of a lane, in the tail after the axis.

@@ -12,6 +12,11 @@ fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/abba-deadlock.json")
 }
 
+/// A committed trace, by its file name in `traces/`.
+fn committed_trace(name: &str) -> Trace {
+    visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces").join(name)).unwrap()
+}
+
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
@@ -779,9 +784,7 @@ fn an_invariant_violation_is_marked_where_and_in_which_task() {
 
 #[test]
 fn a_locks_window_where_nothing_happens_says_so() {
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let note = "no lock is held or waited for in this window";
     let svg = |window: Window| {
         let opts = Options { window, x: XAxis::Steps, ..Options::default() };
@@ -793,9 +796,7 @@ fn a_locks_window_where_nothing_happens_says_so() {
 
 #[test]
 fn a_pipe_nobody_uses_in_the_window_says_so() {
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
     let note = "no write or read in this window";
     let svg = |window: Window| {
         let opts = Options { window, x: XAxis::Steps, ..Options::default() };
@@ -845,9 +846,7 @@ fn the_final_column_names_a_long_holder_in_full() {
     // "Channel state writer Join(xxxxxx) (34/256)#1" holds channel-1's
     // bufferQueue at the deadlock: too long for a quarter of the plot at
     // the usual size, so it is written smaller in a wider column, not cut.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-pipeline-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("flink-1.13.1-pipeline-deadlock.json");
     let opts = Options::default();
     let texts = check_svg(&render(&trace, Chart::Locks, Format::Svg, &opts), opts.width);
     let holder = "Channel state writer Join(xxxxxx) (34/256)#1";
@@ -875,9 +874,7 @@ fn a_run_named_by_its_schedule_shows_the_schedule_string() {
 fn a_task_spawned_in_the_windows_last_step_gets_no_lane() {
     // Step 1 of ttrpc: main spawns the server, the client and six callers at
     // its end. Those have no time in the window: no empty lanes for them.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let opts = Options { window: Window::Steps(1, 1), x: XAxis::Steps, ..Options::default() };
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
     assert!(texts.iter().any(|t| t.starts_with("16 of 17 tasks not drawn")), "{texts:?}");
@@ -892,9 +889,7 @@ fn a_task_spawned_in_the_windows_last_step_gets_no_lane() {
 fn the_pipes_final_column_names_who_is_blocked_at_the_end() {
     // ttrpc #72 (v1.0.2 on both sides): Client.run blocks writing to
     // client->server and serverConn.run writing to server->client.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
     let opts = Options::default();
     let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width);
     // Once in the legend, once in the final column.
@@ -985,12 +980,10 @@ fn perfetto_lock_lanes_never_overlap() {
 
 #[test]
 fn locks_chart_draws_the_locks_used_and_says_what_the_last_step_did() {
-    let load =
-        |name: &str| visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces").join(name)).unwrap();
     let texts_of =
         |trace: &Trace, opts: &Options| check_svg(&render(trace, Chart::Locks, Format::Svg, opts), opts.width);
     // Flink minimal: seven monitors, three of them ever held or waited for.
-    let flink = load("flink-1.13.1-minimal-deadlock.json");
+    let flink = committed_trace("flink-1.13.1-minimal-deadlock.json");
     let texts = texts_of(&flink, &Options::default());
     let note = texts.iter().find(|t| t.contains("locks not drawn: not held or waited for in this window"));
     assert!(note.is_some_and(|n| n.starts_with("4 of 7")), "{texts:?}");
@@ -1006,7 +999,7 @@ fn locks_chart_draws_the_locks_used_and_says_what_the_last_step_did() {
     let texts = texts_of(&abba, &opts);
     assert!(texts.iter().any(|t| t == "no lock is held or waited for in this window"), "{texts:?}");
     // ttrpc v1.2.3's client read-locks streamLock: drawn and named as such.
-    let ttrpc = load("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let texts = texts_of(&ttrpc, &Options::default());
     assert!(texts.iter().any(|t| t == "read-locked (RWMutex)"), "{texts:?}");
     assert!(!texts_of(&flink, &Options::default()).iter().any(|t| t == "read-locked (RWMutex)"));
@@ -1017,9 +1010,7 @@ fn a_wrapped_select_keeps_its_separators() {
     // "recv stream#N.recv | recv stream#N.recvClose | recv c.ctx.Done()"
     // takes two lines: the first ends in the separator, so three cases
     // still read as three.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let opts = Options::default();
     let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), opts.width);
     let first = texts.iter().position(|t| t.starts_with("recv stream#") && t.contains(".recvClose")).expect("a select");
@@ -1031,9 +1022,7 @@ fn a_wrapped_select_keeps_its_separators() {
 fn the_timelines_final_column_names_what_each_task_waits_for_in_full() {
     // ttrpc v1.2.3: serverConn.run waits for server->client, caller-3 for
     // client->server; the column was 76 px and cut both at every width.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     for width in [1200, 2400] {
         let opts = Options { width, ..Options::default() };
         let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width);
@@ -1053,9 +1042,7 @@ fn the_timelines_final_column_names_what_each_task_waits_for_in_full() {
 
 #[test]
 fn a_pipe_caption_stops_short_of_the_deadlock_line() {
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let caption = "unbuffered (capacity 0): bars are the bytes each read takes from the writer";
     let texts_at = |width: u32| {
         let opts = Options { width, ..Options::default() };
@@ -1095,9 +1082,7 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     assert_eq!((count(&texts_at(&abba, 1200), "B"), count(&texts_at(&abba, 600), "B")), (2, 1));
     // ttrpc v1.2.3 at 600 px: the final column cuts the pipes' names, so
     // the arrows keep theirs.
-    let ttrpc =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.2.3-deadlock.json"))
-            .unwrap();
+    let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let narrow = texts_at(&ttrpc, 600);
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
 }
@@ -1106,8 +1091,7 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
 fn a_timeline_says_what_the_windows_last_step_did() {
     // Step 15 of the committed philosophers run: philosopher-2 takes fork2
     // and blocks on fork3, at the window's right edge.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/philosophers-deadlock.json")).unwrap();
+    let trace = committed_trace("philosophers-deadlock.json");
     let texts_at = |window: Window| {
         let opts = Options { window, x: XAxis::Steps, ..Options::default() };
         check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width)
@@ -1127,9 +1111,7 @@ fn a_timeline_says_what_the_windows_last_step_did() {
 fn a_pipes_chart_says_what_the_windows_last_step_did() {
     // Step 50 of ttrpc #72 (v1.0.2 on both sides): Client.run blocks
     // writing to the unbuffered client->server pipe, at the window's edge.
-    let trace =
-        visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/ttrpc-s1.0.2-c1.0.2-deadlock.json"))
-            .unwrap();
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
     let texts_at = |window: Window| {
         let opts = Options { window, x: XAxis::Steps, ..Options::default() };
         check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width)
@@ -1181,10 +1163,7 @@ fn a_legend_entry_never_runs_past_the_picture() {
 fn a_joined_task_that_is_not_blocked_says_its_state() {
     // Flink with the self-assign fix: main joins the task the invariant
     // failed in; its box says so instead of an empty second line.
-    let trace = visualizer::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-self-assign-failure.json"),
-    )
-    .unwrap();
+    let trace = committed_trace("flink-1.13.1-self-assign-failure.json");
     let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
     let main = g.nodes.iter().position(|n| n.label == "main").unwrap();
     let joined = g.edges.iter().find(|e| e.from == main).map(|e| &g.nodes[e.to]).expect("main waits for a task");

@@ -197,10 +197,7 @@ impl Search {
     }
 
     fn within_bound(&self, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
-        match self.cfg.preemption_bound {
-            None => true,
-            Some(k) => preemptions + u32::from(last.is_some_and(|l| l != t && enabled.contains(l))) <= k,
-        }
+        within(self.cfg.preemption_bound, preemptions, enabled, last, t)
     }
 
     /// The model ran differently from the path it is replaying: the
@@ -247,16 +244,12 @@ impl Search {
             return;
         };
         let (enabled, last, p) = (&*enabled, *last, *preemptions);
-        let within = |u: TaskId| match bound {
-            None => true,
-            Some(k) => p + u32::from(last.is_some_and(|l| l != u && enabled.contains(l))) <= k,
-        };
         if enabled.contains(t) {
-            if !backtrack.contains(t) && within(t) {
+            if !backtrack.contains(t) && within(bound, p, enabled, last, t) {
                 backtrack.insert(t);
             }
         } else if !*all_enabled {
-            for u in enabled.iter().filter(|&u| within(u)) {
+            for u in enabled.iter().filter(|&u| within(bound, p, enabled, last, u)) {
                 backtrack.insert(u);
             }
             *all_enabled = true;
@@ -279,6 +272,15 @@ impl Search {
             }
         }
         out
+    }
+}
+
+/// True if running `t` at a node (reached with `preemptions`, the task run
+/// before being `last`) keeps the schedule within `bound` preemptions.
+fn within(bound: Option<u32>, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
+    match bound {
+        None => true,
+        Some(k) => preemptions + u32::from(last.is_some_and(|l| l != t && enabled.contains(l))) <= k,
     }
 }
 
