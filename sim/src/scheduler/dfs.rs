@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::vclock::VClock;
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
 use crate::models::Configured;
 use crate::rt::{TaskId, TaskSet};
@@ -150,7 +151,7 @@ struct StepRec {
     node: usize,
     fp: Footprint,
     /// Steps of each task that happen before or at this one.
-    clock: Vec<u32>,
+    clock: VClock,
     /// This step's number within its task (1-based).
     local: u32,
 }
@@ -163,7 +164,7 @@ struct Search {
     /// The steps of the current execution.
     steps: Vec<StepRec>,
     /// Each task's clock after its last step.
-    task_clock: Vec<Vec<u32>>,
+    task_clock: Vec<VClock>,
     /// The steps that touched each resource, in order.
     by_resource: std::collections::BTreeMap<u32, Vec<usize>>,
     halt: Option<Halt>,
@@ -212,14 +213,16 @@ impl Search {
         self.cfg.reduction && self.cfg.preemption_bound.is_none()
     }
 
-    fn clock_of(&self, t: TaskId) -> &[u32] {
-        self.task_clock.get(t as usize).map(|c| c.as_slice()).unwrap_or(&[])
+    /// Task `t`'s clock after its last step (`None` before its first).
+    fn clock_of(&self, t: TaskId) -> Option<&VClock> {
+        self.task_clock.get(t as usize)
     }
 
-    /// Step `i` happens before the point `clock` describes.
-    fn happens_before(&self, i: usize, clock: &[u32]) -> bool {
+    /// Step `i` happens before the point `clock` describes (nothing
+    /// happens before a task's first step).
+    fn happens_before(&self, i: usize, clock: Option<&VClock>) -> bool {
         let s = &self.steps[i];
-        clock.get(s.task as usize).copied().unwrap_or(0) >= s.local
+        clock.is_some_and(|c| c.get(s.task as usize) >= s.local)
     }
 
     /// The most recent step of another task that touched `r` in a way that
@@ -426,31 +429,24 @@ impl Strategy for DfsStrategy {
         }
         let t = task as usize;
         if s.task_clock.len() <= t {
-            s.task_clock.resize(t + 1, Vec::new());
+            s.task_clock.resize(t + 1, VClock::default());
         }
-        let before = s.task_clock[t].clone();
-        let local = before.get(t).copied().unwrap_or(0) + 1;
-        let mut clock = before.clone();
+        let s = &mut *s;
+        // The clock before this step: `task_clock[t]`, left as it is until
+        // the end. This step's clock starts from it and shares its chunks.
+        let local = s.task_clock[t].get(t) + 1;
+        let mut clock = s.task_clock[t].clone();
         let mut race: Option<usize> = None;
         let touched = footprint.resources.iter().map(|&r| (r, true)).chain(footprint.reads.iter().map(|&r| (r, false)));
-        for (r, write) in touched.collect::<Vec<_>>() {
+        for (r, write) in touched {
             if let Some(k) = s.last_conflict(r, task, write) {
-                if !s.happens_before(k, &before) {
+                if !s.happens_before(k, Some(&s.task_clock[t])) {
                     race = race.max(Some(k));
                 }
-                let kc = s.steps[k].clock.clone();
-                if clock.len() < kc.len() {
-                    clock.resize(kc.len(), 0);
-                }
-                for (i, v) in kc.into_iter().enumerate() {
-                    clock[i] = clock[i].max(v);
-                }
+                clock.join(&s.steps[k].clock);
             }
         }
-        if clock.len() <= t {
-            clock.resize(t + 1, 0);
-        }
-        clock[t] = local;
+        clock.set(t, local);
         let idx = s.steps.len();
         for &r in footprint.resources.iter().chain(footprint.reads.iter()) {
             s.by_resource.entry(r).or_default().push(idx);

@@ -21,6 +21,7 @@ mod pct;
 mod random;
 mod replay;
 mod shrink;
+mod vclock;
 
 pub use dfs::{explore, ExploreConfig, ExploreResult};
 pub use pct::PctStrategy;

@@ -1,0 +1,163 @@
+//! Vector clocks for the happens-before relation of partial-order reduction.
+//!
+//! An exploration keeps one clock per step of the current execution, each as
+//! wide as the tasks spawned so far. Stored whole, that is steps x tasks
+//! words: one execution of ttrpc v1.2.4 with 256 callers and 20 calls each
+//! (a run of seed 0 has 5,380 tasks and 127,572 steps) took 1.67 GB, and
+//! 272 MB with these. A clock is a row of shared chunks of [`CHUNK`]
+//! entries: a step's clock is its task's previous clock with one entry
+//! raised and a few chunks joined in, so it shares every other chunk with
+//! the clocks before it, and a join skips the chunks two
+//! clocks share.
+
+use std::rc::Rc;
+
+/// Entries per chunk: a chunk is 256 bytes, a clock's row of pointers one
+/// word per 64 tasks.
+const CHUNK: usize = 64;
+
+type Chunk = [u32; CHUNK];
+
+/// A vector clock: entry `t` counts the steps of task `t` that happen
+/// before (or at) the point the clock describes. Entries past the end are 0.
+#[derive(Clone, Debug, Default)]
+pub(super) struct VClock {
+    chunks: Vec<Rc<Chunk>>,
+}
+
+impl VClock {
+    /// Entry `t`.
+    #[inline]
+    pub fn get(&self, t: usize) -> u32 {
+        self.chunks.get(t / CHUNK).map_or(0, |c| c[t % CHUNK])
+    }
+
+    /// Sets entry `t` to `v`, copying its chunk first if another clock shares it.
+    pub fn set(&mut self, t: usize, v: u32) {
+        let i = t / CHUNK;
+        if self.chunks.len() <= i {
+            self.chunks.resize_with(i + 1, zero_chunk);
+        }
+        Rc::make_mut(&mut self.chunks[i])[t % CHUNK] = v;
+    }
+
+    /// Raises every entry to at least `other`'s. A chunk the two share, or
+    /// one of `other`'s that is no higher anywhere, costs no copy; one that
+    /// is no lower anywhere is shared from `other`.
+    pub fn join(&mut self, other: &VClock) {
+        for (i, theirs) in other.chunks.iter().enumerate() {
+            let Some(mine) = self.chunks.get_mut(i) else {
+                // Past our end every entry is 0: theirs is the join.
+                self.chunks.push(theirs.clone());
+                continue;
+            };
+            if Rc::ptr_eq(mine, theirs) {
+                continue;
+            }
+            let (mut lower, mut higher) = (false, false);
+            for (a, b) in mine.iter().zip(theirs.iter()) {
+                lower |= a < b;
+                higher |= a > b;
+            }
+            match (lower, higher) {
+                (false, _) => {}
+                (true, false) => *mine = theirs.clone(),
+                (true, true) => {
+                    let m = Rc::make_mut(mine);
+                    for (a, b) in m.iter_mut().zip(theirs.iter()) {
+                        *a = (*a).max(*b);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where each chunk lives: for tests of the sharing.
+    #[cfg(test)]
+    fn chunk_ptrs(&self) -> Vec<*const Chunk> {
+        self.chunks.iter().map(Rc::as_ptr).collect()
+    }
+}
+
+fn zero_chunk() -> Rc<Chunk> {
+    // One all-zero chunk per thread, shared by every clock that grows past
+    // a task it has not heard from: growing a clock copies nothing.
+    thread_local! {
+        static ZERO: Rc<Chunk> = Rc::new([0; CHUNK]);
+    }
+    ZERO.with(Rc::clone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain form: a whole vector, for comparison.
+    fn join_plain(a: &mut Vec<u32>, b: &[u32]) {
+        if a.len() < b.len() {
+            a.resize(b.len(), 0);
+        }
+        for (x, y) in a.iter_mut().zip(b) {
+            *x = (*x).max(*y);
+        }
+    }
+
+    #[test]
+    fn gets_sets_and_joins_as_a_whole_vector_does() {
+        // A fixed pseudo-random walk of sets and joins over 300 entries
+        // (chunks 0 to 4), checked entry by entry against plain vectors.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut clocks: Vec<VClock> = vec![VClock::default(); 6];
+        let mut plain: Vec<Vec<u32>> = vec![Vec::new(); 6];
+        for _ in 0..5000 {
+            let (i, j) = (next(6) as usize, next(6) as usize);
+            if next(3) == 0 {
+                let (t, v) = (next(300) as usize, next(1000) as u32);
+                let v = v.max(clocks[i].get(t));
+                clocks[i].set(t, v);
+                if plain[i].len() <= t {
+                    plain[i].resize(t + 1, 0);
+                }
+                plain[i][t] = v;
+            } else if next(2) == 0 {
+                let other = clocks[j].clone();
+                clocks[i].join(&other);
+                let other = plain[j].clone();
+                join_plain(&mut plain[i], &other);
+            } else {
+                clocks[i] = clocks[j].clone();
+                plain[i] = plain[j].clone();
+            }
+            for (c, p) in clocks.iter().zip(&plain) {
+                for t in 0..320 {
+                    assert_eq!(c.get(t), p.get(t).copied().unwrap_or(0), "entry {t}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_copy_with_one_entry_raised_shares_every_other_chunk() {
+        let mut a = VClock::default();
+        for t in 0..(4 * CHUNK) {
+            a.set(t, 1);
+        }
+        let mut b = a.clone();
+        b.set(CHUNK + 5, 2);
+        let (pa, pb) = (a.chunk_ptrs(), b.chunk_ptrs());
+        let shared: Vec<bool> = pa.iter().zip(&pb).map(|(x, y)| x == y).collect();
+        assert_eq!(shared, [true, false, true, true]);
+        // Joining a clock into one that knows more copies nothing.
+        b.join(&a);
+        assert_eq!(b.chunk_ptrs(), pb);
+        // Joining it into one that knows less takes its chunk.
+        a.join(&b);
+        assert_eq!(a.chunk_ptrs(), pb);
+    }
+}
