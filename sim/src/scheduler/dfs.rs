@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::touches::{Touch, Touches};
 use super::vclock::VClock;
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
 use crate::models::Configured;
@@ -126,12 +127,12 @@ enum Node {
         enabled: TaskSet,
         last: Option<TaskId>,
         chosen: TaskId,
-        /// Tasks still to explore here.
+        /// Tasks still to explore here (all of `enabled` once `all_enabled`).
         backtrack: TaskSet,
         /// Tasks explored (or being explored) here.
         done: TaskSet,
-        /// True once every enabled task (within the bound) was added to
-        /// `backtrack` for a race with a task not enabled here.
+        /// True once a race with a task not enabled here asked for every
+        /// enabled task: `backtrack` is then all of `enabled`.
         all_enabled: bool,
         /// Tasks asleep here, with the step each would take.
         sleep: Vec<(TaskId, Footprint)>,
@@ -145,13 +146,10 @@ enum Node {
     },
 }
 
-/// One step of the current execution, with its vector clock.
+/// One step of the current execution.
 struct StepRec {
     task: TaskId,
     node: usize,
-    fp: Footprint,
-    /// Steps of each task that happen before or at this one.
-    clock: VClock,
     /// This step's number within its task (1-based).
     local: u32,
 }
@@ -163,10 +161,12 @@ struct Search {
     pos: usize,
     /// The steps of the current execution.
     steps: Vec<StepRec>,
+    /// The footprint of the last step.
+    last_fp: Footprint,
     /// Each task's clock after its last step.
-    task_clock: Vec<VClock>,
-    /// The steps that touched each resource, in order.
-    by_resource: std::collections::BTreeMap<u32, Vec<usize>>,
+    task_clock: Vec<Rc<VClock>>,
+    /// The last steps that touched each resource.
+    touches: Touches,
     halt: Option<Halt>,
     error: Option<String>,
     /// True once the bound kept a schedule out: a higher bound has more to see.
@@ -215,7 +215,7 @@ impl Search {
 
     /// Task `t`'s clock after its last step (`None` before its first).
     fn clock_of(&self, t: TaskId) -> Option<&VClock> {
-        self.task_clock.get(t as usize)
+        self.task_clock.get(t as usize).map(|c| &**c)
     }
 
     /// Step `i` happens before the point `clock` describes (nothing
@@ -228,33 +228,30 @@ impl Search {
     /// The most recent step of another task that touched `r` in a way that
     /// conflicts with an access of `t` (`write`: the access changes `r`).
     fn last_conflict(&self, r: u32, t: TaskId, write: bool) -> Option<usize> {
-        self.by_resource.get(&r)?.iter().rev().copied().find(|&k| {
-            let st = &self.steps[k];
-            st.task != t && (write || st.fp.resources.contains(&r))
-        })
+        self.touches.last_conflict(r, t, write).map(|h| h.step)
     }
 
     /// A race: task `t` should also be tried where step `k` was taken (every
-    /// task enabled there, if `t` was not).
+    /// task enabled there, if `t` was not). Only with reduction, so with no
+    /// preemption bound: every enabled task is within it.
     ///
     /// Called for every known next access at every step, so the same race
     /// comes back step after step (256 ttrpc callers queued on one lock):
     /// what is there already is not added again, and nothing is allocated.
     fn add_backtrack(&mut self, k: usize, t: TaskId) {
+        debug_assert!(self.reduction(), "races are only noted with reduction, which has no bound");
         let node = self.steps[k].node;
-        let bound = self.cfg.preemption_bound;
-        let Node::Task { enabled, last, preemptions, backtrack, all_enabled, .. } = &mut self.nodes[node] else {
+        let Node::Task { enabled, backtrack, all_enabled, .. } = &mut self.nodes[node] else {
             return;
         };
-        let (enabled, last, p) = (&*enabled, *last, *preemptions);
+        if *all_enabled {
+            return;
+        }
         if enabled.contains(t) {
-            if !backtrack.contains(t) && within(bound, p, enabled, last, t) {
-                backtrack.insert(t);
-            }
-        } else if !*all_enabled {
-            for u in enabled.iter().filter(|&u| within(bound, p, enabled, last, u)) {
-                backtrack.insert(u);
-            }
+            backtrack.insert(t);
+        } else {
+            // Not copied into `backtrack`: with 5,000 ttrpc tasks such copies
+            // were 38 MB of one execution's heap.
             *all_enabled = true;
         }
     }
@@ -266,7 +263,7 @@ impl Search {
             return Vec::new();
         }
         let Some(last) = self.steps.last() else { return Vec::new() };
-        let (task, fp) = (last.task, &last.fp);
+        let (task, fp) = (last.task, &self.last_fp);
         let Node::Task { sleep, taken, done, .. } = &self.nodes[last.node] else { return Vec::new() };
         let mut out: Vec<(TaskId, Footprint)> = Vec::new();
         for (p, f) in sleep.iter().chain(taken.iter().filter(|(p, _)| done.contains(*p))) {
@@ -424,35 +421,39 @@ impl Strategy for DfsStrategy {
         let node = (0..s.pos).rev().find(|&j| matches!(s.nodes[j], Node::Task { .. })).expect("a step has a node");
         if let Node::Task { taken, .. } = &mut s.nodes[node] {
             if !taken.iter().any(|(p, _)| *p == task) {
+                // Most nodes see one task's step: no room for four.
+                taken.reserve_exact(1);
                 taken.push((task, footprint.clone()));
             }
         }
         let t = task as usize;
         if s.task_clock.len() <= t {
-            s.task_clock.resize(t + 1, VClock::default());
+            s.task_clock.resize(t + 1, Rc::default());
         }
         let s = &mut *s;
         // The clock before this step: `task_clock[t]`, left as it is until
         // the end. This step's clock starts from it and shares its chunks.
         let local = s.task_clock[t].get(t) + 1;
-        let mut clock = s.task_clock[t].clone();
+        let mut clock = (*s.task_clock[t]).clone();
         let mut race: Option<usize> = None;
         let touched = footprint.resources.iter().map(|&r| (r, true)).chain(footprint.reads.iter().map(|&r| (r, false)));
-        for (r, write) in touched {
-            if let Some(k) = s.last_conflict(r, task, write) {
-                if !s.happens_before(k, Some(&s.task_clock[t])) {
-                    race = race.max(Some(k));
+        for (r, write) in touched.clone() {
+            if let Some(h) = s.touches.last_conflict(r, task, write) {
+                if !s.happens_before(h.step, Some(&s.task_clock[t])) {
+                    race = race.max(Some(h.step));
                 }
-                clock.join(&s.steps[k].clock);
+                clock.join(&h.clock);
             }
         }
         clock.set(t, local);
-        let idx = s.steps.len();
-        for &r in footprint.resources.iter().chain(footprint.reads.iter()) {
-            s.by_resource.entry(r).or_default().push(idx);
+        let clock = Rc::new(clock);
+        let step = s.steps.len();
+        for (r, write) in touched {
+            s.touches.note(r, write, Touch { step, task, clock: clock.clone() });
         }
-        s.task_clock[t] = clock.clone();
-        s.steps.push(StepRec { task, node, fp: footprint.clone(), clock, local });
+        s.task_clock[t] = clock;
+        s.steps.push(StepRec { task, node, local });
+        s.last_fp.clone_from(footprint);
         if let (Some(k), true) = (race, s.reduction()) {
             s.add_backtrack(k, task);
         }
@@ -495,8 +496,9 @@ fn next_branch(s: &mut Search) -> bool {
                     return true;
                 }
             }
-            Node::Task { backtrack, done, sleep, chosen, .. } => {
-                let next = backtrack.iter().find(|&t| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t));
+            Node::Task { backtrack, all_enabled, enabled, done, sleep, chosen, .. } => {
+                let to_try = if *all_enabled { &*enabled } else { &*backtrack };
+                let next = to_try.iter().find(|&t| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t));
                 if let Some(t) = next {
                     *chosen = t;
                     done.insert(t);
@@ -594,7 +596,8 @@ pub(super) fn explore_pass(
         pos: 0,
         steps: Vec::new(),
         task_clock: Vec::new(),
-        by_resource: std::collections::BTreeMap::new(),
+        last_fp: Footprint::default(),
+        touches: Touches::default(),
         halt: None,
         error: None,
         cut: false,
@@ -626,7 +629,7 @@ pub(super) fn explore_pass(
             s.pos = 0;
             s.steps.clear();
             s.task_clock.clear();
-            s.by_resource.clear();
+            s.touches.clear();
             s.halt = None;
         }
         let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));

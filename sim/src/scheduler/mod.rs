@@ -21,6 +21,7 @@ mod pct;
 mod random;
 mod replay;
 mod shrink;
+mod touches;
 mod vclock;
 
 pub use dfs::{explore, ExploreConfig, ExploreResult};

@@ -117,7 +117,12 @@ mod tests {
         let mut plain: Vec<Vec<u32>> = vec![Vec::new(); 6];
         for _ in 0..5000 {
             let (i, j) = (next(6) as usize, next(6) as usize);
-            if next(3) == 0 {
+            if next(50) == 0 {
+                // Now and then a fresh clock, so that clocks of different
+                // lengths keep meeting in joins.
+                clocks[i] = VClock::default();
+                plain[i].clear();
+            } else if next(3) == 0 {
                 let (t, v) = (next(300) as usize, next(1000) as u32);
                 let v = v.max(clocks[i].get(t));
                 clocks[i].set(t, v);
@@ -159,5 +164,21 @@ mod tests {
         // Joining it into one that knows less takes its chunk.
         a.join(&b);
         assert_eq!(a.chunk_ptrs(), pb);
+    }
+
+    #[test]
+    fn joining_a_shorter_clock_keeps_the_tail_and_copies_a_shared_chunk() {
+        let mut a = VClock::default();
+        a.set(3, 5);
+        a.set(3 * CHUNK + 1, 7);
+        let mut b = VClock::default();
+        b.set(4, 9);
+        let c = a.clone();
+        a.join(&b);
+        assert_eq!((a.get(3), a.get(4), a.get(3 * CHUNK + 1)), (5, 9, 7));
+        // `c` shared chunk 0 with `a`: the join wrote to a copy.
+        assert_eq!((c.get(3), c.get(4)), (5, 0));
+        assert_eq!(a.chunk_ptrs()[1..], c.chunk_ptrs()[1..]);
+        assert_ne!(a.chunk_ptrs()[0], c.chunk_ptrs()[0]);
     }
 }
