@@ -155,6 +155,9 @@ impl Execution {
                 st.inline_left = 0;
                 st.max_steps = cfg.max_steps;
                 st.next_pick = None;
+                if footprint.is_some() {
+                    st.live.clear();
+                }
                 st.footprint = footprint;
                 st.pending_ops.clear();
                 st.clear_lock_edges();
@@ -165,6 +168,7 @@ impl Execution {
             None => Box::new(State {
                 tasks: Default::default(),
                 enabled: TaskSet::new(),
+                live: TaskSet::new(),
                 unstarted: 0,
                 foreground_live: 0,
                 current: 0,
@@ -456,7 +460,9 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
     }
     s.cells.push(cell);
     s.record(id, EventKind::Spawn, None, None, None, parent, None);
-    s.touch(crate::scheduler::Footprint::task_resource(id));
+    if s.footprint.is_some() {
+        s.spawned_or_finished(id, true);
+    }
     id
 }
 
@@ -469,7 +475,9 @@ fn finish_task(s: &mut State, t: TaskId) {
         s.foreground_live -= 1;
     }
     s.record(t, EventKind::Finish, None, None, None, None, None);
-    s.touch(crate::scheduler::Footprint::task_resource(t));
+    if s.footprint.is_some() {
+        s.spawned_or_finished(t, false);
+    }
     if s.joining > 0 {
         for u in 0..s.tasks.len() as TaskId {
             if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {

@@ -18,7 +18,7 @@ use crate::frame::Frame;
 use crate::outcome::Outcome;
 use crate::scheduler::Strategy;
 use crate::trace::{EventKind, Recorder};
-pub use taskset::{TaskId, TaskSet};
+pub use taskset::{FrozenTaskSet, TaskId, TaskSet};
 
 /// Index of a resource (lock, monitor, channel, pipe) within one execution.
 pub type ResId = u32;
@@ -331,6 +331,10 @@ pub(crate) struct State {
     pub footprint: Option<crate::scheduler::Footprint>,
     /// Buffer for `pending_accesses`.
     pub pending_ops: Vec<(TaskId, ResId)>,
+    /// Tasks spawned and not finished, kept only with footprints on: what
+    /// `pending_accesses` walks at every step of an exploration (by the end
+    /// of a long ttrpc run, most of its thousands of tasks have finished).
+    pub live: TaskSet,
     /// "took `to` while holding `from`", one per pair.
     pub lock_edges: Vec<RawEdge>,
     /// The pairs of `lock_edges` among the first 64 resources, as bit rows
@@ -731,19 +735,20 @@ impl State {
     /// or the lock an enabled task is about to take (for partial-order reduction).
     pub fn pending_accesses(&self, out: &mut Vec<(TaskId, ResId)>) {
         out.clear();
-        for (i, task) in self.tasks.iter().enumerate() {
+        for i in self.live.iter() {
+            let task = &self.tasks[i as usize];
             match task.status {
                 Status::Blocked(Wait::Select) => {
-                    out.extend(task.cases.iter().map(|&(r, _)| (i as TaskId, r)));
+                    out.extend(task.cases.iter().map(|&(r, _)| (i, r)));
                 }
                 Status::Blocked(w) => {
                     if let Some(r) = w.resource() {
-                        out.push((i as TaskId, r));
+                        out.push((i, r));
                     }
                 }
                 Status::Ready => {
                     if let Some(r) = task.pending_lock {
-                        out.push((i as TaskId, r));
+                        out.push((i, r));
                     }
                 }
                 _ => {}
@@ -978,6 +983,18 @@ impl State {
     pub fn touch(&mut self, r: u32) {
         if self.footprint.is_some() {
             self.touch_footprint(r);
+        }
+    }
+
+    /// For partial-order reduction: task `t` was spawned (`live`) or
+    /// finished, which touches its pseudo-resource and changes [`State::live`].
+    #[cold]
+    pub fn spawned_or_finished(&mut self, t: TaskId, live: bool) {
+        self.touch_footprint(crate::scheduler::Footprint::task_resource(t));
+        if live {
+            self.live.insert(t);
+        } else {
+            self.live.remove(t);
         }
     }
 

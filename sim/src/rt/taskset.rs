@@ -169,6 +169,82 @@ impl TaskSet {
     }
 }
 
+/// A [`TaskSet`] kept as it was, with only its non-empty words stored.
+///
+/// What an exploration keeps at every step of a long execution, where the
+/// enabled tasks are some long-lived ones with low ids and some new ones
+/// with ids in the thousands: a copy of the `TaskSet` would carry every
+/// word up to the highest id.
+///
+/// ```
+/// let mut s = sim::TaskSet::new();
+/// s.insert(2);
+/// s.insert(5000);
+/// let f = sim::FrozenTaskSet::from(&s);
+/// assert!(f.contains(5000) && !f.contains(64) && f.len() == 2);
+/// assert_eq!(f.iter().collect::<Vec<_>>(), [2, 5000]);
+/// assert!(f.equals(&s));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct FrozenTaskSet {
+    /// Tasks 0..64, bit `t` (inline: most models have no other tasks).
+    low: u64,
+    /// The non-empty words from task 64 on: (word index, bits), where word
+    /// `i` holds tasks `64 * i..64 * (i + 1)`; ascending.
+    high: Box<[(u32, u64)]>,
+    len: u32,
+}
+
+impl From<&TaskSet> for FrozenTaskSet {
+    fn from(s: &TaskSet) -> FrozenTaskSet {
+        let high = s.high.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32 + 1, w)).collect();
+        FrozenTaskSet { low: s.low, high, len: s.len }
+    }
+}
+
+impl FrozenTaskSet {
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn word(&self, i: u32) -> u64 {
+        if i == 0 {
+            return self.low;
+        }
+        self.high.binary_search_by_key(&i, |&(j, _)| j).map_or(0, |k| self.high[k].1)
+    }
+
+    pub fn contains(&self, t: TaskId) -> bool {
+        self.word(t / 64) & (1u64 << (t % 64)) != 0
+    }
+
+    /// True if `s` has the same members.
+    pub fn equals(&self, s: &TaskSet) -> bool {
+        // As many members, and each of ours is one of `s`'s.
+        self.len == s.len && self.low == s.low && self.high.iter().all(|&(i, w)| s.high.get(i as usize - 1) == Some(&w))
+    }
+
+    /// Members in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
+        std::iter::once((0, self.low)).chain(self.high.iter().copied()).flat_map(|(i, w)| {
+            let mut x = w;
+            std::iter::from_fn(move || {
+                if x == 0 {
+                    None
+                } else {
+                    let b = x.trailing_zeros();
+                    x &= x - 1;
+                    Some(i * 64 + b)
+                }
+            })
+        })
+    }
+}
+
 /// The position of the `k`-th set bit of `w` (`k < w.count_ones()`).
 #[inline]
 fn nth_bit(mut w: u64, k: usize) -> TaskId {
@@ -198,5 +274,34 @@ mod tests {
         assert_eq!(s.nth(2), 70);
         s.clear();
         assert!(s.is_empty() && !s.contains(0));
+    }
+
+    #[test]
+    fn a_frozen_set_has_the_members_of_the_set_it_was_made_from() {
+        let mut s = TaskSet::new();
+        for t in [1, 63, 64, 200, 5000, 5001, 9000] {
+            s.insert(t);
+        }
+        s.remove(200);
+        let f = FrozenTaskSet::from(&s);
+        assert_eq!(f.iter().collect::<Vec<_>>(), s.iter().collect::<Vec<_>>());
+        assert_eq!(f.len(), 6);
+        for t in 0..10_000 {
+            assert_eq!(f.contains(t), s.contains(t), "{t}");
+        }
+        // Only the words with members are kept: 64..128, 4992..5056, 8960..9024.
+        assert_eq!(f.high.len(), 3);
+        assert!(f.equals(&s));
+        let mut other = s.clone();
+        other.remove(5001);
+        assert!(!f.equals(&other));
+        other.insert(5002);
+        assert!(!f.equals(&other), "as many members, not the same");
+        other.remove(5002);
+        other.insert(5001);
+        other.insert(70_000);
+        other.remove(70_000);
+        assert!(f.equals(&other), "a set grown wider and emptied again");
+        assert!(FrozenTaskSet::from(&TaskSet::new()).is_empty());
     }
 }

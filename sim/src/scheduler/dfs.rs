@@ -32,7 +32,7 @@ use super::touches::{Touch, Touches};
 use super::vclock::VClock;
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
 use crate::models::Configured;
-use crate::rt::{TaskId, TaskSet};
+use crate::rt::{FrozenTaskSet, TaskId, TaskSet};
 use crate::{Run, Sim};
 
 /// How to explore.
@@ -124,7 +124,7 @@ impl ExploreResult {
 
 enum Node {
     Task {
-        enabled: TaskSet,
+        enabled: FrozenTaskSet,
         last: Option<TaskId>,
         chosen: TaskId,
         /// Tasks still to explore here (all of `enabled` once `all_enabled`).
@@ -300,7 +300,7 @@ impl Strategy for DfsStrategy {
         if i < s.nodes.len() {
             // Replaying the prefix.
             let chosen = match &s.nodes[i] {
-                Node::Task { chosen, enabled: e, .. } if e == enabled => *chosen,
+                Node::Task { chosen, enabled: e, .. } if e.equals(enabled) => *chosen,
                 _ => return s.diverged(enabled),
             };
             return chosen;
@@ -314,7 +314,7 @@ impl Strategy for DfsStrategy {
             let mut only = TaskSet::new();
             only.insert(f);
             s.nodes.push(Node::Task {
-                enabled: enabled.clone(),
+                enabled: FrozenTaskSet::from(enabled),
                 last,
                 chosen: f,
                 backtrack: only.clone(),
@@ -367,7 +367,7 @@ impl Strategy for DfsStrategy {
         let mut done = TaskSet::new();
         done.insert(t);
         s.nodes.push(Node::Task {
-            enabled: enabled.clone(),
+            enabled: FrozenTaskSet::from(enabled),
             last,
             chosen: t,
             backtrack,
@@ -497,8 +497,8 @@ fn next_branch(s: &mut Search) -> bool {
                 }
             }
             Node::Task { backtrack, all_enabled, enabled, done, sleep, chosen, .. } => {
-                let to_try = if *all_enabled { &*enabled } else { &*backtrack };
-                let next = to_try.iter().find(|&t| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t));
+                let untried = |&t: &TaskId| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t);
+                let next = if *all_enabled { enabled.iter().find(untried) } else { backtrack.iter().find(untried) };
                 if let Some(t) = next {
                     *chosen = t;
                     done.insert(t);
