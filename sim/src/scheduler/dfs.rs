@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::roots::Roots;
 use super::touches::{Touch, Touches};
 use super::vclock::VClock;
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
@@ -180,7 +181,10 @@ struct Search {
     forced: Vec<u32>,
     /// When collecting: each branch the bound kept out, as the choices of
     /// its node's path and then the branch: the roots of the next pass.
-    deferred: Option<Vec<Vec<u32>>>,
+    deferred: Option<Roots>,
+    /// The branches the bound kept out in the current execution, as (depth,
+    /// choice): added to `deferred` with the execution's path when it ends.
+    cuts: Vec<(u32, u32)>,
 }
 
 impl Search {
@@ -356,9 +360,8 @@ impl Strategy for DfsStrategy {
                 } else {
                     s.cut = true;
                     if s.deferred.is_some() {
-                        let mut root = path_choices(&s.nodes);
-                        root.push(u);
-                        s.deferred.as_mut().expect("collecting").push(root);
+                        let depth = s.nodes.len() as u32;
+                        s.cuts.push((depth, u));
                     }
                 }
             }
@@ -526,11 +529,15 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let started = Instant::now();
     let mut total = ExploreResult::nothing_yet(None);
     // The root paths of this pass's subtrees: the whole tree for bound 0.
-    let mut roots: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut roots: Option<Roots> = None;
     for b in 0..=k {
-        let mut next = Vec::new();
+        let mut next = Roots::default();
         total.bound = Some(b);
-        for root in roots {
+        let this_pass: Box<dyn Iterator<Item = Vec<u32>>> = match &roots {
+            None => Box::new(std::iter::once(Vec::new())),
+            Some(r) => Box::new(r.iter()),
+        };
+        for root in this_pass {
             let left = cfg.max_executions.saturating_sub(total.executions);
             if left == 0 {
                 // The budget went to the schedules before these.
@@ -559,13 +566,13 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
                 total.failure = pass.failure;
                 return total;
             }
-            next.extend(deferred);
+            next.append(deferred);
         }
         if next.is_empty() {
             // No schedule needs more preemptions: every one has been seen.
             break;
         }
-        roots = next;
+        roots = Some(next);
     }
     total.exhausted = true;
     total
@@ -589,7 +596,7 @@ pub(super) fn explore_pass(
     first: bool,
     forced: Vec<u32>,
     collect: bool,
-) -> (ExploreResult, bool, Vec<Vec<u32>>) {
+) -> (ExploreResult, bool, Roots) {
     let search = Rc::new(RefCell::new(Search {
         cfg: cfg.clone(),
         nodes: Vec::new(),
@@ -603,7 +610,8 @@ pub(super) fn explore_pass(
         cut: false,
         interrupted: false,
         forced,
-        deferred: collect.then(Vec::new),
+        deferred: collect.then(Roots::default),
+        cuts: Vec::new(),
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
     // Every return gives the result, whether the bound kept a branch out,
@@ -641,6 +649,12 @@ pub(super) fn explore_pass(
             p.fetch_add(1, Ordering::Relaxed);
         }
         let mut s = search.borrow_mut();
+        if !s.cuts.is_empty() {
+            // The nodes of the cuts are this execution's (only later ones
+            // may be stale).
+            let (path, cuts) = (path_choices(&s.nodes), std::mem::take(&mut s.cuts));
+            s.deferred.as_mut().expect("cuts are kept when collecting").add(&path, &cuts);
+        }
         if s.interrupted {
             // Cut short by Ctrl-C: not an execution that ran, nor a pruned one.
             result.executions -= 1;

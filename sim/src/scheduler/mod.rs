@@ -20,6 +20,7 @@ mod dfs;
 mod pct;
 mod random;
 mod replay;
+mod roots;
 mod shrink;
 mod touches;
 mod vclock;

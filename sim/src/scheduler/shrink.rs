@@ -220,13 +220,17 @@ pub fn shrink_until(
     let mut bound = 0;
     // Each pass explores the subtrees below the branches the pass before
     // kept out (see `dfs::explore`): every schedule runs once.
-    let mut roots: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut roots: Option<super::roots::Roots> = None;
     // Three runs are kept back for a schedule it finds (see below).
     'bounds: while bound < best.preemptions {
         let mut r = super::dfs::ExploreResult::nothing_yet(Some(bound));
-        let mut next = Vec::new();
+        let mut next = super::roots::Roots::default();
         let mut cut = false;
-        for root in std::mem::take(&mut roots) {
+        let this_pass: Box<dyn Iterator<Item = Vec<u32>>> = match &roots {
+            None => Box::new(std::iter::once(Vec::new())),
+            Some(r) => Box::new(r.iter()),
+        };
+        for root in this_pass {
             if spent(tries + 3) {
                 budget_spent = true;
                 break 'bounds;
@@ -244,7 +248,7 @@ pub fn shrink_until(
             let (pass, pass_cut, deferred) = super::dfs::explore_pass(model, &cfg, false, root, true);
             tries += pass.executions;
             cut |= pass_cut;
-            next.extend(deferred);
+            next.append(deferred);
             r.exhausted = pass.exhausted;
             r.nondeterminism = pass.nondeterminism;
             for (sig, choices) in pass.distinct {
@@ -254,7 +258,7 @@ pub fn shrink_until(
                 break;
             }
         }
-        roots = next;
+        roots = Some(next);
         if r.nondeterminism.is_some() {
             break;
         }
