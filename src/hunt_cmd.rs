@@ -201,11 +201,16 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let warnings = last.map_or_else(Vec::new, |last| graph.up_to(last).warnings());
     // The failing seed once more, recorded: its schedule string and trace.
     let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
-    match (&a.trace, &recorded) {
-        (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => crate::output::no_trace(path),
-        _ => {}
-    }
+    // A trace that cannot be written fails the command after the report,
+    // so that the hunt's result is not lost with it.
+    let written = match (&a.trace, &recorded) {
+        (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap()),
+        (Some(path), None) => {
+            crate::output::no_trace(path);
+            Ok(())
+        }
+        _ => Ok(()),
+    };
     let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
     if a.json {
         let (verdict, seed, cycle, message) = match &r.failure {
@@ -250,7 +255,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 .collect::<Vec<_>>());
         }
         println!("{out}");
-        return Ok(r.failure.is_some());
+        return written.map(|()| r.failure.is_some());
     }
     let label = crate::output::model_label(m, cfg);
     if r.stopped_early {
@@ -319,7 +324,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({} in {elapsed:.2}s on {})", crate::search_cmd::count(r.schedules, "schedule"), job_count(r.jobs));
-    Ok(r.failure.is_some())
+    written.map(|()| r.failure.is_some())
 }
 
 /// `deadsim merge`: one result from the JSON of the shards of one hunt.

@@ -50,9 +50,9 @@ pub fn params_json(cfg: &Configured) -> serde_json::Value {
     serde_json::Value::Object(map)
 }
 
-/// Writes a trace file whole or not at all.
+/// Writes a trace file (`--trace path`) whole or not at all.
 pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
-    t.write_file(path).map_err(|e| UsageError(format!("cannot write trace {}: {e}", path.display())))
+    t.write_file(path).map_err(|e| UsageError(format!("--trace {}: cannot write the trace ({e})", path.display())))
 }
 
 /// A search asked to write `--trace path` found nothing: says so on stderr,

@@ -203,11 +203,16 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(_), Some(b)) if b > 0 => Some(b - 1),
         _ => None,
     };
-    match (&a.trace, &r.failure) {
-        (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap())?,
-        (Some(path), None) => crate::output::no_trace(path),
-        _ => {}
-    }
+    // A trace that cannot be written fails the command after the report
+    // (see `hunt`).
+    let written = match (&a.trace, &r.failure) {
+        (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap()),
+        (Some(path), None) => {
+            crate::output::no_trace(path);
+            Ok(())
+        }
+        _ => Ok(()),
+    };
     // Lock-order findings over every execution run, as `hunt` gives them over its seeds.
     let warnings = r.lock_order.warnings();
     // The verdict line, the same in the report and in the JSON's `message`.
@@ -279,7 +284,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule, "replay": replay,
                    "warnings": warnings})
         );
-        return Ok(r.failure.is_some());
+        return written.map(|()| r.failure.is_some());
     }
     match &r.failure {
         Some((run, _)) => {
@@ -300,7 +305,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({elapsed:.2}s)");
-    Ok(r.failure.is_some())
+    written.map(|()| r.failure.is_some())
 }
 
 /// What ended an exploration early, for its JSON: "interrupted" (Ctrl-C),
@@ -385,10 +390,12 @@ pub fn shrink_cmd(
         })?;
     let run = &shrunk.run;
     let shrank = shrunk.preemptions != shrunk.original_preemptions || run.steps != shrunk.original_steps;
-    // The file first, as `replay` does.
-    if let Some(path) = &trace {
-        write_trace(path, run.trace.as_ref().unwrap())?;
-    }
+    // The file first, as `replay` does; one that cannot be written fails
+    // the command after the report (see `hunt`).
+    let written = match &trace {
+        Some(path) => write_trace(path, run.trace.as_ref().unwrap()),
+        None => Ok(()),
+    };
     if json_out {
         let mut out = run_json(m, cfg, run, None, "shrink");
         out["shrunk"] = json!(shrank);
@@ -400,7 +407,7 @@ pub fn shrink_cmd(
         out["fewest_preemptions_proved"] = json!(shrunk.fewest);
         out["budget_spent"] = json!(shrunk.budget_spent);
         println!("{out}");
-        return Ok(true);
+        return written.map(|()| true);
     }
     let from = format!(
         "{} and {}",
@@ -451,7 +458,7 @@ pub fn shrink_cmd(
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }
-    Ok(true)
+    written.map(|()| true)
 }
 
 /// "1 step", "2 steps", "1 try", "3 tries".
