@@ -237,7 +237,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     if all {
-        for line in skipped(&m) {
+        for line in leave_out(&args, &m, &origin)? {
             eprintln!("{line}");
         }
     }
@@ -261,13 +261,28 @@ pub fn note_missing_glyphs(trace: &visualizer::Trace) {
     );
 }
 
-/// "skipped pipes: no pipes in this trace", for each chart that does not
-/// apply to `m` (what `--chart all` leaves out).
-fn skipped(m: &Model) -> Vec<String> {
-    Chart::ALL
-        .into_iter()
-        .filter_map(|c| why_skipped(c, m).map(|why| format!("skipped {}: {why} in this trace", c.name())))
-        .collect()
+/// For each chart that `--chart all` leaves out of `m` (from `source`, a
+/// file name or "this trace"), a line that says so: "skipped pipes: no
+/// pipes in t.json". A chart of that name that an earlier render left (of
+/// another trace under the same name) would be taken for this one's: it is
+/// removed, as `--trace` removes an older trace, and the line says so. Only
+/// a file that is a chart (PNG or SVG) is removed.
+fn leave_out(args: &RenderArgs, m: &Model, source: &str) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for c in Chart::ALL {
+        let Some(why) = why_skipped(c, m) else { continue };
+        let mut line = format!("skipped {}: {why} in {source}", c.name());
+        for (_, _, path) in plan(args, &[c], true)? {
+            let is_chart = std::fs::read(&path).is_ok_and(|b| {
+                b.starts_with(b"\x89PNG\r\n\x1a\n") || b.starts_with(b"<?xml") || b.starts_with(b"<svg")
+            });
+            if is_chart && std::fs::remove_file(&path).is_ok() {
+                line += &format!(" (the older {} is removed)", path.display());
+            }
+        }
+        lines.push(line);
+    }
+    Ok(lines)
 }
 
 /// Why chart `c` has nothing to show for `m`, or `None` if it has.
@@ -328,18 +343,8 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
     write_all("--render", &rendered)?;
-    // A chart this run has nothing for, left by an earlier run of the same
-    // seed under the same name, would be taken for this run's: removed, as
-    // `--trace` removes an older trace (only if it is a chart).
-    let left_out: Vec<Chart> = Chart::ALL.into_iter().filter(|c| !c.applies(&m)).collect();
-    for (_, _, path) in plan(&args, &left_out, true)? {
-        let is_chart = std::fs::read(&path)
-            .is_ok_and(|b| b.starts_with(b"\x89PNG\r\n\x1a\n") || b.starts_with(b"<?xml") || b.starts_with(b"<svg"));
-        if is_chart {
-            let _ = std::fs::remove_file(&path);
-        }
-    }
-    Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped(&m)))
+    let skipped = leave_out(&args, &m, "this trace")?;
+    Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped))
 }
 
 /// Writes a set of charts as one unit: every name is checked first, and if a

@@ -756,6 +756,33 @@ fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
 }
 
 #[test]
+fn render_all_removes_an_older_chart_the_new_trace_has_none_for() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-stale-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (t, q) = (dir.join("t.json"), dir.join("q"));
+    let (path, out) = (t.to_str().unwrap(), format!("{}/", q.display()));
+    let waitfor = q.join("t-waitfor.png");
+    assert_eq!(deadsim(&["run", "abba", "--trace", path]).0, 1);
+    let (code, _, err) = deadsim(&["render", path, "--chart", "all", "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert!(waitfor.exists() && err.contains("skipped pipes: no pipes in ") && err.contains("t.json"), "{err}");
+    // The same file name, now a run with no deadlock: its render has no
+    // wait-for graph, and the deadlock's must not pass for one.
+    assert_eq!(deadsim(&["run", "abba", "--fixed", "--trace", path]).0, 0);
+    let (code, _, err) = deadsim(&["render", path, "--chart", "all", "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!waitfor.exists(), "{err}");
+    assert!(err.contains("skipped waitfor: ") && err.contains("t-waitfor.png is removed)"), "{err}");
+    // A file of the user's under that name is not a chart: left alone.
+    std::fs::write(&waitfor, "notes\n").unwrap();
+    let (code, _, err) = deadsim(&["render", path, "--chart", "all", "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&waitfor).unwrap(), "notes\n");
+    assert!(!err.contains("removed"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_matrix_replay_hint_carries_the_workload_and_the_step_limit() {
     let (code, out, err) = deadsim(&[
         "hunt",
