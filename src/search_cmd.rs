@@ -405,6 +405,7 @@ pub fn shrink_cmd(
         out["preemptions"] = json!(shrunk.preemptions);
         out["tries"] = json!(shrunk.tries);
         out["fewest_preemptions_proved"] = json!(shrunk.fewest);
+        out["fewest_preemptions_at_least"] = json!(shrunk.at_least);
         out["budget_spent"] = json!(shrunk.budget_spent);
         println!("{out}");
         return written.map(|()| true);
@@ -438,23 +439,39 @@ pub fn shrink_cmd(
     }
     print!("{}", run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
+    // What the exploration of the schedules with fewer preemptions showed.
+    let cut_at = match shrunk.limit_hit {
+        true => format!(
+            " within {} steps (some of the schedules tried ran that long and were cut there)",
+            shrunk.step_limit
+        ),
+        false => String::new(),
+    };
+    let (p, b) = (shrunk.preemptions, shrunk.at_least);
+    // "... tried the schedules with 1 preemption (none with fewer fails this
+    // way), before it could show whether one with fewer than 4 does".
+    let where_it_was = match b {
+        0 => format!(
+            "the schedules with 0 preemptions, before it could show whether one with fewer than {p} fails this way"
+        ),
+        b => format!(
+            "the schedules with {} (none with fewer fails this way{cut_at}), before it could show whether one with \
+             fewer than {p} does",
+            count(b as u64, "preemption")
+        ),
+    };
     match (shrunk.fewest, shrunk.budget_spent) {
         (true, spent) => {
-            println!(
-                "No schedule with fewer preemptions fails this way: every one was tried, in runs of up to {} steps.",
-                shrunk.step_limit
-            );
+            println!("No schedule with fewer preemptions fails this way{cut_at}: every one was tried.");
             if spent {
                 println!("The try budget (--max-tries {max_tries}) ran out before its steps were cut further: a larger one may shorten it.");
             }
         }
         (false, true) => println!(
-            "The try budget (--max-tries {max_tries}) ran out before the search could show that no schedule with fewer \
-             preemptions fails this way: a larger one may shrink it further."
+            "The try budget (--max-tries {max_tries}) ran out while the search tried {where_it_was}: a larger one may \
+             shrink it further."
         ),
-        (false, false) if shrunk.interrupted => {
-            println!("Interrupted before the search could show that no schedule with fewer preemptions fails this way.")
-        }
+        (false, false) if shrunk.interrupted => println!("Interrupted while the search tried {where_it_was}."),
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }

@@ -403,8 +403,20 @@ fn shrink_says_whether_it_proved_the_fewest_preemptions_or_ran_out_of_tries() {
     // A budget that ends in the exploration, before any proof.
     let (code, out, _) = deadsim(&["shrink", "philosophers", "--seed", "0", "--max-tries", "300"]);
     assert_eq!(code, 1);
-    assert!(out.contains("The try budget (--max-tries 300) ran out before the search could show"), "{out}");
+    // It says how far the search got: every schedule with 0 preemptions
+    // was tried, and it was in those with 1 (of the 4 of the best it has).
+    assert!(
+        out.contains(
+            "The try budget (--max-tries 300) ran out while the search tried the schedules with 1 preemption \
+             (none with fewer fails this way), before it could show whether one with fewer than 4 does"
+        ),
+        "{out}"
+    );
     assert!(!out.contains("No schedule with fewer"), "{out}");
+    let (_, v) = json(&["shrink", "philosophers", "--seed", "0", "--max-tries", "300", "--json"]);
+    assert_eq!((v["fewest_preemptions_at_least"].as_u64(), v["preemptions"].as_u64()), (Some(1), Some(4)), "{v}");
+    let (_, v) = json(&["shrink", "philosophers", "--seed", "0", "--json"]);
+    assert_eq!((v["fewest_preemptions_at_least"].as_u64(), v["preemptions"].as_u64()), (Some(1), Some(1)), "{v}");
     // Nothing to shrink is nothing found.
     let (code, out, _) = deadsim(&["shrink", "abba", "--fixed", "--seed", "0"]);
     assert_eq!(code, 0);
@@ -1053,7 +1065,18 @@ fn replay_prints_the_lock_order_findings_its_json_gives() {
 fn shrink_tries_keep_to_the_step_limit_given() {
     let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "3", "--max-steps", "13"]);
     assert_eq!(code, 1, "{err}");
-    assert!(out.trim_end().ends_with("in runs of up to 13 steps."), "{out}");
+    // Some schedules with fewer preemptions run past 13 steps: the proof says it stops there.
+    assert!(
+        out.trim_end().ends_with(
+            "No schedule with fewer preemptions fails this way within 13 steps (some of the schedules tried ran \
+             that long and were cut there): every one was tried."
+        ),
+        "{out}"
+    );
+    // Without the flag no schedule runs into the limit, so none is named.
     let (_, out, _) = deadsim(&["shrink", "abba", "--seed", "3"]);
-    assert!(!out.contains("up to 13 steps"), "{out}");
+    assert!(
+        out.trim_end().ends_with("No schedule with fewer preemptions fails this way: every one was tried."),
+        "{out}"
+    );
 }

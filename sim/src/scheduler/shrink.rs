@@ -57,8 +57,16 @@ pub struct Shrunk {
     /// True if `preemptions` is proved the fewest: every schedule with fewer
     /// (within `step_limit` steps) was explored and none fails the same way.
     pub fewest: bool,
+    /// What the search proved of the fewest preemptions a schedule that
+    /// fails this way needs: at least this many. Every schedule with fewer
+    /// was explored and none fails so; `preemptions` when `fewest`, and
+    /// below it when the budget or a stop ended the search.
+    pub at_least: u32,
     /// The step limit of the shrinker's runs.
     pub step_limit: u64,
+    /// True if a schedule the search explored ran into `step_limit` (and
+    /// was cut there): what it proved holds for runs of up to that many steps.
+    pub limit_hit: bool,
 }
 
 /// What a segment run did: the task of each step, the preemptions made, and
@@ -218,6 +226,7 @@ pub fn shrink_until(
     // One pass per bound, each over every schedule within it, until one
     // shows the failure (the bound below it showed none) or the budget ends.
     let mut bound = 0;
+    let mut limit_hit = false;
     // Each pass explores the subtrees below the branches the pass before
     // kept out (see `dfs::explore`): every schedule runs once.
     let mut roots: Option<super::roots::Roots> = None;
@@ -252,6 +261,7 @@ pub fn shrink_until(
             r.exhausted = pass.exhausted;
             r.nondeterminism = pass.nondeterminism;
             for (sig, choices) in pass.distinct {
+                limit_hit |= sig.starts_with("step-limit:");
                 r.distinct.entry(sig).or_insert(choices);
             }
             if r.nondeterminism.is_some() || r.distinct.contains_key(&target) || !r.exhausted {
@@ -314,7 +324,10 @@ pub fn shrink_until(
         budget_spent: budget_spent && !stopped(),
         interrupted: stopped(),
         fewest,
+        // The passes below `bound` were explored whole and showed no such run.
+        at_least: if fewest { best.preemptions } else { bound.min(best.preemptions) },
         step_limit: max_steps,
+        limit_hit,
     })
 }
 
