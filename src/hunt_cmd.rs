@@ -454,7 +454,15 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     let covered_text = if covered == range.count() {
         range.to_string()
     } else {
-        let parts: Vec<String> = blocks.iter().filter_map(|b| b.covered.map(|c| c.to_string())).collect();
+        // Ranges that meet are one: "0..=15,2000..=5999", not "...,2000..=3999,4000..=5999".
+        let mut joined: Vec<SeedRange> = Vec::new();
+        for c in blocks.iter().filter_map(|b| b.covered) {
+            match joined.last_mut() {
+                Some(prev) if prev.last.checked_add(1) == Some(c.first) => prev.last = c.last,
+                _ => joined.push(c),
+            }
+        }
+        let parts: Vec<String> = joined.iter().map(|c| c.to_string()).collect();
         if parts.is_empty() {
             "none".to_string()
         } else {

@@ -80,7 +80,7 @@ enum Command {
         /// Seeds to run: A..B (B excluded), A..=B or one seed A [default: 0..10000]
         #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
         seeds: Option<String>,
-        /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores)
+        /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores). Seeds go out 16 at a time, so S seeds use at most S/16 of them, rounded up
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
         /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive: the same as `deadsim explore`)
@@ -175,8 +175,8 @@ enum Command {
     Bench {
         /// Seconds for each throughput row, 0.01 to 600 (a first-deadlock row stops after 5 times
         /// that or 100,000 seeds; the exhaustive rows have a fixed budget of 100,000 executions)
-        #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
-        seconds: f64,
+        #[arg(long, default_value = "2", allow_hyphen_values = true)]
+        seconds: String,
     },
 }
 
@@ -356,7 +356,8 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
         // Only `render -o -` writes to stdout (it checks `-` before this);
         // elsewhere stdout is the report's, and `-` would be a file so named.
         if p.as_os_str() == "-" {
-            return Err(UsageError(format!("{flag} -: give a file name (this output does not go to stdout)")));
+            let want = if flag == "--render" { "a folder (DIR/) or a file-name prefix" } else { "a file name" };
+            return Err(UsageError(format!("{flag} -: give {want} (this output does not go to stdout)")));
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         let dir = if p.to_string_lossy().ends_with('/') { p.as_path() } else { dir };
@@ -679,10 +680,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Merge { files } => hunt_cmd::merge(&files),
         Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),
         Command::Export(args) => render::export(args).map(|()| false).map_err(UsageError),
-        Command::Bench { seconds } => {
-            if !(0.01..=600.0).contains(&seconds) {
-                return Err(UsageError(format!("--seconds {seconds}: expected a number of seconds from 0.01 to 600")));
-            }
+        Command::Bench { seconds: given } => {
+            // Read here, not by clap, so that the message echoes what was given.
+            let seconds = given.trim().parse::<f64>().ok().filter(|s| (0.01..=600.0).contains(s));
+            let Some(seconds) = seconds else {
+                return Err(UsageError(format!("--seconds {given}: expected a number of seconds from 0.01 to 600")));
+            };
             bench_cmd::bench(seconds);
             Ok(false)
         }

@@ -1080,3 +1080,61 @@ fn shrink_tries_keep_to_the_step_limit_given() {
         "{out}"
     );
 }
+
+#[test]
+fn the_readmes_abba_is_the_built_in_one() {
+    // Each function of the README's example is the one in
+    // sim/src/models/abba.rs line for line (comments aside; the file says
+    // `crate::` where the README says `sim::`).
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let source = std::fs::read_to_string(format!("{root}/sim/src/models/abba.rs")).unwrap().replace("crate::", "sim::");
+    let start = readme.find("This is the built-in `abba`").expect("the README shows abba");
+    let block = &readme[start..];
+    let block = &block[block.find("```rust\n").unwrap() + 8..];
+    let block = &block[..block.find("```").unwrap()];
+    // Each `pub async fn`, from its line to its closing brace, without comments.
+    let functions = |text: &str| -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        let mut inside = false;
+        for line in text.lines() {
+            inside |= line.starts_with("pub async fn ");
+            if inside {
+                let code = line.split("//").next().unwrap().trim_end().to_string();
+                if out.last().is_none_or(|f| f.last().is_some_and(|l| l == "}")) {
+                    out.push(Vec::new());
+                }
+                out.last_mut().unwrap().push(code);
+                inside = line != "}";
+            }
+        }
+        out
+    };
+    let (shown, real) = (functions(block), functions(&source));
+    assert_eq!(shown.len(), 2, "worker and main: {shown:?}");
+    assert_eq!(shown, real);
+}
+
+#[test]
+fn merge_names_what_the_shards_covered_with_meeting_ranges_joined() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-covered-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for (i, budget) in [(0, Some("0.000000001")), (1, None), (2, None)] {
+        let shard = format!("{i}/3");
+        let mut args = vec!["hunt", "abba", "--fixed", "--seeds", "0..6000", "--shard", &shard, "--json"];
+        // Shard 0 stops at once: the first 16 seeds always run.
+        if let Some(b) = budget {
+            args.extend(["--time-budget", b]);
+        }
+        let (code, out, err) = deadsim(&args);
+        assert_eq!(code, 0, "{err}");
+        let f = dir.join(format!("s{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let (code, v) = json(&[&["merge"][..], &files.iter().map(String::as_str).collect::<Vec<_>>()].concat());
+    assert_eq!(code, 0);
+    assert_eq!((v["covered"].as_str(), v["schedules"].as_u64()), (Some("0..=15,2000..=5999"), Some(4016)), "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
