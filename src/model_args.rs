@@ -49,7 +49,7 @@ pub struct ModelArgs {
     /// flink: release (1.12.5, 1.13.0, 1.13.1, 1.13.2, 1.13.3, 1.13.5, 1.14.0)
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub flink_version: Option<String>,
-    /// flink: a proposed fix on top of 1.13.0/1.13.1 (self-assign)
+    /// flink: a proposed fix on top of 1.13.0/1.13.1 (self-assign, self-assign-clear)
     #[arg(long, value_name = "FIX", allow_hyphen_values = true)]
     pub fix: Option<String>,
     /// flink: minimal, pipeline or reentry

@@ -20,8 +20,9 @@ gen hunt ttrpc --server v1.1.0 --client v1.2.3 --seeds 0..1000 --trace "$out/ttr
 # Flink FLINK-22946 in 1.13.1: the minimal scenario and the full pipeline.
 gen hunt flink --flink-version 1.13.1 --scenario minimal --seeds 0..1000 --trace "$out/flink-1.13.1-minimal-deadlock.json"
 gen hunt flink --flink-version 1.13.1 --scenario pipeline --seeds 0..30000 --trace "$out/flink-1.13.1-pipeline-deadlock.json"
-# The report's first proposal, self-assign: seed 7 is the lowest where the pool's notification fails checkState.
-gen run flink --flink-version 1.13.1 --fix self-assign --seed 7 --trace "$out/flink-1.13.1-self-assign-failure.json"
+# The report's first proposal read with a cleared waiting flag (self-assign-clear): seed 7 is the
+# lowest where the pool's notification fails checkState. (As worded, self-assign never fails.)
+gen run flink --flink-version 1.13.1 --fix self-assign-clear --seed 7 --trace "$out/flink-1.13.1-self-assign-clear-failure.json"
 # The figures of every committed trace (timeline, locks, pipes, wait-for graph), as PNG.
 mkdir -p "$out/figures"
 rm -f "$out"/figures/*.png

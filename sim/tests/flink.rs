@@ -1,5 +1,6 @@
 //! The Flink model: FLINK-22946 in 1.13.1 (both scenarios), the merged fix,
-//! the re-entry case, and the report's first proposal.
+//! the re-entry case, and the report's first proposal (as worded, and with
+//! the waiting flag cleared).
 
 use sim::models::{self, Configured};
 use sim::trace::EventKind;
@@ -137,9 +138,27 @@ fn recycling_into_its_own_manager_reenters_the_monitor() {
 }
 
 #[test]
-fn self_assign_proposal_leaves_a_listener_that_is_not_waiting() {
+fn self_assign_as_worded_never_deadlocks_nor_fails_a_check() {
+    // The report's first proposal, and nothing else: the minimal scenario
+    // is proved by exhaustive exploration, the pipeline over as many seeds
+    // as show the 1.13.1 deadlock some 18 times.
+    let minimal = flink(&[("fix", "self-assign"), ("scenario", "minimal")]);
+    let explored = sim::scheduler::explore(&minimal, &sim::scheduler::ExploreConfig::default());
+    assert!(explored.exhausted && explored.failure.is_none(), "{:?}", explored.failure.map(|f| f.0.outcome));
     let m = flink(&[("fix", "self-assign")]);
-    let run = first_failure(&m, 0..100).expect("the proposal fails");
+    if let Some(r) = first_failure(&m, 0..30_000) {
+        panic!("self-assign pipeline seed {}: {}", r.seed, r.outcome);
+    }
+    // The proposal is at work: managers keep their surplus (no recycle
+    // under the lock reaches the pool with the manager waiting).
+    let unfixed = flink(&[("scenario", "minimal")]);
+    assert!(first_failure(&unfixed, 0..100).is_some(), "1.13.1 minimal deadlocks without it");
+}
+
+#[test]
+fn self_assign_clearing_the_waiting_flag_leaves_a_listener_that_is_not_waiting() {
+    let m = flink(&[("fix", "self-assign-clear")]);
+    let run = first_failure(&m, 0..100).expect("this reading fails");
     assert_eq!(run.outcome.verdict(), "invariant", "{}", run.outcome);
     let mut seen_illegal_state = false;
     for seed in 0..300 {
@@ -148,6 +167,12 @@ fn self_assign_proposal_leaves_a_listener_that_is_not_waiting() {
         }
     }
     assert!(seen_illegal_state, "the pool's notification hits the failed checkState");
+    // Every run of the minimal scenario ends with a manager registered and not waiting.
+    let minimal = flink(&[("fix", "self-assign-clear"), ("scenario", "minimal")]);
+    for seed in 0..200 {
+        let o = minimal.run(seed, false).outcome;
+        assert!(format!("{o}").contains("is in the pool's listener queue but not waiting"), "seed {seed}: {o}");
+    }
 }
 
 #[test]
@@ -158,6 +183,8 @@ fn versions_and_parameters_are_checked() {
     };
     assert!(err(&[("flink-version", "1.15.0")]).contains("accepted: 1.12.5, 1.13.0, 1.13.1"));
     assert!(err(&[("flink-version", "1.13.2"), ("fix", "self-assign")]).contains("already has the merged fix"));
+    assert!(err(&[("flink-version", "1.14.0"), ("fix", "self-assign-clear")])
+        .contains("--fix self-assign-clear is a proposal for 1.13.0/1.13.1; 1.14.0 already has the merged fix"));
     assert!(
         err(&[("scenario", "minimal"), ("floating", "4")]).contains("--floating applies to --scenario pipeline only")
     );

@@ -757,10 +757,10 @@ fn locks_held_at_the_deadlock_keep_their_own_rows() {
 /// tinted in the timeline, with legend entries for both.
 #[test]
 fn an_invariant_violation_is_marked_where_and_in_which_task() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-self-assign-failure.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/flink-1.13.1-self-assign-clear-failure.json");
     let trace = visualizer::load(&path).unwrap();
     let m = Model::new(&trace).unwrap();
-    let f = m.failure.expect("the committed self-assign trace violates an invariant");
+    let f = m.failure.expect("the committed self-assign-clear trace violates an invariant");
     assert_eq!((f.what, m.deadlock), ("invariant violated", None));
     assert_eq!(m.task_name(f.task), "Join(xxxxxx) (34/256)#1");
     let mark = format!("invariant violated, step {}", f.pos);
@@ -1161,9 +1161,9 @@ fn a_legend_entry_never_runs_past_the_picture() {
 
 #[test]
 fn a_joined_task_that_is_not_blocked_says_its_state() {
-    // Flink with the self-assign fix: main joins the task the invariant
+    // Flink with the self-assign-clear fix: main joins the task the invariant
     // failed in; its box says so instead of an empty second line.
-    let trace = committed_trace("flink-1.13.1-self-assign-failure.json");
+    let trace = committed_trace("flink-1.13.1-self-assign-clear-failure.json");
     let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
     let main = g.nodes.iter().position(|n| n.label == "main").unwrap();
     let joined = g.edges.iter().find(|e| e.from == main).map(|e| &g.nodes[e.to]).expect("main waits for a task");

@@ -83,13 +83,13 @@ impl BufferManager {
         at(g.lines.bm_recycle_add);
         let surplus = self.add_exclusive_buffer(&g, segment);
         let released_floating = match (g.fixed, surplus) {
-            (false, Some(floating)) if g.fix == Fix::SelfAssign && self.waiting.get() => {
+            (false, Some(floating)) if g.fix != Fix::None && self.waiting.get() => {
                 // The report's first proposal: a manager that is itself waiting
-                // for floating buffers keeps the surplus one, and updates its
-                // waiting state as notifyBufferAvailable would.
+                // for floating buffers keeps the surplus one (and, read so,
+                // updates its waiting state as notifyBufferAvailable would).
                 g.place(floating, Location::Floating(self.channel));
                 self.queue.borrow_mut().floating.push_back(floating);
-                if self.queue.borrow().available() >= self.num_required.get() {
+                if g.fix == Fix::SelfAssignClear && self.queue.borrow().available() >= self.num_required.get() {
                     self.set_waiting(false);
                 }
                 None

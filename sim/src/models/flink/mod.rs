@@ -49,9 +49,16 @@ pub enum Location {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fix {
     None,
-    /// The report's first proposal: a recycling manager that is itself
-    /// waiting for floating buffers keeps its surplus floating buffer.
+    /// The report's first proposal, as it is worded: a recycling manager
+    /// that is itself waiting for floating buffers keeps its surplus
+    /// floating buffer. Nothing else changes: it stays registered and
+    /// waiting, as a manager with a surplus may already be (the pool's next
+    /// notification finds it has enough and lets the buffer go on).
     SelfAssign,
+    /// The same, and the manager also clears `isWaitingForFloatingBuffers`
+    /// when it now has enough, as `notifyBufferAvailable` would; it stays in
+    /// the pool's listener queue all the same.
+    SelfAssignClear,
 }
 
 /// One input gate: its pool, its channels, and the threads' queues.
@@ -350,7 +357,7 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "flink-version", kind: ParamKind::Choice(VERSIONS), default: "1.13.1", help: "Flink release" },
     ParamSpec {
         name: "fix",
-        kind: ParamKind::Choice(&["none", "self-assign"]),
+        kind: ParamKind::Choice(&["none", "self-assign", "self-assign-clear"]),
         default: "none",
         help: "a proposed fix on top of 1.13.0/1.13.1",
     },
@@ -405,7 +412,7 @@ impl Model for Flink {
         "flink"
     }
     fn about(&self) -> &'static str {
-        "Apache Flink network buffers under unaligned checkpoints (FLINK-22946); --flink-version, --fix self-assign"
+        "Apache Flink network buffers under unaligned checkpoints (FLINK-22946); --flink-version, --fix self-assign(-clear)"
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
@@ -430,13 +437,14 @@ impl Model for Flink {
             format!("--flink-version: `{version}` is not a modelled release (accepted: {})", VERSIONS.join(", "))
         })?;
         let fix = match p.choice("fix")? {
-            "self-assign" if fixed => {
+            "none" => Fix::None,
+            proposal if fixed => {
                 return Err(format!(
-                    "--fix self-assign is a proposal for 1.13.0/1.13.1; {version} already has the merged fix"
+                    "--fix {proposal} is a proposal for 1.13.0/1.13.1; {version} already has the merged fix"
                 ))
             }
             "self-assign" => Fix::SelfAssign,
-            _ => Fix::None,
+            _ => Fix::SelfAssignClear,
         };
         let scenario = match p.choice("scenario")? {
             "minimal" => Scenario::Minimal,
