@@ -13,7 +13,7 @@ use sim::hunt::{hunt_with, wilson, HuntOptions, SeedRange};
 use sim::models::{self, Configured, Model};
 use sim::scheduler::StrategyKind;
 
-use crate::output::{cycle_json, params_json, print_table, write_trace};
+use crate::output::{cycle_json, params_json, print_table, write_trace_before_report};
 use crate::search_cmd::{replay_command, replay_line};
 use crate::UsageError;
 
@@ -204,7 +204,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     // A trace that cannot be written fails the command after the report,
     // so that the hunt's result is not lost with it.
     let written = match (&a.trace, &recorded) {
-        (Some(path), Some(run)) => write_trace(path, run.trace.as_ref().unwrap()),
+        (Some(path), Some(run)) => write_trace_before_report(path, run.trace.as_ref().unwrap()),
         (Some(path), None) => {
             crate::output::no_trace(path);
             Ok(())

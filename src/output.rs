@@ -55,6 +55,15 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
     t.write_file(path).map_err(|e| UsageError(format!("--trace {}: cannot write the trace ({e})", path.display())))
 }
 
+/// [`write_trace`] for a command whose report is still to come (`hunt`,
+/// `explore`, `shrink`): a trace that cannot be written is said on stderr
+/// at once, so that a report that then cannot be printed either (a full
+/// disk under both) does not hide it, and the error is returned, to end
+/// the command with exit 2 after the report, which keeps the search's result.
+pub fn write_trace_before_report(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
+    write_trace(path, t).inspect_err(|e| eprintln!("deadsim: error: {}; the report follows", e.0))
+}
+
 /// A search asked to write `--trace path` found nothing: says so on stderr,
 /// and removes an earlier file at `path`, so that a following `render path`
 /// fails instead of drawing an older run's failure as this search's.

@@ -273,16 +273,34 @@ fn leave_out(args: &RenderArgs, m: &Model, source: &str) -> Result<Vec<String>, 
         let Some(why) = why_skipped(c, m) else { continue };
         let mut line = format!("skipped {}: {why} in {source}", c.name());
         for (_, _, path) in plan(args, &[c], true)? {
-            let is_chart = std::fs::read(&path).is_ok_and(|b| {
-                b.starts_with(b"\x89PNG\r\n\x1a\n") || b.starts_with(b"<?xml") || b.starts_with(b"<svg")
-            });
-            if is_chart && std::fs::remove_file(&path).is_ok() {
-                line += &format!(" (the older {} is removed)", path.display());
+            if is_chart_file(&path) {
+                match std::fs::remove_file(&path) {
+                    Ok(()) => line += &format!(" (the older {} is removed)", path.display()),
+                    Err(e) => {
+                        line += &format!(
+                            "; warning: the older {} could not be removed ({e}), so it is not this trace's",
+                            path.display()
+                        )
+                    }
+                }
             }
         }
         lines.push(line);
     }
     Ok(lines)
+}
+
+/// True if `path` is a regular file (not a link, a folder or a FIFO, which
+/// would block a read) that starts as a PNG or an SVG does.
+fn is_chart_file(path: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 8];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    let head = &head[..n];
+    head == b"\x89PNG\r\n\x1a\n" || head.starts_with(b"<?xml") || head.starts_with(b"<svg")
 }
 
 /// Why chart `c` has nothing to show for `m`, or `None` if it has.

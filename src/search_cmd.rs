@@ -7,7 +7,7 @@ use sim::models::{Configured, Model};
 use sim::scheduler::{explore, ExploreConfig, ReplayStrategy, Schedule, StrategyKind};
 use sim::{Outcome, Run, Sim};
 
-use crate::output::{cycle_json, model_label, params_json, write_trace};
+use crate::output::{cycle_json, model_label, params_json, write_trace_before_report};
 use crate::UsageError;
 
 /// What a `--seed`/`--schedule` pair selects.
@@ -206,7 +206,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     // A trace that cannot be written fails the command after the report
     // (see `hunt`).
     let written = match (&a.trace, &r.failure) {
-        (Some(path), Some((run, _))) => write_trace(path, run.trace.as_ref().unwrap()),
+        (Some(path), Some((run, _))) => write_trace_before_report(path, run.trace.as_ref().unwrap()),
         (Some(path), None) => {
             crate::output::no_trace(path);
             Ok(())
@@ -359,11 +359,14 @@ pub fn shrink_cmd(
     // shorter run would not hit the limit. Either is reported as it is.
     let step_limit = matches!(failing.outcome, sim::Outcome::StepLimit { .. });
     if step_limit || !failing.outcome.is_failure() {
-        match &trace {
-            Some(path) if step_limit => write_trace(path, failing.trace.as_ref().unwrap())?,
-            Some(path) => crate::output::no_trace(path),
-            None => {}
-        }
+        let written = match &trace {
+            Some(path) if step_limit => write_trace_before_report(path, failing.trace.as_ref().unwrap()),
+            Some(path) => {
+                crate::output::no_trace(path);
+                Ok(())
+            }
+            None => Ok(()),
+        };
         if json_out {
             let mut out = run_json(m, cfg, &failing, None, "shrink");
             out["shrunk"] = json!(false);
@@ -380,7 +383,7 @@ pub fn shrink_cmd(
         } else {
             println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
         }
-        return Ok(step_limit);
+        return written.map(|()| step_limit);
     }
     // Ctrl-C ends the search with the smallest schedule found so far.
     crate::hunt_cmd::install_interrupt_handler();
@@ -390,10 +393,10 @@ pub fn shrink_cmd(
         })?;
     let run = &shrunk.run;
     let shrank = shrunk.preemptions != shrunk.original_preemptions || run.steps != shrunk.original_steps;
-    // The file first, as `replay` does; one that cannot be written fails
-    // the command after the report (see `hunt`).
+    // The file first; one that cannot be written fails the command after
+    // the report (see `output::write_trace_before_report`).
     let written = match &trace {
-        Some(path) => write_trace(path, run.trace.as_ref().unwrap()),
+        Some(path) => write_trace_before_report(path, run.trace.as_ref().unwrap()),
         None => Ok(()),
     };
     if json_out {
@@ -406,6 +409,8 @@ pub fn shrink_cmd(
         out["tries"] = json!(shrunk.tries);
         out["fewest_preemptions_proved"] = json!(shrunk.fewest);
         out["fewest_preemptions_at_least"] = json!(shrunk.at_least);
+        out["step_limit_hit"] = json!(shrunk.limit_hit);
+        out["nondeterminism"] = json!(shrunk.nondeterminism);
         out["budget_spent"] = json!(shrunk.budget_spent);
         println!("{out}");
         return written.map(|()| true);
@@ -450,16 +455,23 @@ pub fn shrink_cmd(
     let (p, b) = (shrunk.preemptions, shrunk.at_least);
     // "... tried the schedules with 1 preemption (none with fewer fails this
     // way), before it could show whether one with fewer than 4 does".
-    let where_it_was = match b {
-        0 => format!(
+    let where_it_was = match (shrunk.explored, b) {
+        (false, _) => format!(
+            "to shorten the run greedily, before the search of the schedules with fewer than {p} preemptions began"
+        ),
+        (true, 0) => format!(
             "the schedules with 0 preemptions, before it could show whether one with fewer than {p} fails this way"
         ),
-        b => format!(
+        (true, b) => format!(
             "the schedules with {} (none with fewer fails this way{cut_at}), before it could show whether one with \
              fewer than {p} does",
             count(b as u64, "preemption")
         ),
     };
+    if let Some(why) = &shrunk.nondeterminism {
+        println!("The model did not replay the same way in the search of fewer preemptions ({why}): nothing is claimed of them.");
+        return written.map(|()| true);
+    }
     match (shrunk.fewest, shrunk.budget_spent) {
         (true, spent) => {
             println!("No schedule with fewer preemptions fails this way{cut_at}: every one was tried.");
@@ -468,10 +480,16 @@ pub fn shrink_cmd(
             }
         }
         (false, true) => println!(
-            "The try budget (--max-tries {max_tries}) ran out while the search tried {where_it_was}: a larger one may \
-             shrink it further."
+            "The try budget (--max-tries {max_tries}) ran out while {} {where_it_was}: a larger one may shrink it \
+             further.",
+            if shrunk.explored { "the search tried" } else { "it tried" }
         ),
-        (false, false) if shrunk.interrupted => println!("Interrupted while the search tried {where_it_was}."),
+        (false, false) if shrunk.interrupted => {
+            println!(
+                "Interrupted while {} {where_it_was}.",
+                if shrunk.explored { "the search tried" } else { "it tried" }
+            )
+        }
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }

@@ -1138,3 +1138,41 @@ fn merge_names_what_the_shards_covered_with_meeting_ranges_joined() {
     assert_eq!((v["covered"].as_str(), v["schedules"].as_u64()), (Some("0..=15,2000..=5999"), Some(4016)), "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_trace_that_cannot_be_written_fails_after_the_report_and_is_said_at_once() {
+    // /dev/full takes no byte (Linux); the trace goes to it in place.
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    for args in [
+        &["hunt", "abba", "--seeds", "0..10", "--trace", "/dev/full"][..],
+        &["explore", "abba", "--trace", "/dev/full"][..],
+        &["shrink", "abba", "--seed", "3", "--trace", "/dev/full"][..],
+        &["shrink", "abba", "--seed", "3", "--max-steps", "5", "--trace", "/dev/full"][..],
+    ] {
+        let (code, out, err) = deadsim(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        // The result is there, the replay line with it.
+        assert!(out.contains("deadsim replay abba"), "{args:?}: {out}");
+        let said = "deadsim: error: --trace /dev/full: cannot write the trace (";
+        assert!(err.lines().next().is_some_and(|l| l.starts_with(said) && l.ends_with("; the report follows")), "{err}");
+        assert!(err.trim_end().lines().last().is_some_and(|l| l.starts_with(said)), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn shrink_says_when_its_budget_ends_before_the_search_of_fewer_preemptions() {
+    let (code, out, _) = deadsim(&["shrink", "philosophers", "--seed", "0", "--max-tries", "3"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "ran out while it tried to shorten the run greedily, before the search of the schedules with fewer \
+             than 4 preemptions began"
+        ),
+        "{out}"
+    );
+    let (_, v) = json(&["shrink", "philosophers", "--seed", "0", "--max-tries", "3", "--json"]);
+    assert_eq!(v["fewest_preemptions_at_least"], 0, "{v}");
+    assert_eq!((v["step_limit_hit"].as_bool(), v["nondeterminism"].is_null()), (Some(false), true), "{v}");
+}

@@ -149,8 +149,8 @@ fn self_assign_as_worded_never_deadlocks_nor_fails_a_check() {
     if let Some(r) = first_failure(&m, 0..30_000) {
         panic!("self-assign pipeline seed {}: {}", r.seed, r.outcome);
     }
-    // The proposal is at work: managers keep their surplus (no recycle
-    // under the lock reaches the pool with the manager waiting).
+    // Without it the same scenario deadlocks: the proposal alone is what
+    // takes the cycle away (the two models differ only by it).
     let unfixed = flink(&[("scenario", "minimal")]);
     assert!(first_failure(&unfixed, 0..100).is_some(), "1.13.1 minimal deadlocks without it");
 }

@@ -41,10 +41,11 @@ impl Roots {
         let shared = self.last.iter().zip(path).take_while(|(a, b)| a == b).count();
         self.choices.extend_from_slice(&path[shared..]);
         self.cuts.extend_from_slice(cuts);
+        let index = |n: usize| u32::try_from(n).expect("fewer than 2^32 cuts and choices");
         self.paths.push(PathRec {
-            shared: shared as u32,
-            choices_end: self.choices.len() as u32,
-            cuts_end: self.cuts.len() as u32,
+            shared: index(shared),
+            choices_end: index(self.choices.len()),
+            cuts_end: index(self.cuts.len()),
         });
         self.last.truncate(shared);
         self.last.extend_from_slice(&path[shared..]);

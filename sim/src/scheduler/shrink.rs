@@ -67,6 +67,12 @@ pub struct Shrunk {
     /// True if a schedule the search explored ran into `step_limit` (and
     /// was cut there): what it proved holds for runs of up to that many steps.
     pub limit_hit: bool,
+    /// True if the search of the schedules with fewer preemptions began
+    /// (the budget or a stop may end the greedy phase before it).
+    pub explored: bool,
+    /// The model did not replay the same way in that search: nothing is
+    /// claimed of fewer preemptions (`at_least` is 0).
+    pub nondeterminism: Option<String>,
 }
 
 /// What a segment run did: the task of each step, the preemptions made, and
@@ -226,7 +232,7 @@ pub fn shrink_until(
     // One pass per bound, each over every schedule within it, until one
     // shows the failure (the bound below it showed none) or the budget ends.
     let mut bound = 0;
-    let mut limit_hit = false;
+    let (mut limit_hit, mut explored, mut nondeterminism) = (false, false, None);
     // Each pass explores the subtrees below the branches the pass before
     // kept out (see `dfs::explore`): every schedule runs once.
     let mut roots: Option<super::roots::Roots> = None;
@@ -254,6 +260,7 @@ pub fn shrink_until(
                 stop,
                 ..Default::default()
             };
+            explored = true;
             let (pass, pass_cut, deferred) = super::dfs::explore_pass(model, &cfg, false, root, true);
             tries += pass.executions;
             cut |= pass_cut;
@@ -270,6 +277,7 @@ pub fn shrink_until(
         }
         roots = Some(next);
         if r.nondeterminism.is_some() {
+            nondeterminism = r.nondeterminism;
             break;
         }
         match r.distinct.get(&target) {
@@ -324,10 +332,17 @@ pub fn shrink_until(
         budget_spent: budget_spent && !stopped(),
         interrupted: stopped(),
         fewest,
-        // The passes below `bound` were explored whole and showed no such run.
-        at_least: if fewest { best.preemptions } else { bound.min(best.preemptions) },
+        // The passes below `bound` were explored whole and showed no such
+        // run; a model that did not replay the same way proves nothing.
+        at_least: match (fewest, &nondeterminism) {
+            (_, Some(_)) => 0,
+            (true, None) => best.preemptions,
+            (false, None) => bound.min(best.preemptions),
+        },
         step_limit: max_steps,
         limit_hit,
+        explored,
+        nondeterminism,
     })
 }
 

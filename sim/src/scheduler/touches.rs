@@ -84,6 +84,8 @@ impl Touches {
     }
 
     fn entry_mut(&mut self, r: u32) -> &mut Entry {
+        // Resource ids are dense from 0: far below the task pseudo-resources.
+        debug_assert!(r >= TASK_IDS || (r as usize) < (1 << 30), "resource id {r}");
         let (list, i) =
             if r >= TASK_IDS { (&mut self.tasks, (u32::MAX - r) as usize) } else { (&mut self.resources, r as usize) };
         if list.len() <= i {
