@@ -1156,7 +1156,10 @@ fn a_trace_that_cannot_be_written_fails_after_the_report_and_is_said_at_once() {
         // The result is there, the replay line with it.
         assert!(out.contains("deadsim replay abba"), "{args:?}: {out}");
         let said = "deadsim: error: --trace /dev/full: cannot write the trace (";
-        assert!(err.lines().next().is_some_and(|l| l.starts_with(said) && l.ends_with("; the report follows")), "{err}");
+        assert!(
+            err.lines().next().is_some_and(|l| l.starts_with(said) && l.ends_with("; the report follows")),
+            "{err}"
+        );
         assert!(err.trim_end().lines().last().is_some_and(|l| l.starts_with(said)), "{args:?}: {err}");
     }
 }
