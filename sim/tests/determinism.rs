@@ -2,7 +2,7 @@
 
 use sim::models;
 use sim::scheduler::{PctStrategy, RandomStrategy, Strategy};
-use sim::trace::Trace;
+use sim::trace::{EventKind, Trace};
 use sim::{Sim, TaskId, TaskSet};
 
 fn variants() -> Vec<sim::models::Configured> {
@@ -200,6 +200,23 @@ fn bad_traces_are_rejected_with_the_field_named() {
     v["resources"][0]["kind"] = serde_json::json!("pipe");
     let e = err(&v.to_string());
     assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
+    // A wake with no block before it: refused. (A run of abba --fixed where
+    // a task waits for a lock and is woken; its block event taken out.)
+    let m = models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
+    let woke = (0..100)
+        .map(|seed| m.run(seed, true).trace.unwrap())
+        .find(|t| t.events.iter().any(|e| e.kind == EventKind::Wake));
+    let mut v: serde_json::Value = serde_json::to_value(woke.expect("some run blocks and wakes")).unwrap();
+    let events = v["events"].as_array_mut().unwrap();
+    let wake = events.iter().position(|e| e["kind"] == "wake").unwrap();
+    let task = events[wake]["task"].clone();
+    let block = events[..wake].iter().rposition(|e| e["kind"] == "block" && e["task"] == task).unwrap();
+    events.remove(block);
+    let e = err(&v.to_string());
+    assert!(
+        e.contains(&format!("events[{}]: task {task} wakes, but no block or sleep of it comes before", wake - 1)),
+        "{e}"
+    );
     // A meta that contradicts the rest: refused, naming the field.
     for (pointer, value, want) in [
         ("/meta/verdict", serde_json::json!("exploded"), "meta.verdict: \"exploded\" is not a verdict"),

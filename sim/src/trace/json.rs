@@ -285,6 +285,20 @@ impl Trace {
                 _ => {}
             }
         }
+        // A task wakes only from a wait: a block or a sleep of its own
+        // before the wake, with no wake between.
+        let mut waiting = vec![false; self.tasks.len()];
+        for (i, e) in self.events.iter().enumerate() {
+            let t = e.task as usize;
+            match e.kind {
+                super::EventKind::Block | super::EventKind::Sleep => waiting[t] = true,
+                super::EventKind::Wake if !waiting[t] => {
+                    return Err(format!("events[{i}]: task {t} wakes, but no block or sleep of it comes before"));
+                }
+                super::EventKind::Wake => waiting[t] = false,
+                _ => {}
+            }
+        }
         // A Go mutex is held by one task at a time: a lock of a held mutex,
         // or an unlock of a free one, is an event no run records. (Another
         // task may unlock it, as in Go.)
