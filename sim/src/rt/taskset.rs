@@ -153,19 +153,35 @@ impl TaskSet {
     }
 
     /// Members in ascending order.
-    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        std::iter::once(self.low).chain(self.high.iter().copied()).enumerate().flat_map(|(i, w)| {
-            let mut x = w;
-            std::iter::from_fn(move || {
-                if x == 0 {
-                    None
-                } else {
-                    let b = x.trailing_zeros();
-                    x &= x - 1;
-                    Some(i as TaskId * 64 + b)
-                }
-            })
-        })
+    #[inline]
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { high: &self.high, word: 0, bits: self.low }
+    }
+}
+
+/// The members of a [`TaskSet`] in ascending order: a walk over its words
+/// (a chain of iterator adapters here cost PCT a third of its time).
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    high: &'a [u64],
+    /// The word `bits` came from: 0 for `low`, `i + 1` for `high[i]`.
+    word: usize,
+    /// The members of that word not yet given.
+    bits: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = TaskId;
+
+    #[inline]
+    fn next(&mut self) -> Option<TaskId> {
+        while self.bits == 0 {
+            self.bits = *self.high.get(self.word)?;
+            self.word += 1;
+        }
+        let b = self.bits.trailing_zeros();
+        self.bits &= self.bits - 1;
+        Some(self.word as TaskId * 64 + b)
     }
 }
 

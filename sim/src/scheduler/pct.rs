@@ -41,7 +41,18 @@ impl PctStrategy {
         PctStrategy { rng, depth, change_points, priorities: Vec::new() }
     }
 
+    #[inline]
     fn priority(&mut self, t: TaskId) -> u64 {
+        match self.priorities.get(t as usize) {
+            Some(&p) => p,
+            None => self.draw_priorities(t),
+        }
+    }
+
+    /// Draws the priorities of the tasks up to `t`, in id order, the first
+    /// time one of them is seen.
+    #[cold]
+    fn draw_priorities(&mut self, t: TaskId) -> u64 {
         while self.priorities.len() <= t as usize {
             let p = self.depth as u64 + (self.rng.next_u64() >> 2);
             self.priorities.push(p);
@@ -52,9 +63,11 @@ impl PctStrategy {
 
 impl Strategy for PctStrategy {
     fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, step: u64) -> TaskId {
-        let mut best = enabled.nth(0);
+        // The highest priority; the lowest id of those that share it.
+        let mut tasks = enabled.iter();
+        let mut best = tasks.next().expect("the engine picks among enabled tasks only");
         let mut best_p = self.priority(best);
-        for t in enabled.iter().skip(1) {
+        for t in tasks {
             let p = self.priority(t);
             if p > best_p {
                 best = t;
