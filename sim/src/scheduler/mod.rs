@@ -77,11 +77,12 @@ impl StrategyKind {
         match *self {
             StrategyKind::Random => model.run_with(Sim::new(seed).record(record).max_steps(max_steps)),
             StrategyKind::Pct(d) => {
+                let stream = PctStrategy::stream(seed);
                 let probe = model.run_with(
                     Sim::new(seed)
                         .record(record && d == 1)
                         .max_steps(max_steps)
-                        .strategy(Box::new(PctStrategy::new(seed, 1, 0))),
+                        .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))),
                 );
                 if d == 1 || probe.outcome.is_failure() {
                     if record && probe.trace.is_none() {
@@ -96,7 +97,10 @@ impl StrategyKind {
                 }
                 let k = probe.steps;
                 model.run_with(
-                    Sim::new(seed).record(record).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, d, k))),
+                    Sim::new(seed)
+                        .record(record)
+                        .max_steps(max_steps)
+                        .strategy(Box::new(PctStrategy::with_stream(stream, d, k))),
                 )
             }
         }

@@ -25,8 +25,19 @@ pub struct PctStrategy {
 impl PctStrategy {
     /// PCT for `seed` with `depth` (d >= 1) and step bound `k`.
     pub fn new(seed: u64, depth: u32, k: u64) -> PctStrategy {
+        PctStrategy::with_stream(PctStrategy::stream(seed), depth, k)
+    }
+
+    /// The random stream of `seed`'s PCT runs, its first block drawn: a
+    /// seed's two runs (see [`crate::scheduler::StrategyKind`]) start from
+    /// copies of it, so the ChaCha block is computed once per seed.
+    pub fn stream(seed: u64) -> SimRng {
         // A stream of its own, so PCT and random with one seed differ.
-        let mut rng = SimRng::new(seed ^ 0x5043_5400_0000_0000);
+        SimRng::new_filled(seed ^ 0x5043_5400_0000_0000)
+    }
+
+    /// [`PctStrategy::new`] from the stream [`PctStrategy::stream`] gives.
+    pub fn with_stream(mut rng: SimRng, depth: u32, k: u64) -> PctStrategy {
         let mut change_points = Vec::new();
         if k > 0 {
             while change_points.len() + 1 < depth as usize && (change_points.len() as u64) < k {
