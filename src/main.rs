@@ -463,7 +463,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             if let (Some(path), Some(t)) = (&trace, &run.trace) {
                 if let Err(e) = write_trace(path, t) {
-                    charts.iter().for_each(|f| drop(std::fs::remove_file(f)));
+                    // A chart written through a link is left, link and all:
+                    // removing the link would not take back what it names.
+                    let written_here = |f: &&PathBuf| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file());
+                    charts.iter().filter(written_here).for_each(|f| drop(std::fs::remove_file(f)));
                     return Err(e);
                 }
             }

@@ -50,9 +50,31 @@ pub fn params_json(cfg: &Configured) -> serde_json::Value {
     serde_json::Value::Object(map)
 }
 
-/// Writes a trace file (`--trace path`) whole or not at all.
+/// Writes a trace file (`--trace path`) whole or not at all. If it cannot
+/// be written, an older deadsim trace at `path` goes too, as [`no_trace`]
+/// removes one: a following `render path` must not draw another run.
 pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
-    t.write_file(path).map_err(|e| UsageError(format!("--trace {}: cannot write the trace ({e})", path.display())))
+    t.write_file(path).map_err(|e| {
+        let said = remove_older_trace(path);
+        UsageError(format!("--trace {}: cannot write the trace ({e}){said}", path.display()))
+    })
+}
+
+/// Removes a deadsim trace at `path` that this command did not write (a
+/// regular file, not a link or a folder; a file of the user's that a
+/// mistyped `--trace` names is left alone), and says what became of it.
+fn remove_older_trace(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && is_trace(path) => match std::fs::remove_file(path) {
+            Ok(()) => "; the earlier trace there was removed".to_string(),
+            Err(e) => format!("; warning: the earlier trace there could not be removed ({e}), so it is not this one"),
+        },
+        Ok(m) if m.is_file() => "; the file there is not a deadsim trace and was left as it was".to_string(),
+        Ok(m) if m.is_symlink() => {
+            "; warning: the link there was left as it was, so what it names is not this one".to_string()
+        }
+        _ => String::new(),
+    }
 }
 
 /// [`write_trace`] for a command whose report is still to come (`hunt`,
@@ -68,22 +90,8 @@ pub fn write_trace_before_report(path: &Path, t: &sim::trace::Trace) -> Result<(
 /// and removes an earlier file at `path`, so that a following `render path`
 /// fails instead of drawing an older run's failure as this search's.
 pub fn no_trace(path: &Path) {
-    // Only a deadsim trace goes (a regular file, not a link or a folder):
-    // a file of the user's that a mistyped --trace names is left alone. If
-    // a trace cannot go, the search's result still stands: a warning.
-    let said = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() && is_trace(path) => match std::fs::remove_file(path) {
-            Ok(()) => "; the earlier trace there was removed".to_string(),
-            Err(e) => {
-                format!("; warning: the earlier trace there could not be removed ({e}), so it is not this search's")
-            }
-        },
-        Ok(m) if m.is_file() => "; the file there is not a deadsim trace and was left as it was".to_string(),
-        Ok(m) if m.is_symlink() => {
-            "; warning: the link there was left as it was, so what it names is not this search's".to_string()
-        }
-        _ => String::new(),
-    };
+    // If a trace cannot go, the search's result still stands: a warning.
+    let said = remove_older_trace(path);
     eprintln!("no failure, so no trace was written to {}{said}", path.display());
 }
 

@@ -273,7 +273,14 @@ fn leave_out(args: &RenderArgs, m: &Model, source: &str) -> Result<Vec<String>, 
         let Some(why) = why_skipped(c, m) else { continue };
         let mut line = format!("skipped {}: {why} in {source}", c.name());
         for (_, _, path) in plan(args, &[c], true)? {
-            if is_chart_file(&path) {
+            let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            if link && std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                // What a link names is not this command's to remove: said instead.
+                line += &format!(
+                    "; warning: {} is a link, left as it was, so what it names is not this trace's",
+                    path.display()
+                );
+            } else if is_chart_file(&path) {
                 match std::fs::remove_file(&path) {
                     Ok(()) => line += &format!(" (the older {} is removed)", path.display()),
                     Err(e) => {

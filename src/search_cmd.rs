@@ -474,7 +474,11 @@ pub fn shrink_cmd(
     }
     match (shrunk.fewest, shrunk.budget_spent) {
         (true, spent) => {
-            println!("No schedule with fewer preemptions fails this way{cut_at}: every one was tried.");
+            if p == 0 {
+                println!("It has no preemption: no schedule has fewer.");
+            } else {
+                println!("No schedule with fewer preemptions fails this way{cut_at}: every one was tried.");
+            }
             if spent {
                 println!("The try budget (--max-tries {max_tries}) ran out before its steps were cut further: a larger one may shorten it.");
             }

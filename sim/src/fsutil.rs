@@ -10,6 +10,7 @@ use std::path::Path;
 /// link. A path that is not a regular file (`/dev/null`, `/dev/stdout`, a
 /// FIFO) is written to in place, as a shell redirection would: there is no
 /// file to leave half-written, and renaming over a device would replace it.
+/// As with a redirection, a FIFO waits for a reader.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let path = &match target_of(path)? {
         Target::Special => {
@@ -71,6 +72,17 @@ fn target_of(path: &Path) -> std::io::Result<Target> {
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "too many levels of symbolic links"))
 }
 
+#[cfg(unix)]
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &Path) -> bool {
+    false
+}
+
 fn a_folder() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder, not a file")
 }
@@ -95,6 +107,10 @@ fn temp_beside(path: &Path) -> std::io::Result<std::path::PathBuf> {
 /// ```
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
     let path = match target_of(path)? {
+        // A FIFO is not opened to check it: a reader waiting on it would
+        // take the open and close for the whole of what it gets, and the
+        // write after would wait for a reader that is gone.
+        Target::Special if is_fifo(path) => return Ok(()),
         Target::Special => return std::fs::OpenOptions::new().write(true).open(path).map(drop),
         Target::File(p) => p,
     };
@@ -130,6 +146,9 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(&fifo).unwrap())
         };
+        // Checked first, as a command checks its outputs: the reader must
+        // not take the check for the end of what it gets.
+        check_writable(&fifo).unwrap();
         write_atomic(&fifo, b"through the pipe").unwrap();
         assert_eq!(reader.join().unwrap(), b"through the pipe");
         let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
