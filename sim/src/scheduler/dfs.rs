@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::roots::Roots;
+use super::roots::{Cuts, Roots};
 use super::touches::{Touch, Touches};
 use super::vclock::VClock;
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
@@ -184,7 +184,9 @@ struct Search {
     deferred: Option<Roots>,
     /// The branches the bound kept out in the current execution, as (depth,
     /// choice): added to `deferred` with the execution's path when it ends.
-    cuts: Vec<(u32, u32)>,
+    cuts: Cuts,
+    /// The tasks cut at the node being made (reused from node to node).
+    cut_here: TaskSet,
 }
 
 impl Search {
@@ -360,10 +362,15 @@ impl Strategy for DfsStrategy {
                 } else {
                     s.cut = true;
                     if s.deferred.is_some() {
-                        let depth = s.nodes.len() as u32;
-                        s.cuts.push((depth, u));
+                        s.cut_here.insert(u);
                     }
                 }
+            }
+            if !s.cut_here.is_empty() {
+                let (depth, mut here) = (s.nodes.len() as u32, std::mem::take(&mut s.cut_here));
+                s.cuts.push(depth, &here);
+                here.clear();
+                s.cut_here = here;
             }
         }
         backtrack.insert(t);
@@ -611,7 +618,8 @@ pub(super) fn explore_pass(
         interrupted: false,
         forced,
         deferred: collect.then(Roots::default),
-        cuts: Vec::new(),
+        cuts: Cuts::default(),
+        cut_here: TaskSet::new(),
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
     // Every return gives the result, whether the bound kept a branch out,
@@ -652,8 +660,10 @@ pub(super) fn explore_pass(
         if !s.cuts.is_empty() {
             // The nodes of the cuts are this execution's (only later ones
             // may be stale).
-            let (path, cuts) = (path_choices(&s.nodes), std::mem::take(&mut s.cuts));
+            let (path, mut cuts) = (path_choices(&s.nodes), std::mem::take(&mut s.cuts));
             s.deferred.as_mut().expect("cuts are kept when collecting").add(&path, &cuts);
+            cuts.clear();
+            s.cuts = cuts;
         }
         if s.interrupted {
             // Cut short by Ctrl-C: not an execution that ran, nor a pruned one.
