@@ -169,7 +169,9 @@ mod tests {
         let mut cuts = Cuts::default();
         for &(d, tasks) in of {
             let mut s = TaskSet::new();
-            tasks.iter().for_each(|&t| drop(s.insert(t)));
+            for &t in tasks {
+                s.insert(t);
+            }
             cuts.push(d, &s);
         }
         cuts
