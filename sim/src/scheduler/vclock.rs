@@ -22,52 +22,57 @@ type Chunk = [u32; CHUNK];
 /// before (or at) the point the clock describes. Entries past the end are 0.
 #[derive(Clone, Debug, Default)]
 pub(super) struct VClock {
-    chunks: Vec<Rc<Chunk>>,
+    /// Entries 0..CHUNK, the tasks of most models: held apart, so that
+    /// copying a clock of a small model allocates no row.
+    first: Option<Rc<Chunk>>,
+    /// Entries from CHUNK on, a chunk each.
+    rest: Vec<Rc<Chunk>>,
 }
 
 impl VClock {
+    fn chunk(&self, i: usize) -> Option<&Rc<Chunk>> {
+        if i == 0 {
+            self.first.as_ref()
+        } else {
+            self.rest.get(i - 1)
+        }
+    }
+
     /// Entry `t`.
     #[inline]
     pub fn get(&self, t: usize) -> u32 {
-        self.chunks.get(t / CHUNK).map_or(0, |c| c[t % CHUNK])
+        self.chunk(t / CHUNK).map_or(0, |c| c[t % CHUNK])
     }
 
     /// Sets entry `t` to `v`, copying its chunk first if another clock shares it.
     pub fn set(&mut self, t: usize, v: u32) {
         let i = t / CHUNK;
-        if self.chunks.len() <= i {
-            self.chunks.resize_with(i + 1, zero_chunk);
-        }
-        Rc::make_mut(&mut self.chunks[i])[t % CHUNK] = v;
+        let chunk = if i == 0 {
+            self.first.get_or_insert_with(zero_chunk)
+        } else {
+            if self.rest.len() < i {
+                self.rest.resize_with(i, zero_chunk);
+            }
+            &mut self.rest[i - 1]
+        };
+        Rc::make_mut(chunk)[t % CHUNK] = v;
     }
 
     /// Raises every entry to at least `other`'s. A chunk the two share, or
     /// one of `other`'s that is no higher anywhere, costs no copy; one that
     /// is no lower anywhere is shared from `other`.
     pub fn join(&mut self, other: &VClock) {
-        for (i, theirs) in other.chunks.iter().enumerate() {
-            let Some(mine) = self.chunks.get_mut(i) else {
-                // Past our end every entry is 0: theirs is the join.
-                self.chunks.push(theirs.clone());
-                continue;
-            };
-            if Rc::ptr_eq(mine, theirs) {
-                continue;
+        if let Some(theirs) = &other.first {
+            match &mut self.first {
+                // Where we have no chunk every entry is 0: theirs is the join.
+                None => self.first = Some(theirs.clone()),
+                Some(mine) => join_chunk(mine, theirs),
             }
-            let (mut lower, mut higher) = (false, false);
-            for (a, b) in mine.iter().zip(theirs.iter()) {
-                lower |= a < b;
-                higher |= a > b;
-            }
-            match (lower, higher) {
-                (false, _) => {}
-                (true, false) => *mine = theirs.clone(),
-                (true, true) => {
-                    let m = Rc::make_mut(mine);
-                    for (a, b) in m.iter_mut().zip(theirs.iter()) {
-                        *a = (*a).max(*b);
-                    }
-                }
+        }
+        for (i, theirs) in other.rest.iter().enumerate() {
+            match self.rest.get_mut(i) {
+                None => self.rest.push(theirs.clone()),
+                Some(mine) => join_chunk(mine, theirs),
             }
         }
     }
@@ -75,7 +80,29 @@ impl VClock {
     /// Where each chunk lives: for tests of the sharing.
     #[cfg(test)]
     fn chunk_ptrs(&self) -> Vec<*const Chunk> {
-        self.chunks.iter().map(Rc::as_ptr).collect()
+        self.first.iter().chain(self.rest.iter()).map(Rc::as_ptr).collect()
+    }
+}
+
+/// [`VClock::join`] of one chunk.
+fn join_chunk(mine: &mut Rc<Chunk>, theirs: &Rc<Chunk>) {
+    if Rc::ptr_eq(mine, theirs) {
+        return;
+    }
+    let (mut lower, mut higher) = (false, false);
+    for (a, b) in mine.iter().zip(theirs.iter()) {
+        lower |= a < b;
+        higher |= a > b;
+    }
+    match (lower, higher) {
+        (false, _) => {}
+        (true, false) => *mine = theirs.clone(),
+        (true, true) => {
+            let m = Rc::make_mut(mine);
+            for (a, b) in m.iter_mut().zip(theirs.iter()) {
+                *a = (*a).max(*b);
+            }
+        }
     }
 }
 
