@@ -388,3 +388,36 @@ fn a_bounded_exploration_keeps_to_its_budgets_however_large() {
         assert!(r.executions <= max, "--max-executions {max}: {} run", r.executions);
     }
 }
+
+#[test]
+fn a_model_that_does_not_replay_the_same_way_is_reported_with_its_step() {
+    // From its second execution on, main starts a third task: the replayed
+    // prefix meets an enabled set it never had, right after the spawns.
+    use std::sync::atomic::{AtomicU32, Ordering};
+    for bound in [None, Some(2)] {
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        RUNS.store(0, Ordering::Relaxed);
+        let m = Configured::new("changing", Vec::new(), |sim| {
+            let extra = RUNS.fetch_add(1, Ordering::Relaxed) > 0;
+            sim.run(move || async move {
+                let a = Mutex::new("A");
+                for name in ["T1", "T2"] {
+                    sim::spawn(name, async move {
+                        let g = a.lock().await;
+                        g.unlock().await;
+                    });
+                }
+                if extra {
+                    sim::spawn("T3", async {});
+                }
+            })
+        });
+        let cfg = ExploreConfig { preemption_bound: bound, ..Default::default() };
+        let r = explore(&m, &cfg);
+        let why = r.nondeterminism.clone().unwrap_or_else(|| panic!("{bound:?}: not reported: {r:?}"));
+        assert!(why.starts_with("the model did not replay the same way at step "), "{bound:?}: {why}");
+        let step: u64 = why.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(step > 1, "{bound:?}: {why}");
+        assert!(!r.exhausted && r.failure.is_none(), "{bound:?}");
+    }
+}

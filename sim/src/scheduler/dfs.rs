@@ -209,8 +209,8 @@ impl Search {
 
     /// The model ran differently from the path it is replaying: the
     /// execution stops, and the search reports it.
-    fn diverged(&mut self, enabled: &TaskSet) -> TaskId {
-        self.error = Some(format!("the model did not replay the same way at step {}", self.steps.len() + 1));
+    fn diverged(&mut self, enabled: &TaskSet, step: u64) -> TaskId {
+        self.error = Some(format!("the model did not replay the same way at step {step}"));
         self.halt = Some(Halt::Pruned);
         enabled.nth(0)
     }
@@ -293,7 +293,7 @@ fn within(bound: Option<u32>, preemptions: u32, enabled: &TaskSet, last: Option<
 struct DfsStrategy(Rc<RefCell<Search>>);
 
 impl Strategy for DfsStrategy {
-    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, _step: u64) -> TaskId {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
         let mut s = self.0.borrow_mut();
         let i = s.pos;
         s.pos += 1;
@@ -307,7 +307,7 @@ impl Strategy for DfsStrategy {
             // Replaying the prefix.
             let chosen = match &s.nodes[i] {
                 Node::Task { chosen, enabled: e, .. } if e.equals(enabled) => *chosen,
-                _ => return s.diverged(enabled),
+                _ => return s.diverged(enabled, step),
             };
             return chosen;
         }
@@ -315,7 +315,7 @@ impl Strategy for DfsStrategy {
         if let Some(&f) = s.forced.get(i) {
             // On a subtree's root path: its choice alone, no branch here.
             if !enabled.contains(f) {
-                return s.diverged(enabled);
+                return s.diverged(enabled, step);
             }
             let mut only = TaskSet::new();
             only.insert(f);
@@ -421,8 +421,12 @@ impl Strategy for DfsStrategy {
         "dfs".to_string()
     }
 
+    /// Only for the reduction: races, sleep sets and the known next
+    /// accesses all come from footprints. A plain DFS (a preemption bound,
+    /// `--no-reduction`) needs none, and the engine then records nothing
+    /// per step for it.
     fn wants_footprints(&self) -> bool {
-        true
+        self.0.borrow().reduction()
     }
 
     fn step_done(&mut self, task: TaskId, footprint: &Footprint) {
