@@ -453,18 +453,20 @@ pub fn shrink_cmd(
         false => String::new(),
     };
     let (p, b) = (shrunk.preemptions, shrunk.at_least);
-    // "... tried the schedules with 1 preemption (none with fewer fails this
-    // way), before it could show whether one with fewer than 4 does".
+    // "... while the search tried the schedules with 1 preemption (none with
+    // fewer fails this way), before it could show whether one with fewer than 4 does".
     let where_it_was = match (shrunk.explored, b) {
         (false, _) => format!(
-            "to shorten the run greedily, before the search of the schedules with fewer than {p} preemptions began"
+            "it tried to shorten the run greedily, before the search of the schedules with fewer than {p} \
+             preemptions began"
         ),
         (true, 0) => format!(
-            "the schedules with 0 preemptions, before it could show whether one with fewer than {p} fails this way"
+            "the search tried the schedules with 0 preemptions, before it could show whether one with fewer than \
+             {p} fails this way"
         ),
         (true, b) => format!(
-            "the schedules with {} (none with fewer fails this way{cut_at}), before it could show whether one with \
-             fewer than {p} does",
+            "the search tried the schedules with {} (none with fewer fails this way{cut_at}), before it could show \
+             whether one with fewer than {p} does",
             count(b as u64, "preemption")
         ),
     };
@@ -484,16 +486,9 @@ pub fn shrink_cmd(
             }
         }
         (false, true) => println!(
-            "The try budget (--max-tries {max_tries}) ran out while {} {where_it_was}: a larger one may shrink it \
-             further.",
-            if shrunk.explored { "the search tried" } else { "it tried" }
+            "The try budget (--max-tries {max_tries}) ran out while {where_it_was}: a larger one may shrink it further."
         ),
-        (false, false) if shrunk.interrupted => {
-            println!(
-                "Interrupted while {} {where_it_was}.",
-                if shrunk.explored { "the search tried" } else { "it tried" }
-            )
-        }
+        (false, false) if shrunk.interrupted => println!("Interrupted while {where_it_was}."),
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }

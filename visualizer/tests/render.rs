@@ -1087,24 +1087,28 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
 }
 
+/// The "At the end of step N, the window's last: ..." line of `chart` over
+/// `window` (steps on the x axis), if it has one.
+fn last_step_line(trace: &visualizer::Trace, chart: Chart, window: Window) -> Option<String> {
+    let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+    let texts = check_svg(&render(trace, chart, Format::Svg, &opts), opts.width);
+    texts.into_iter().find(|t| t.starts_with("At the end of step"))
+}
+
 #[test]
 fn a_timeline_says_what_the_windows_last_step_did() {
     // Step 15 of the committed philosophers run: philosopher-2 takes fork2
     // and blocks on fork3, at the window's right edge.
     let trace = committed_trace("philosophers-deadlock.json");
-    let texts_at = |window: Window| {
-        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
-        check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width)
-    };
-    let line = |texts: &[String]| texts.iter().find(|t| t.starts_with("At the end of step")).cloned();
-    let last = line(&texts_at(Window::Steps(15, 15))).expect("a line for step 15");
+    let line = |window: Window| last_step_line(&trace, Chart::Timeline, window);
+    let last = line(Window::Steps(15, 15)).expect("a line for step 15");
     assert!(last.starts_with("At the end of step 15, the window's last: "), "{last}");
     let took = trace.events.iter().find(|e| e.step == 15 && e.kind == sim::trace::EventKind::Lock).unwrap();
     let who = &trace.tasks[took.task as usize].name;
     let what = &trace.resources[took.resource.unwrap() as usize].name;
     assert!(last.contains(&format!("{who} takes {what}")), "{last}");
     // A window to the end of the run says nothing: its final column shows it.
-    assert_eq!(line(&texts_at(Window::All)), None);
+    assert_eq!(line(Window::All), None);
 }
 
 #[test]
@@ -1112,21 +1116,17 @@ fn a_pipes_chart_says_what_the_windows_last_step_did() {
     // Step 50 of ttrpc #72 (v1.0.2 on both sides): Client.run blocks
     // writing to the unbuffered client->server pipe, at the window's edge.
     let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
-    let texts_at = |window: Window| {
-        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
-        check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width)
-    };
-    let line = |texts: &[String]| texts.iter().find(|t| t.starts_with("At the end of step")).cloned();
+    let line = |window: Window| last_step_line(&trace, Chart::Pipes, window);
     let blocked = trace
         .events
         .iter()
         .find(|e| e.kind == sim::trace::EventKind::Block && e.op.as_deref() == Some("write"))
         .expect("a writer blocks");
-    let last = line(&texts_at(Window::Steps(blocked.step, blocked.step))).expect("a line for that step");
+    let last = line(Window::Steps(blocked.step, blocked.step)).expect("a line for that step");
     let who = &trace.tasks[blocked.task as usize].name;
     let pipe = &trace.resources[blocked.resource.unwrap() as usize].name;
     assert!(last.contains(&format!("{who} blocks writing to {pipe}")), "{last}");
-    assert_eq!(line(&texts_at(Window::All)), None);
+    assert_eq!(line(Window::All), None);
 }
 
 #[test]

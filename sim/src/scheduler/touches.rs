@@ -131,13 +131,8 @@ mod tests {
         // A fixed pseudo-random run of 3,000 touches by 4 tasks of 3
         // resources and 2 task pseudo-resources, each step checked against
         // the scan for every task, resource and kind of access.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::rng::SimRng::new(1);
+        let mut next = |n: u64| u64::from(rng.below(n as u32));
         let ids = [0, 1, 2, Footprint::task_resource(0), Footprint::task_resource(3)];
         let mut touches = Touches::default();
         let mut log = Vec::new();

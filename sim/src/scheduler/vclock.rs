@@ -133,13 +133,8 @@ mod tests {
     fn gets_sets_and_joins_as_a_whole_vector_does() {
         // A fixed pseudo-random walk of sets and joins over 300 entries
         // (chunks 0 to 4), checked entry by entry against plain vectors.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::rng::SimRng::new(2);
+        let mut next = |n: u64| u64::from(rng.below(n as u32));
         let mut clocks: Vec<VClock> = vec![VClock::default(); 6];
         let mut plain: Vec<Vec<u32>> = vec![Vec::new(); 6];
         for _ in 0..5000 {
