@@ -282,6 +282,71 @@ fn bad_traces_are_rejected_with_the_field_named() {
         let e = err(&w.to_string());
         assert!(e.contains(&want), "{edit}: {e}");
     }
+    // The schedule and the events tell one story (abba seed 0: T1 and T2
+    // each take their first lock, then block on the second at step 5).
+    let v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let sched: Vec<u64> = v["schedule"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+    let events = v["events"].as_array().unwrap();
+    // An event only the task that ran makes, given to another task; a
+    // lock given to another task with no peer (no hand-off).
+    let last = events.len() - 1;
+    let mut w = v.clone();
+    w["events"][last]["task"] = serde_json::json!(2);
+    let e = err(&w.to_string());
+    assert!(
+        e.contains(&format!(
+            "events[{last}]: a deadlock event of task 2 at step 5, which the schedule gives to task 1"
+        )),
+        "{e}"
+    );
+    let lock = events.iter().position(|e| e["kind"] == "lock" && e["task"] == 1).unwrap();
+    let mut w = v.clone();
+    w["events"][lock]["task"] = serde_json::json!(2);
+    let e = err(&w.to_string());
+    assert!(
+        e.contains(&format!(
+            "events[{lock}]: a lock event of task 2 with no peer at step 5, which the schedule gives to task 1"
+        )),
+        "{e}"
+    );
+    // A spawn whose peer is not the task that ran.
+    let mut w = v.clone();
+    w["events"][1]["peer"] = serde_json::json!(2);
+    let e = err(&w.to_string());
+    assert!(
+        e.contains("events[1]: a spawn event of task 1 with peer 2 at step 1, which the schedule gives to task 0"),
+        "{e}"
+    );
+    // Only main's spawn comes before step 1.
+    let mut w = v.clone();
+    w["events"][1]["step"] = serde_json::json!(0);
+    let e = err(&w.to_string());
+    assert!(e.contains("events[1]: a spawn event at step 0, where only main's spawn can be"), "{e}");
+    // One more step, given to a blocked task, then to a finished one.
+    for (task, why) in [(sched[4], "it is blocked or asleep"), (0, "it has finished")] {
+        let mut w = v.clone();
+        w["schedule"].as_array_mut().unwrap().push(serde_json::json!(task));
+        w["meta"]["steps"] = serde_json::json!(sched.len() + 1);
+        let e = err(&w.to_string());
+        let n = sched.len();
+        assert!(e.contains(&format!("schedule[{n}]: task {task} runs at step {}, but {why}", n + 1)), "{e}");
+    }
+    // A task run before its spawn: T2 at step 2, main spawning it at step 3.
+    let mut w = v.clone();
+    w["schedule"] = serde_json::json!([0, 2, 0, 2, 1]);
+    w["events"][2]["step"] = serde_json::json!(3);
+    w["events"][3]["step"] = serde_json::json!(3);
+    let e = err(&w.to_string());
+    assert!(e.contains("schedule[1]: task 2 runs at step 2, but it is not spawned yet"), "{e}");
+    // A spawn made by the new task itself.
+    let mut w = v.clone();
+    w["schedule"][0] = serde_json::json!(1);
+    w["events"][1]["peer"] = serde_json::json!(1);
+    let e = err(&w.to_string());
+    assert!(
+        e.contains("events[1]: a spawn event of task 1 with peer 1 at step 1, which the schedule gives to task 1"),
+        "{e}"
+    );
     // A pipe never holds more than its capacity: a buffered level above it
     // is refused (it was drawn off the chart).
     let pipes = models::find("ttrpc").unwrap().configure(&[]).unwrap().run(0, true).trace.unwrap().to_json();

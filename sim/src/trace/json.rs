@@ -200,12 +200,10 @@ impl Trace {
                 let kind = self.resources[r as usize].kind.as_str();
                 if !want.contains(&kind) {
                     return Err(format!(
-                        "events[{i}]: a {} event on resource {r} (\"{}\"), which is a {kind}, not a {}",
-                        serde_json::to_value(e.kind)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
+                        "events[{i}]: {} on resource {r} (\"{}\"), which is {} {kind}, not a {}",
+                        an_event(e.kind),
                         self.resources[r as usize].name,
+                        if kind.starts_with('a') { "an" } else { "a" },
                         want.join(" or ")
                     ));
                 }
@@ -269,18 +267,17 @@ impl Trace {
         // deadlock is recorded by the last task that ran, finished or not.)
         let mut life = vec![0u8; self.tasks.len()]; // 0 unspawned, 1 live, 2 finished
         for (i, e) in self.events.iter().enumerate() {
-            let kind =
-                || serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let kind = || an_event(e.kind);
             if e.resource.is_none() && resource_kinds(e.kind).is_some() {
-                return Err(format!("events[{i}]: a {} event without a resource", kind()));
+                return Err(format!("events[{i}]: {} without a resource", kind()));
             }
             let t = e.task as usize;
             match (e.kind, life[t]) {
                 (super::EventKind::Spawn, 0) => life[t] = 1,
                 (super::EventKind::Spawn, _) => return Err(format!("events[{i}]: task {t} is spawned again")),
                 (super::EventKind::Deadlock, _) => {}
-                (_, 0) => return Err(format!("events[{i}]: a {} event of task {t} before its spawn", kind())),
-                (_, 2) => return Err(format!("events[{i}]: a {} event of task {t} after it finished", kind())),
+                (_, 0) => return Err(format!("events[{i}]: {} of task {t} before its spawn", kind())),
+                (_, 2) => return Err(format!("events[{i}]: {} of task {t} after it finished", kind())),
                 (super::EventKind::Finish, _) => life[t] = 2,
                 _ => {}
             }
@@ -344,8 +341,91 @@ impl Trace {
             }
             _ => {}
         }
+        self.validate_schedule()
+    }
+
+    /// Checks that the schedule and the events tell one story. An event a
+    /// task makes itself falls at a step the schedule gives that task; one
+    /// made for another task (a spawn, a wake, a hand-off) names the task
+    /// that ran as its peer; and the schedule runs a task only while it is
+    /// spawned, not finished, and neither blocked nor asleep. Only main's
+    /// spawn comes before step 1.
+    fn validate_schedule(&self) -> Result<(), String> {
+        use super::EventKind::*;
+        for (i, e) in self.events.iter().enumerate() {
+            let (t, kind) = (e.task, an_event(e.kind));
+            if e.step == 0 {
+                if (e.kind, t) != (Spawn, 0) {
+                    return Err(format!("events[{i}]: {kind} at step 0, where only main's spawn can be"));
+                }
+                continue;
+            }
+            let ran = self.schedule[e.step as usize - 1];
+            // A spawn is the spawner's event: the new task has not run yet.
+            if t == ran && e.kind != Spawn {
+                continue;
+            }
+            let for_another = match e.kind {
+                // A task the taker of a lock held up has no peer.
+                Block => e.peer.is_none_or(|p| p == ran),
+                // A sleeper whose time came wakes itself, between steps.
+                Wake => e.peer.is_some_and(|p| p == ran || p == t),
+                Spawn => e.peer == Some(ran) && t != ran,
+                Send | Recv | Lock | RLock => e.peer == Some(ran),
+                _ => {
+                    return Err(format!(
+                        "events[{i}]: {kind} of task {t} at step {}, which the schedule gives to task {ran}",
+                        e.step
+                    ))
+                }
+            };
+            if !for_another {
+                let peer = e.peer.map_or("no peer".to_string(), |p| format!("peer {p}"));
+                return Err(format!(
+                    "events[{i}]: {kind} of task {t} with {peer} at step {}, which the schedule gives to task {ran}",
+                    e.step
+                ));
+            }
+        }
+        // 0 unspawned, 1 runnable, 2 blocked or asleep, 3 finished; from
+        // the events of the steps before each step.
+        let mut state = vec![0u8; self.tasks.len()];
+        let mut next = 0;
+        for (i, &t) in self.schedule.iter().enumerate() {
+            let step = i as u64 + 1;
+            while let Some(e) = self.events.get(next).filter(|e| e.step < step) {
+                let s = &mut state[e.task as usize];
+                match e.kind {
+                    Spawn => *s = 1,
+                    Block | Sleep => *s = 2,
+                    Wake => *s = 1,
+                    Finish => *s = 3,
+                    _ => {}
+                }
+                next += 1;
+            }
+            let why = match state[t as usize] {
+                1 => continue,
+                0 => "it is not spawned yet",
+                2 => "it is blocked or asleep",
+                _ => "it has finished",
+            };
+            return Err(format!("schedule[{i}]: task {t} runs at step {step}, but {why}"));
+        }
         Ok(())
     }
+}
+
+/// The name of an event kind as traces spell it.
+fn event_kind_name(kind: super::EventKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// "a lock event", "an unlock event": an event of `kind`, for messages.
+fn an_event(kind: super::EventKind) -> String {
+    let name = event_kind_name(kind);
+    let an = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{an} {name} event")
 }
 
 /// The resource kinds an event of `kind` can be about (`None`: any, or none).
