@@ -217,6 +217,13 @@ fn bad_traces_are_rejected_with_the_field_named() {
         e.contains(&format!("events[{}]: task {task} wakes, but no block or sleep of it comes before", wake - 1)),
         "{e}"
     );
+    // A deadlock report that names no task.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["cycle"] = serde_json::json!([]);
+    assert!(err(&v.to_string()).contains("deadlock: a report that names no task"));
+    // A byte-order mark before the JSON is read past.
+    let t = Trace::parse(&format!("\u{feff}{good}"), "t.json").expect("a trace with a BOM loads");
+    assert_eq!(t.to_json(), good);
     // A meta that contradicts the rest: refused, naming the field.
     for (pointer, value, want) in [
         ("/meta/verdict", serde_json::json!("exploded"), "meta.verdict: \"exploded\" is not a verdict"),

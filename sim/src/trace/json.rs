@@ -115,6 +115,9 @@ impl Trace {
 
     /// Parses and checks a trace. `origin` names the input in errors (a file name).
     pub fn parse(text: &str, origin: &str) -> Result<Trace, TraceError> {
+        // Some Windows editors save JSON with a byte-order mark, which JSON
+        // readers may ignore (RFC 8259, section 8.1).
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let header: Header = serde_json::from_str(text).map_err(|e| match e.classify() {
             serde_json::error::Category::Data => {
                 TraceError(format!("{origin}: not a deadsim trace (the top level is not an object)"))
@@ -335,6 +338,11 @@ impl Trace {
             (None, true) => return Err("deadlock: missing, but meta.verdict is \"deadlock\"".into()),
             (Some(_), false) => {
                 return Err(format!("deadlock: a deadlock report, but meta.verdict is \"{verdict}\""));
+            }
+            (Some(d), true) if d.cycle.is_empty() && d.behind.is_empty() => {
+                return Err(
+                    "deadlock: a report that names no task (deadlock.cycle and deadlock.behind are both empty)".into(),
+                );
             }
             (Some(d), true) if d.step > self.meta.steps => {
                 return Err(format!("deadlock.step: {}, but meta.steps is {}", d.step, self.meta.steps));
