@@ -375,6 +375,9 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
 /// still to make (one level, made when the charts are written); a prefix's
 /// folder must exist.
 fn check_render_output(out: &Option<PathBuf>) -> Result<(), UsageError> {
+    if let Some(p) = out {
+        render::check_not_other_picture("--render", p).map_err(UsageError)?;
+    }
     match out {
         Some(p) if p.to_string_lossy().ends_with('/') && !p.exists() => {
             render::check_out_folder("--render", p).map_err(UsageError)

@@ -76,6 +76,21 @@ fn ext_format(p: &Path) -> Option<Format> {
     }
 }
 
+/// Refuses a chart prefix or folder that ends in another picture format's
+/// extension (`--render fig.jpg`): it would give `fig.jpg-timeline.png`.
+/// Any other ending is a prefix (`-o fig.run1` gives `fig.run1-timeline.png`).
+pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
+    const OTHER: &[&str] = &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic"];
+    let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext {
+        Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => Err(format!(
+            "{flag} {}: .{e} is not a chart format (deadsim draws .png and .svg); name it .png or .svg",
+            o.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The files to write: `(chart, format, path)`.
 fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Format, PathBuf)>, String> {
     let given: Option<Format> = match &args.format {
@@ -124,6 +139,9 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
                         g.ext()
                     ));
                 }
+            }
+            if all && from_ext.is_none() {
+                check_not_other_picture("-o", o)?;
             }
             if !all && given.is_none() && from_ext.is_none() {
                 if let Some(e) = o.extension() {

@@ -158,6 +158,10 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["run"], "not provided: <MODEL>"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
         (
+            vec!["run", "abba", "--render", "fig.JPG"],
+            "--render fig.JPG: .jpg is not a chart format (deadsim draws .png",
+        ),
+        (
             vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10.2x2.1.1"],
             "2 of the schedule's 14 choices unused",
         ),
