@@ -115,8 +115,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         yy += dims.bar + dims.hold_gap;
         // One row per lock held in the window, in order of first taking (up to `max_holds`).
         let mut keys: Vec<(u32, Mode)> = Vec::new();
+        // A hold that ends where the window starts has no width in it: no row,
+        // as the locks chart gives it no lane. (One taken where the window
+        // ends has a row, to show what is held there.)
         for h in &tt.holds {
-            if h.start <= b && h.end >= a && !keys.contains(&(h.resource, h.mode)) {
+            if h.start <= b && h.end > a && !keys.contains(&(h.resource, h.mode)) {
                 keys.push((h.resource, h.mode));
             }
         }
