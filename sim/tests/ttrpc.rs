@@ -95,6 +95,39 @@ fn server_v1_0_with_client_v1_2_3_deadlocks_through_stream_lock_and_send_lock() 
 }
 
 #[test]
+fn v1_2_0_and_v1_2_1_streams_have_no_recv_close_and_cite_their_own_lines() {
+    // The same design deadlocks the same way in both forms; what differs is
+    // the stream (recvClose from v1.2.2) and, for v1.2.0's form, the lines.
+    for (client, recv_close, create_stream, get_stream, call) in [
+        ("v1.2.0", false, "client.go:360", "client.go:379", "client.go:106"),
+        ("v1.2.1", false, "client.go:360", "client.go:379", "client.go:106"),
+        ("v1.2.2", true, "client.go:405", "client.go:424", "client.go:145"),
+        ("v1.2.3", true, "client.go:405", "client.go:424", "client.go:145"),
+    ] {
+        let m = ttrpc("v1.0.2", client, &[]);
+        let run = first_failure(&m, 0..200).expect("deadlock within 200 seeds");
+        let c = cycle(&run);
+        assert_eq!(c[1].3, format!("Client.getStream ({get_stream})"), "{client}");
+        assert_eq!(c[2].3, format!("Client.createStream ({create_stream})"), "{client}");
+        let d = run.outcome.deadlock().unwrap();
+        assert_eq!(d.cycle[2].stack.last().unwrap().to_string(), format!("Client.Call ({call})"), "{client}");
+        // A caller waiting for its response: its select's cases.
+        let waiting = d
+            .behind
+            .iter()
+            .find(|b| b.op == "select" && b.name.starts_with("caller-"))
+            .unwrap_or_else(|| panic!("{client}: a caller waits for its response"));
+        let id = waiting.waits_for.split('.').next().unwrap().trim_start_matches("recv ");
+        let want = if recv_close {
+            format!("recv {id}.recv | recv {id}.recvClose | recv c.ctx.Done()")
+        } else {
+            format!("recv {id}.recv | recv c.ctx.Done()")
+        };
+        assert_eq!(waiting.waits_for, want, "{client}");
+    }
+}
+
+#[test]
 fn every_other_cell_of_the_matrix_never_deadlocks() {
     let cells = [
         ("v1.0.2", "v1.1.0"),

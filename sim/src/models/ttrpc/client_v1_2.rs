@@ -20,8 +20,9 @@ use super::wire::{Answer, Code, Frame, MessageType, SharedLedger};
 use crate::sync::{select, Chan, Mutex, RwMutex};
 use crate::{at, frame_at, TaskId};
 
-/// The client.go lines of one v1.2 design.
+/// The client.go lines of one v1.2 form.
 struct Lines {
+    call: &'static str,
     dispatch: &'static str,
     create_stream_call: &'static str,
     delete_stream_call: &'static str,
@@ -29,9 +30,34 @@ struct Lines {
     delete_stream_lock: &'static str,
     get_stream_rlock: &'static str,
     cleanup_lock: &'static str,
+    /// `createStream` before #168: the function, its `streamLock.Lock`,
+    /// `sendLock.Lock`, `streamLock.Unlock` and the write.
+    create_stream: [&'static str; 5],
+    /// `run`: its `receiveLoop`, `Close` and `cleanupStreams` calls.
+    run: [&'static str; 3],
+    /// `receiveLoop`: the function, its `channel.recv`, `getStream` and `s.receive`.
+    receive_loop: [&'static str; 4],
 }
 
+/// v1.2.0 and v1.2.1: no interceptor chaining yet (45 lines fewer before
+/// `createStream`), no `recvClose`.
+const LINES_V1_2_0: Lines = Lines {
+    call: "client.go:106",
+    dispatch: "client.go:468",
+    create_stream_call: "client.go:474",
+    delete_stream_call: "client.go:478",
+    wait_response: "client.go:480",
+    delete_stream_lock: "client.go:372",
+    get_stream_rlock: "client.go:379",
+    cleanup_lock: "client.go:386",
+    create_stream: ["client.go:343", "client.go:344", "client.go:360", "client.go:362", "client.go:364"],
+    run: ["client.go:295", "client.go:296", "client.go:297"],
+    receive_loop: ["client.go:303", "client.go:314", "client.go:324", "client.go:333"],
+};
+
+/// v1.2.2 and v1.2.3, cited at v1.2.3.
 const LINES_V1_2_3: Lines = Lines {
+    call: "client.go:145",
     dispatch: "client.go:513",
     create_stream_call: "client.go:519",
     delete_stream_call: "client.go:523",
@@ -39,9 +65,14 @@ const LINES_V1_2_3: Lines = Lines {
     delete_stream_lock: "client.go:417",
     get_stream_rlock: "client.go:424",
     cleanup_lock: "client.go:431",
+    create_stream: ["client.go:388", "client.go:389", "client.go:405", "client.go:407", "client.go:409"],
+    run: ["client.go:340", "client.go:341", "client.go:342"],
+    receive_loop: ["client.go:348", "client.go:359", "client.go:369", "client.go:378"],
 };
 
+/// v1.2.4 to v1.2.8, cited at v1.2.4 (its `createStream` is cited in place).
 const LINES_V1_2_4: Lines = Lines {
+    call: "client.go:145",
     dispatch: "client.go:532",
     create_stream_call: "client.go:538",
     delete_stream_call: "client.go:542",
@@ -49,6 +80,9 @@ const LINES_V1_2_4: Lines = Lines {
     delete_stream_lock: "client.go:436",
     get_stream_rlock: "client.go:443",
     cleanup_lock: "client.go:450",
+    create_stream: ["client.go:388", "", "", "", ""],
+    run: ["client.go:340", "client.go:341", "client.go:342"],
+    receive_loop: ["client.go:348", "client.go:359", "client.go:369", "client.go:378"],
 };
 
 /// `Client` (v1.2.x).
@@ -64,15 +98,19 @@ pub struct Client {
     closed: Cell<bool>,
     /// After #168: `sendLock` outer.
     send_lock_outer: bool,
+    /// From v1.2.2: streams have `recvClose`.
+    recv_close: bool,
     lines: &'static Lines,
     run_task: Cell<TaskId>,
     ledger: SharedLedger,
 }
 
 impl Client {
-    /// `NewClient`: starts `run` (client.go:134).
-    pub fn new(conn: Conn, design: ClientDesign, ledger: SharedLedger) -> Rc<Client> {
+    /// `NewClient`: starts `run` (client.go:134; v1.2.0: client.go:95).
+    /// `tag` picks the form within the design: before v1.2.2, no `recvClose`.
+    pub fn new(conn: Conn, design: ClientDesign, tag: &str, ledger: SharedLedger) -> Rc<Client> {
         let fixed = design == ClientDesign::V1_2_4;
+        let recv_close = !matches!(tag, "v1.2.0" | "v1.2.1");
         let c = Rc::new(Client {
             channel: Channel::new(conn, LINES_V1_2),
             stream_lock: RwMutex::new("streamLock"),
@@ -82,7 +120,12 @@ impl Client {
             done: Chan::signal("c.ctx.Done()"),
             closed: Cell::new(false),
             send_lock_outer: fixed,
-            lines: if fixed { &LINES_V1_2_4 } else { &LINES_V1_2_3 },
+            recv_close,
+            lines: match (fixed, recv_close) {
+                (true, _) => &LINES_V1_2_4,
+                (false, true) => &LINES_V1_2_3,
+                (false, false) => &LINES_V1_2_0,
+            },
             run_task: Cell::new(0),
             ledger,
         });
@@ -92,6 +135,11 @@ impl Client {
         c
     }
 
+    /// The line of `func (c *Client) Call(`.
+    pub fn call_site(&self) -> &'static str {
+        self.lines.call
+    }
+
     /// `Client.Call` -> `dispatch`, in the caller's goroutine.
     pub async fn call(self: &Rc<Self>, call: u32, registered: bool, payload: u64) -> Answer {
         let _f = frame_at("Client.dispatch", self.lines.dispatch);
@@ -99,19 +147,28 @@ impl Client {
         let Some(s) = self.create_stream(call, registered, payload).await else { return Answer::Closed };
         at(self.lines.wait_response);
         let mut recv = s.recv.recv_case();
-        let mut rclose = s.recv_close.recv_case();
         let mut cdone = self.done.recv_case();
-        let got = match select(&mut [&mut recv, &mut rclose, &mut cdone], false).await {
-            Some(0) => recv.take(),
-            Some(1) => {
-                // A message already queued wins over the close.
-                let mut recv = s.recv.recv_case();
-                match select(&mut [&mut recv], true).await {
+        let got = match &s.recv_close {
+            Some(recv_close) => {
+                let mut rclose = recv_close.recv_case();
+                match select(&mut [&mut recv, &mut rclose, &mut cdone], false).await {
                     Some(0) => recv.take(),
+                    Some(1) => {
+                        // A message already queued wins over the close.
+                        let mut recv = s.recv.recv_case();
+                        match select(&mut [&mut recv], true).await {
+                            Some(0) => recv.take(),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 }
             }
-            _ => None,
+            // Before v1.2.2: `msg, ok := <-s.recv`, closed by closeWithError.
+            None => match select(&mut [&mut recv, &mut cdone], false).await {
+                Some(0) => recv.take(),
+                _ => None,
+            },
         };
         // defer c.deleteStream(s)
         at(self.lines.delete_stream_call);
@@ -127,7 +184,7 @@ impl Client {
 
     /// `Client.createStream` with its request write.
     async fn create_stream(self: &Rc<Self>, call: u32, registered: bool, payload: u64) -> Option<Rc<Stream>> {
-        let _f = frame_at("Client.createStream", "client.go:388");
+        let _f = frame_at("Client.createStream", self.lines.create_stream[0]);
         let frame_for =
             |id| Frame { stream_id: id, typ: MessageType::Request, payload, call, registered, code: Code::Ok };
         if self.send_lock_outer {
@@ -151,7 +208,8 @@ impl Client {
             send.unlock().await;
             sent.ok().map(|_| s)
         } else {
-            at("client.go:389");
+            let [_, at_stream_lock, at_send_lock, at_stream_unlock, at_send] = self.lines.create_stream;
+            at(at_stream_lock);
             let streams = self.stream_lock.lock().await;
             crate::access(self.done.id(), false);
             if self.closed.get() {
@@ -159,11 +217,11 @@ impl Client {
                 return None;
             }
             let s = self.new_stream();
-            at("client.go:405");
+            at(at_send_lock);
             let send = self.send_lock.lock().await;
-            at("client.go:407");
+            at(at_stream_unlock);
             streams.unlock().await;
-            at("client.go:409");
+            at(at_send);
             let sent = self.channel.send(frame_for(s.id)).await;
             send.unlock().await;
             sent.ok().map(|_| s)
@@ -174,13 +232,18 @@ impl Client {
     fn new_stream(&self) -> Rc<Stream> {
         let id = self.next_stream_id.get();
         self.next_stream_id.set(id + 2);
-        let s = Rc::new(Stream::new(id));
+        let s = Rc::new(Stream::new(id, self.recv_close));
         // The caller receives on it and closes it; the receive loop sends on it
         // and may close it (cleanupStreams) once it finds it in the map.
         s.recv.declare_receiver();
         s.recv.declare_sender_for(self.run_task.get());
-        s.recv_close.declare_sender();
-        s.recv_close.declare_sender_for(self.run_task.get());
+        if let Some(c) = &s.recv_close {
+            c.declare_sender();
+            c.declare_sender_for(self.run_task.get());
+        } else {
+            // Before v1.2.2 the caller's deleteStream closes `recv` itself.
+            s.recv.declare_sender();
+        }
         self.streams.borrow_mut().insert(id, s.clone());
         s
     }
@@ -214,11 +277,12 @@ impl Client {
 
     /// `Client.run` (client.go:339-346).
     async fn run(self: Rc<Self>) {
-        let _f = frame_at("Client.run", "client.go:340");
+        let [receive_loop, close, cleanup] = self.lines.run;
+        let _f = frame_at("Client.run", receive_loop);
         self.receive_loop().await;
-        at("client.go:341");
+        at(close);
         self.close().await;
-        at("client.go:342");
+        at(cleanup);
         let _g = frame_at("Client.cleanupStreams", self.lines.cleanup_lock);
         let g = self.stream_lock.lock().await;
         let streams = std::mem::take(&mut *self.streams.borrow_mut());
@@ -230,14 +294,15 @@ impl Client {
 
     /// `Client.receiveLoop` (client.go:348-384).
     async fn receive_loop(&self) {
-        let _f = frame_at("Client.receiveLoop", "client.go:348");
+        let [func, recv, get_stream, receive] = self.lines.receive_loop;
+        let _f = frame_at("Client.receiveLoop", func);
         self.done.declare_receiver();
         loop {
-            at("client.go:359");
+            at(recv);
             let Ok(msg) = self.channel.recv().await else { return };
-            at("client.go:369");
+            at(get_stream);
             let Some(s) = self.get_stream(msg.stream_id).await else { continue };
-            at("client.go:378");
+            at(receive);
             s.receive(&self.done, msg).await;
         }
     }

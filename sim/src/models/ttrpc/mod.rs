@@ -174,7 +174,7 @@ impl Model for Ttrpc {
             }
         }
         params.retain(|q| q.name != "payload");
-        Ok(Configured::new("ttrpc", params, move |sim| sim.run(move || main(server, client, work))))
+        Ok(Configured::new("ttrpc", params, move |sim| sim.run(move || main(server, client, client_tag, work))))
     }
 }
 
@@ -191,6 +191,14 @@ impl Client {
             Client::V1_0(c) => c.call(call, registered, payload).await,
             Client::V1_1(c) => c.call(call, registered, payload).await,
             Client::V1_2(c) => c.call(call, registered, payload).await,
+        }
+    }
+
+    /// The line of `func (c *Client) Call(` in the client's source.
+    fn call_site(&self) -> &'static str {
+        match self {
+            Client::V1_0(_) | Client::V1_1(_) => "client.go:132",
+            Client::V1_2(c) => c.call_site(),
         }
     }
 
@@ -223,7 +231,7 @@ pub fn check_stream_id(ledger: &SharedLedger, id: u32) {
 }
 
 /// The test program: a server, a client, `callers` goroutines calling; then `Close`.
-pub async fn main(server: ServerDesign, client: ClientDesign, work: Workload) {
+pub async fn main(server: ServerDesign, client: ClientDesign, client_tag: &'static str, work: Workload) {
     let _f = crate::frame("main");
     let ledger: SharedLedger = Rc::new(RefCell::new(Ledger::default()));
     let (client_conn, server_conn) = channel::pipe_pair(work.pipe_buffer);
@@ -238,13 +246,13 @@ pub async fn main(server: ServerDesign, client: ClientDesign, work: Workload) {
     let c = Rc::new(match client {
         ClientDesign::V1_0 => Client::V1_0(client_v1_0::Client::new(client_conn, ledger.clone())),
         ClientDesign::V1_1 => Client::V1_1(client_v1_1::Client::new(client_conn, ledger.clone())),
-        d => Client::V1_2(client_v1_2::Client::new(client_conn, d, ledger.clone())),
+        d => Client::V1_2(client_v1_2::Client::new(client_conn, d, client_tag, ledger.clone())),
     });
     let mut callers = Vec::new();
     for i in 0..work.callers {
         let c = c.clone();
         callers.push(crate::spawn(crate::numbered!("caller-{}", i), async move {
-            let _f = crate::frame_at("Client.Call", "client.go:132");
+            let _f = crate::frame_at("Client.Call", c.call_site());
             for k in 0..work.calls {
                 let call = i * work.calls + k;
                 let registered = work.registered(call);

@@ -1,9 +1,10 @@
 //! Real ttrpc tags and the client and server designs they ship.
 //!
-//! Frames cite the line numbers of one representative tag per design
-//! (v1.0.2, v1.1.0, v1.2.3, v1.2.4 for clients; v1.0.2 and v1.2.3 for
-//! servers), read from the tagged sources; tags that share a design share
-//! its code paths, not always its exact line numbers.
+//! Frames cite the line numbers of one representative tag per form (v1.0.2,
+//! v1.1.0, v1.2.0, v1.2.3, v1.2.4 for clients, the v1.2.0-v1.2.3 design
+//! having two forms, before and after `recvClose`; v1.0.2 and v1.2.3 for
+//! servers), read from the tagged sources; tags that share a form share its
+//! code paths, not always its exact line numbers.
 
 /// Every tag from v1.0.0 to v1.2.8, oldest first.
 pub const TAGS: &[&str] = &[
@@ -18,7 +19,8 @@ pub enum ClientDesign {
     V1_0,
     /// v1.1.x: separate sender and receiver goroutines (#94).
     V1_1,
-    /// v1.2.0-v1.2.3: callers write under `sendLock`, taken while holding `streamLock` (#107).
+    /// v1.2.0-v1.2.3: callers write under `sendLock`, taken while holding
+    /// `streamLock` (#107). Its streams have `recvClose` from v1.2.2.
     V1_2_0,
     /// v1.2.4-v1.2.8: `sendLock` outer, `streamLock` inner (#168, as merged).
     V1_2_4,
@@ -45,16 +47,6 @@ impl ClientDesign {
         })
     }
 
-    /// The tag whose line numbers the frames cite.
-    pub fn representative(self) -> &'static str {
-        match self {
-            ClientDesign::V1_0 => "v1.0.2",
-            ClientDesign::V1_1 => "v1.1.0",
-            ClientDesign::V1_2_0 => "v1.2.3",
-            ClientDesign::V1_2_4 => "v1.2.4",
-        }
-    }
-
     pub const ALL: [ClientDesign; 4] =
         [ClientDesign::V1_0, ClientDesign::V1_1, ClientDesign::V1_2_0, ClientDesign::V1_2_4];
 }
@@ -64,14 +56,6 @@ impl ServerDesign {
     pub fn of(tag: &str) -> Option<ServerDesign> {
         let tag = canonical(tag)?;
         Some(if tag.starts_with("v1.2.") { ServerDesign::V1_2 } else { ServerDesign::V1_0 })
-    }
-
-    /// The tag whose line numbers the frames cite.
-    pub fn representative(self) -> &'static str {
-        match self {
-            ServerDesign::V1_0 => "v1.0.2",
-            ServerDesign::V1_2 => "v1.2.3",
-        }
     }
 }
 
