@@ -16,7 +16,6 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use model_args::ModelArgs;
-use output::write_trace;
 use search_cmd::Which;
 use sim::hunt::SeedRange;
 use sim::models::{self, Configured, Model};
@@ -128,6 +127,9 @@ enum Command {
         /// Write the trace (JSON) to FILE
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Draw the run's charts: OUT is a directory (ending in /) or a file-name prefix
+        #[arg(long, value_name = "OUT")]
+        render: Option<PathBuf>,
         /// Print one JSON object on stdout (as `run --json`) instead of the events and the report
         #[arg(long)]
         json: bool,
@@ -150,6 +152,9 @@ enum Command {
         /// Write the shrunk run's trace to FILE (if the run does not fail, an older FILE is removed)
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Draw the shrunk run's charts: OUT is a directory (ending in /) or a file-name prefix
+        #[arg(long, value_name = "OUT")]
+        render: Option<PathBuf>,
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
@@ -419,12 +424,18 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             check_output_file("--trace", trace)?;
             check_max_steps(max_steps.unwrap_or(1))?;
         }
-        Command::Replay { trace, max_steps, .. } | Command::Explore(ExploreCli { trace, max_steps, .. }) => {
+        Command::Replay { trace, render, max_steps, .. } => {
+            check_output_file("--trace", trace)?;
+            check_render_output(render)?;
+            check_max_steps(*max_steps)?;
+        }
+        Command::Explore(ExploreCli { trace, max_steps, .. }) => {
             check_output_file("--trace", trace)?;
             check_max_steps(*max_steps)?;
         }
-        Command::Shrink { trace, max_steps, max_tries, .. } => {
+        Command::Shrink { trace, render, max_steps, max_tries, .. } => {
             check_output_file("--trace", trace)?;
+            check_render_output(render)?;
             check_max_steps(*max_steps)?;
             if *max_tries == 0 {
                 return Err(UsageError("--max-tries must be at least 1".into()));
@@ -457,28 +468,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             } else {
                 run
             };
-            // The charts first: if they cannot be written (a folder where a
-            // chart goes), the command fails before it wrote the trace; and
-            // if the trace then cannot be written, the charts go too.
-            let (mut charts, mut skipped) = (Vec::new(), Vec::new());
-            if let (Some(out), Some(t)) = (&render, &run.trace) {
-                (charts, skipped) = render::render_trace(t, out).map_err(UsageError)?;
-            }
-            if let (Some(path), Some(t)) = (&trace, &run.trace) {
-                if let Err(e) = write_trace(path, t) {
-                    // A chart written through a link is left, link and all:
-                    // removing the link would not take back what it names.
-                    let written_here = |f: &&PathBuf| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file());
-                    charts.iter().filter(written_here).for_each(|f| drop(std::fs::remove_file(f)));
-                    return Err(e);
-                }
-            }
-            // On stderr: stdout is the run's report.
-            for f in charts {
-                eprintln!("wrote {}", f.display());
-            }
-            for line in skipped {
-                eprintln!("{line}");
+            if let Some(t) = &run.trace {
+                output::write_charts_and_trace(render.as_deref(), trace.as_deref(), t)?;
             }
             if json {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
@@ -625,15 +616,13 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
             }
         }
-        Command::Replay { model, which, trace, json, max_steps, params } => {
+        Command::Replay { model, which, trace, render, json, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
-            // The file first: a reader that closes the pipe early (`| head`)
-            // must not cost the trace.
-            if let Some(path) = &trace {
-                write_trace(path, run.trace.as_ref().unwrap())?;
-            }
+            // The files first: a reader that closes the pipe early (`| head`)
+            // must not cost them.
+            output::write_charts_and_trace(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap())?;
             if json {
                 let (seed, strategy) = match &which {
                     Which::Seed(s, k) => (Some(*s), k.to_string()),
@@ -678,10 +667,11 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }
-        Command::Shrink { model, which, trace, json, max_tries, max_steps, params } => {
+        Command::Shrink { model, which, trace, render, json, max_tries, max_steps, params } => {
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
-            search_cmd::shrink_cmd(m, &cfg, which, max_steps, max_tries, trace, json)
+            let a = search_cmd::ShrinkArgs { max_steps, max_tries, trace, render, json };
+            search_cmd::shrink_cmd(m, &cfg, which, a)
         }
         Command::Merge { files } => hunt_cmd::merge(&files),
         Command::Render(args) => render::render(args).map(|()| false).map_err(UsageError),

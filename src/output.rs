@@ -60,6 +60,49 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
     })
 }
 
+/// Writes a recorded run's charts (`--render OUT`) and then its trace
+/// (`--trace FILE`), as one unit: the charts first, so that a chart that
+/// cannot be written fails the command before the trace is written; a trace
+/// that cannot be written takes the charts back. The charts written and
+/// those left out are said on stderr (stdout is the report's).
+pub fn write_charts_and_trace(
+    render: Option<&Path>,
+    trace: Option<&Path>,
+    t: &sim::trace::Trace,
+) -> Result<(), UsageError> {
+    let (mut charts, mut skipped) = (Vec::new(), Vec::new());
+    if let Some(out) = render {
+        (charts, skipped) = crate::render::render_trace(t, out).map_err(UsageError)?;
+    }
+    if let Some(path) = trace {
+        if let Err(e) = write_trace(path, t) {
+            // A chart written through a link is left, link and all:
+            // removing the link would not take back what it names.
+            let written_here = |f: &&std::path::PathBuf| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file());
+            charts.iter().filter(written_here).for_each(|f| drop(std::fs::remove_file(f)));
+            return Err(e);
+        }
+    }
+    for f in charts {
+        eprintln!("wrote {}", f.display());
+    }
+    for line in skipped {
+        eprintln!("{line}");
+    }
+    Ok(())
+}
+
+/// [`write_charts_and_trace`] for a search, whose result stands even when
+/// its files cannot be written: the error is said at once, the report
+/// follows, and the command then fails with it.
+pub fn write_files_before_report(
+    render: Option<&Path>,
+    trace: Option<&Path>,
+    t: &sim::trace::Trace,
+) -> Result<(), UsageError> {
+    write_charts_and_trace(render, trace, t).inspect_err(|e| eprintln!("deadsim: error: {}; the report follows", e.0))
+}
+
 /// Removes a deadsim trace at `path` that this command did not write (a
 /// regular file, not a link or a folder; a file of the user's that a
 /// mistyped `--trace` names is left alone), and says what became of it.

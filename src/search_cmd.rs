@@ -7,7 +7,7 @@ use sim::models::{Configured, Model};
 use sim::scheduler::{explore, ExploreConfig, ReplayStrategy, Schedule, StrategyKind};
 use sim::{Outcome, Run, Sim};
 
-use crate::output::{cycle_json, model_label, params_json, write_trace_before_report};
+use crate::output::{cycle_json, model_label, params_json, write_files_before_report, write_trace_before_report};
 use crate::UsageError;
 
 /// What a `--seed`/`--schedule` pair selects.
@@ -339,16 +339,18 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
     })
 }
 
+/// `deadsim shrink`'s options.
+pub struct ShrinkArgs {
+    pub max_steps: u64,
+    pub max_tries: u64,
+    pub trace: Option<PathBuf>,
+    pub render: Option<PathBuf>,
+    pub json: bool,
+}
+
 /// `deadsim shrink`: the failing run with the fewest preemptions, then steps.
-pub fn shrink_cmd(
-    m: &dyn Model,
-    cfg: &Configured,
-    which: Which,
-    max_steps: u64,
-    max_tries: u64,
-    trace: Option<PathBuf>,
-    json_out: bool,
-) -> Result<bool, UsageError> {
+pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) -> Result<bool, UsageError> {
+    let ShrinkArgs { max_steps, max_tries, trace, render, json: json_out } = a;
     let from_seed = match &which {
         Which::Seed(s, _) => Some(*s),
         Which::Schedule(_) => None,
@@ -360,13 +362,20 @@ pub fn shrink_cmd(
     let step_limit = matches!(failing.outcome, sim::Outcome::StepLimit { .. });
     if step_limit || !failing.outcome.is_failure() {
         let written = match &trace {
-            Some(path) if step_limit => write_trace_before_report(path, failing.trace.as_ref().unwrap()),
+            _ if step_limit => {
+                write_files_before_report(render.as_deref(), trace.as_deref(), failing.trace.as_ref().unwrap())
+            }
             Some(path) => {
                 crate::output::no_trace(path);
                 Ok(())
             }
             None => Ok(()),
         };
+        if !step_limit {
+            if let Some(out) = &render {
+                eprintln!("no failure, so no charts were drawn at {}", out.display());
+            }
+        }
         if json_out {
             let mut out = run_json(m, cfg, &failing, None, "shrink");
             out["shrunk"] = json!(false);
@@ -394,11 +403,8 @@ pub fn shrink_cmd(
     let run = &shrunk.run;
     let shrank = shrunk.preemptions != shrunk.original_preemptions || run.steps != shrunk.original_steps;
     // The file first; one that cannot be written fails the command after
-    // the report (see `output::write_trace_before_report`).
-    let written = match &trace {
-        Some(path) => write_trace_before_report(path, run.trace.as_ref().unwrap()),
-        None => Ok(()),
-    };
+    // the report (see `output::write_files_before_report`).
+    let written = write_files_before_report(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap());
     if json_out {
         let mut out = run_json(m, cfg, run, None, "shrink");
         out["shrunk"] = json!(shrank);

@@ -694,6 +694,72 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
 }
 
 #[test]
+fn replay_and_shrink_draw_their_run_with_render() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-replay-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let figs = format!("{}/", dir.join("figs").display());
+    // replay: the charts of the replayed run, named as run names them.
+    let (code, _, err) = deadsim(&["replay", "abba", "--seed", "0", "--render", &figs]);
+    assert_eq!(code, 1, "{err}");
+    let names = |d: &str| {
+        let mut v: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    let want = ["locks", "timeline", "waitfor"];
+    assert_eq!(names(&figs), want.map(|c| format!("abba-a5167e82-seed0-{c}.png")), "{err}");
+    // The replayed run's charts are the run's own, byte for byte.
+    let run_figs = format!("{}/", dir.join("run").display());
+    let (code, _, _) = deadsim(&["run", "abba", "--seed", "0", "--render", &run_figs]);
+    assert_eq!(code, 1);
+    for c in want {
+        let f = format!("abba-a5167e82-seed0-{c}.png");
+        assert_eq!(std::fs::read(format!("{figs}{f}")).unwrap(), std::fs::read(format!("{run_figs}{f}")).unwrap());
+    }
+    // shrink: the shrunk run's charts, then its trace; the charts draw that trace.
+    let shrunk = format!("{}/", dir.join("shrunk").display());
+    let t = dir.join("s.json");
+    let (code, out, err) =
+        deadsim(&["shrink", "abba", "--seed", "3", "--render", &shrunk, "--trace", t.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("to 1 preemption and 5 steps"), "{out}");
+    assert_eq!(names(&shrunk), want.map(|c| format!("abba-a5167e82-seed3-shrink-{c}.png")));
+    let drawn = dir.join("drawn.png");
+    let (code, _, err) = deadsim(&["render", t.to_str().unwrap(), "-o", drawn.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(&drawn).unwrap(),
+        std::fs::read(format!("{shrunk}abba-a5167e82-seed3-shrink-timeline.png")).unwrap()
+    );
+    // A chart that cannot be written: said at once, the report follows, exit 2, no trace.
+    let blocked = dir.join("blocked");
+    std::fs::create_dir_all(blocked.join("abba-a5167e82-seed3-shrink-locks.png")).unwrap();
+    let t2 = dir.join("s2.json");
+    let (code, out, err) = deadsim(&[
+        "shrink",
+        "abba",
+        "--seed",
+        "3",
+        "--render",
+        &format!("{}/", blocked.display()),
+        "--trace",
+        t2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("it is a directory; the report follows"), "{err}");
+    assert!(out.contains("same failure"), "{out}");
+    assert!(!t2.exists());
+    // Nothing to shrink: nothing drawn, and said so.
+    let none = format!("{}/", dir.join("none").display());
+    let (code, _, err) = deadsim(&["shrink", "abba", "--fixed", "--seed", "0", "--render", &none]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no failure, so no charts were drawn"), "{err}");
+    assert!(!dir.join("none").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn models_json_gives_each_variant_as_flags_that_run_it() {
     let (code, v) = json(&["models", "--json"]);
     assert_eq!(code, 0);
