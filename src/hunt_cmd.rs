@@ -280,7 +280,10 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             r.distinct.len(),
             a.kind
         );
-        for d in &r.distinct {
+        // The commonest first; the JSON keeps the signatures' order.
+        let mut by_count: Vec<_> = r.distinct.iter().collect();
+        by_count.sort_by_key(|d| (std::cmp::Reverse(d.count), d.lowest_seed));
+        for d in by_count {
             println!("  {:>8} x  lowest seed {:>8}  {}", d.count, d.lowest_seed, d.signature);
         }
     }

@@ -502,6 +502,17 @@ fn keep_going_reports_the_share_and_distinct_failures() {
     assert_eq!(v["distinct"].as_array().unwrap().len(), 1);
     assert_eq!(v["distinct"][0]["seed"], v["seed"]);
     assert!(v["warnings"][0]["kind"] == "circular-locking-dependency", "{}", v["warnings"]);
+    // The report lists the distinct failures commonest first.
+    let (code, out, _) =
+        deadsim(&["hunt", "flink", "--fix", "self-assign-clear", "--keep-going", "--seeds", "0..300", "--jobs", "1"]);
+    assert_eq!(code, 1);
+    let counts: Vec<u64> = out
+        .lines()
+        .filter(|l| l.contains(" x  lowest seed "))
+        .map(|l| l.split(" x ").next().unwrap().trim().parse().unwrap())
+        .collect();
+    assert!(counts.len() >= 3, "{out}");
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
 }
 
 /// True once process `pid` catches SIGINT (Linux: bit 2 of `SigCgt` in
