@@ -640,15 +640,40 @@ fn draw_lane(
             let names = |mode: Mode| -> Vec<&str> {
                 lane.rows.iter().filter(|x| x.1 == mode).map(|x| m.resource_name(x.0)).collect()
             };
-            let parts: Vec<String> = [("holds", names(Mode::Exclusive)), ("reads", names(Mode::Read))]
-                .into_iter()
-                .filter(|(_, n)| !n.is_empty())
-                .map(|(verb, n)| format!("{verb} {}", n.join(", ")))
-                .collect();
-            let text = layout::fit_or_cut(&parts.join("; "), TINY, false, label_w - 24);
+            let text = held_names(&[("holds", names(Mode::Exclusive)), ("reads", names(Mode::Read))], label_w - 24);
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
         }
     }
+}
+
+/// "holds A, B; reads C" in `max` pixels, cut by whole names: the last
+/// names give way to a count ("holds A, B +1 more", or "holds A +2" where
+/// that is what fits); only a first name too long alone is cut inside.
+fn held_names(groups: &[(&str, Vec<&str>)], max: i32) -> String {
+    let total: usize = groups.iter().map(|(_, n)| n.len()).sum();
+    let first_names = |keep: usize, long: bool| {
+        let mut left = keep;
+        let mut parts = Vec::new();
+        for (verb, names) in groups {
+            let take = names.len().min(left);
+            left -= take;
+            if take > 0 {
+                parts.push(format!("{verb} {}", names[..take].join(", ")));
+            }
+        }
+        let more = match (keep < total, long) {
+            (false, _) => String::new(),
+            (true, true) => format!(" +{} more", total - keep),
+            (true, false) => format!(" +{}", total - keep),
+        };
+        parts.join("; ") + &more
+    };
+    [true, false]
+        .into_iter()
+        .flat_map(|long| (1..=total).rev().map(move |keep| (keep, long)))
+        .map(|(keep, long)| first_names(keep, long))
+        .find(|t| fonts::width(t, TINY, false) <= max)
+        .unwrap_or_else(|| layout::fit_or_cut(&first_names(1, false), TINY, false, max))
 }
 
 fn order_pos(s: State) -> u32 {
@@ -657,5 +682,24 @@ fn order_pos(s: State) -> u32 {
         State::Running => 1,
         State::Ready => 2,
         State::Finished => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_names_give_way_whole_from_the_last() {
+        let w = |t: &str| fonts::width(t, TINY, false);
+        let groups = [("holds", vec!["fork10", "fork11"]), ("reads", vec!["rw"])];
+        let full = "holds fork10, fork11; reads rw";
+        assert_eq!(held_names(&groups, w(full)), full);
+        assert_eq!(held_names(&groups, w(full) - 1), "holds fork10, fork11 +1 more");
+        assert_eq!(held_names(&groups, w("holds fork10 +2 more")), "holds fork10 +2 more");
+        assert_eq!(held_names(&groups, w("holds fork10 +2")), "holds fork10 +2");
+        // Not even one whole name: the first is cut inside, never dropped.
+        let cut = held_names(&groups, w("holds fork10 +2") - 4);
+        assert!(cut.starts_with("holds") && cut.contains('…') && w(&cut) <= w("holds fork10 +2") - 4, "{cut}");
     }
 }
