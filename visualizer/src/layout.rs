@@ -240,6 +240,8 @@ pub fn end_mark_legend(m: &Model, a: u64, b: u64) -> Option<(Swatch, String)> {
 pub enum Swatch {
     /// A filled box.
     Fill(Paint),
+    /// A box from a light shade (left) to a dark one (right): "darker: more".
+    Ramp(Paint, Paint),
     /// A thin horizontal line.
     Thin(Paint),
     /// A dashed vertical line.
@@ -265,6 +267,10 @@ fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
     match sw {
         Swatch::Fill(p) => {
             s.rect(x, cy - 7, x + SWATCH_W, cy + 7, p);
+        }
+        Swatch::Ramp(light, dark) => {
+            s.rect(x, cy - 7, x + SWATCH_W / 2, cy + 7, light);
+            s.rect(x + SWATCH_W / 2, cy - 7, x + SWATCH_W, cy + 7, dark);
         }
         Swatch::Thin(p) => s.rect(x, cy - 1, x + SWATCH_W, cy + 2, p),
         Swatch::Dash(p) => s.dashed((x + SWATCH_W / 2, cy - 9), (x + SWATCH_W / 2, cy + 9), p, 2, 5, 3),

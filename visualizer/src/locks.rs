@@ -165,7 +165,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if read_held {
         items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
-    items.push((Swatch::Fill(palette::WAITING.into()), "tasks waiting to acquire (darker: more)".into()));
+    // The lightest and darkest shades the bars take (see `waiting_shade`).
+    let (light, dark) = (alpha(palette::WAITING, waiting_shade(0, 1)), alpha(palette::WAITING, waiting_shade(1, 1)));
+    items.push((Swatch::Ramp(light, dark), "tasks waiting to acquire (darker: more)".into()));
     items.extend(layout::end_mark_legend(m, a, b));
     if !cycle_res.is_empty() {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
