@@ -157,7 +157,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     let mut items: Vec<(Swatch, String)> = holders
         .iter()
-        .map(|&t| (Swatch::Fill(palette::task(t).into()), format!("held by {}", m.task_name(t))))
+        .map(|&t| (Swatch::Fill(m.task_colour(t).into()), format!("held by {}", m.task_name(t))))
         .collect();
     if pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
@@ -333,7 +333,7 @@ fn draw_lane(
             .map(|((x, &n), &rd)| x.map(|(t, share)| (t, share * 2 >= SUB as u32 || n < 2, rd)))
             .collect();
         for (c0, c1, (t, full, rd)) in runs(&cols) {
-            let color = palette::task(t);
+            let color = m.task_colour(t);
             let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
             // A read hold is outlined in the holder's colour, a write hold
             // (or a mutex's) filled: who holds an RWMutex for reading is
@@ -387,7 +387,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, max_w
             Some(k) => k == row,
         });
         if let Some((_, h)) = h {
-            let color = palette::task(h.task);
+            let color = m.task_colour(h.task);
             s.rect(x0, ry0, right, ry1, color);
             holders.insert(h.task);
             // A long name takes the smaller size before it is cut.

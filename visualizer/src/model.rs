@@ -177,6 +177,8 @@ pub struct Model<'a> {
     pub deadlock: Option<u64>,
     /// Where and in which task the run failed otherwise (an invariant, a panic).
     pub failure: Option<Failure>,
+    /// Each task's colour slot (see [`Model::task_colour`]).
+    colour_slots: Vec<u32>,
 }
 
 /// A failure other than a deadlock, as the charts mark it.
@@ -188,6 +190,37 @@ pub struct Failure {
     pub task: u32,
     /// "invariant violated" or "panic".
     pub what: &'static str,
+}
+
+/// Each task's slot in the palette's cycle of [`crate::palette::TASK_COLOURS`]
+/// colours. A trace of no more tasks than that gives each task its id. A
+/// larger one (a ttrpc server with a goroutine per request) would repeat a
+/// colour every so many ids, wherever the repeats fall; so the slots go
+/// first to the tasks of the deadlock cycle, then to the others by their
+/// last event, latest first (the end of the run is what a figure shows by
+/// default), ties by id. Tasks a figure shows side by side then differ in
+/// colour as far as the palette allows.
+fn colour_slots(trace: &Trace) -> Vec<u32> {
+    let n = trace.tasks.len();
+    if n <= crate::palette::TASK_COLOURS as usize {
+        return (0..n as u32).collect();
+    }
+    let mut last = vec![0u64; n];
+    for e in &trace.events {
+        if let Some(l) = last.get_mut(e.task as usize) {
+            *l = e.step;
+        }
+    }
+    let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
+    let mut order: Vec<u32> = cycle.clone();
+    let mut rest: Vec<u32> = (0..n as u32).filter(|t| !cycle.contains(t)).collect();
+    rest.sort_by_key(|&t| (std::cmp::Reverse(last[t as usize]), t));
+    order.extend(rest);
+    let mut slots = vec![0u32; n];
+    for (slot, &t) in order.iter().enumerate() {
+        slots[t as usize] = slot as u32;
+    }
+    slots
 }
 
 /// Pushes a state change, merging with the previous one when it is at the
@@ -421,7 +454,13 @@ impl<'a> Model<'a> {
             };
             Some(Failure { pos: e.step.min(end), task: e.task, what })
         });
-        Ok(Model { trace, end, times, tasks, resources, deadlock, failure })
+        let colour_slots = colour_slots(trace);
+        Ok(Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots })
+    }
+
+    /// The colour of task `t`, the same in every chart of this trace.
+    pub fn task_colour(&self, t: u32) -> crate::palette::Rgb {
+        crate::palette::task(self.colour_slots.get(t as usize).copied().unwrap_or(t))
     }
 
     /// The state of `task` at position `pos` (the state of the step after

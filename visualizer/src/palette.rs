@@ -103,11 +103,15 @@ const TASKS: [Rgb; 9] = [
     Rgb(0x99, 0x99, 0x33), // olive
 ];
 
-/// The colour of task `id`, the same in every chart. Ids 9 to 17 take the
-/// scheme's colours mixed 45% with white, ids 18 to 26 mixed 35% with black,
-/// so that the tasks of a model of up to 27 tasks differ in lightness where
-/// they share a hue; beyond that the cycle repeats. Charts always label
-/// tasks by name as well.
+/// The distinct colours [`task`] gives before it repeats.
+pub const TASK_COLOURS: u32 = 3 * TASKS.len() as u32;
+
+/// The colour of slot `id` (a chart asks the model, `Model::task_colour`,
+/// which slot a task has: its id, in a trace of up to [`TASK_COLOURS`]
+/// tasks). Slots 9 to 17 take the scheme's colours mixed 45% with white,
+/// slots 18 to 26 mixed 35% with black, so that up to 27 tasks differ in
+/// lightness where they share a hue; beyond that the cycle repeats. Charts
+/// always label tasks by name as well.
 pub fn task(id: u32) -> Rgb {
     let n = TASKS.len() as u32;
     let Rgb(r, g, b) = TASKS[(id % n) as usize];

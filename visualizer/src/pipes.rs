@@ -255,7 +255,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let mut any_op = false;
         for (dom, (r0, r1)) in [(&writes, wr), (&reads, rd)] {
             for (c0, c1, (t, _)) in runs(&dom.result()) {
-                s.rect(xm.col_x(c0), r0, xm.col_x(c1).max(xm.col_x(c0) + 2), r1 - 5, palette::task(t));
+                s.rect(xm.col_x(c0), r0, xm.col_x(c1).max(xm.col_x(c0) + 2), r1 - 5, m.task_colour(t));
                 tasks.insert(t);
                 any_op = true;
             }
@@ -337,7 +337,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Thin(palette::WAITING.into()), "writer / reader blocked on the pipe".into()));
     }
     for &t in &tasks {
-        items.push((Swatch::Fill(palette::task(t).into()), m.task_name(t).to_string()));
+        items.push((Swatch::Fill(m.task_colour(t).into()), m.task_name(t).to_string()));
     }
     items.extend(layout::end_mark_legend(m, a, b));
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);

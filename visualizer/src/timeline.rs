@@ -462,7 +462,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
             }
         }
     }
-    let color = palette::task(t);
+    let color = m.task_colour(t);
     for (r, mode, y0, y1, _) in &lane.rows {
         let held = m.tasks[t as usize].holds.iter().any(|h| h.open && h.resource == *r && h.mode == *mode);
         if held {
@@ -491,7 +491,7 @@ fn draw_lane(
 
     // Label column: colour swatch and name; lock names beside their rows.
     let cy = mid(lane.bar);
-    s.rect(MARGIN + 2, cy - 6, MARGIN + 14, cy + 6, palette::task(t));
+    s.rect(MARGIN + 2, cy - 6, MARGIN + 14, cy + 6, m.task_colour(t));
     let name_color = if in_cycle { palette::DEADLOCK } else { palette::INK };
     let name = layout::fit_or_cut(&info.name, TEXT, true, label_w - 20);
     s.text_mid(MARGIN + 20, cy, &name, TEXT, true, name_color, Anchor::Left);
@@ -604,7 +604,7 @@ fn draw_lane(
 
     // Locks held: one row each; full colour where held most of a column,
     // pale where held part of it (or read-locked).
-    let color = palette::task(t);
+    let color = m.task_colour(t);
     for (i, (r, mode, y0, y1, label)) in lane.rows.iter().enumerate() {
         let last_row = i + 1 == lane.rows.len();
         let mut cov = vec![0u32; w];

@@ -567,7 +567,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     for &i in &ring {
         if let Some(p) = &placed[i] {
-            draw_node(&mut s, &g.nodes[i], p);
+            draw_node(&mut s, m, &g.nodes[i], p);
             // Who else could release a resource of the ring.
             let others: Vec<&str> = g
                 .edges
@@ -627,8 +627,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 (a, Placed { x: x as f64, y: (top + ha + 36 + hb / 2) as f64, w: wb, h: hb }, top + ha + 36 + hb)
             };
             draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
-            draw_node(&mut s, &g.nodes[e.from], &a);
-            draw_node(&mut s, &g.nodes[e.to], &b);
+            draw_node(&mut s, m, &g.nodes[e.from], &a);
+            draw_node(&mut s, m, &g.nodes[e.to], &b);
             let (bx, by) = (b.x as i32, b.y as i32);
             // Who could release it, as names in their colours.
             // (A join waits for a task: its own waits are in its own row.)
@@ -658,7 +658,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                         break;
                     }
                     if let NodeKind::Task(t) = n.kind {
-                        s.rect(x, cy - 6, x + 12, cy + 6, palette::task(t));
+                        s.rect(x, cy - 6, x + 12, cy + 6, m.task_colour(t));
                         x += 17;
                     }
                     let color = if n.cycle { palette::DEADLOCK } else { palette::INK };
@@ -966,7 +966,7 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
     }
 }
 
-fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
+fn draw_node(s: &mut Scene, m: &Model, n: &Node, p: &Placed) {
     let (x, y) = (p.x as i32, p.y as i32);
     let (x0, y0, x1, y1) = (x - p.w / 2, y - p.h / 2, x + p.w / 2, y + p.h / 2);
     let name_color = if n.cycle { palette::DEADLOCK } else { palette::INK };
@@ -975,7 +975,7 @@ fn draw_node(s: &mut Scene, n: &Node, p: &Placed) {
     match n.kind {
         NodeKind::Task(_) | NodeKind::Group(_) => {
             // A group has no one task's colour.
-            let c = if let NodeKind::Task(t) = n.kind { palette::task(t) } else { palette::MUTED };
+            let c = if let NodeKind::Task(t) = n.kind { m.task_colour(t) } else { palette::MUTED };
             s.rect(x0, y0, x1, y1, palette::WHITE);
             s.frame(x0, y0, x1, y1, c, 3);
             s.rect(x0, y0, x0 + 8, y1, c);

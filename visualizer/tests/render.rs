@@ -1169,3 +1169,51 @@ fn a_joined_task_that_is_not_blocked_says_its_state() {
     let joined = g.edges.iter().find(|e| e.from == main).map(|e| &g.nodes[e.to]).expect("main waits for a task");
     assert_eq!(joined.detail, "invariant violated here", "{g:?}");
 }
+
+#[test]
+fn in_a_trace_of_many_tasks_the_cycle_and_the_last_to_act_differ_in_colour() {
+    use visualizer::palette;
+    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let ttrpc = sim::models::find("ttrpc").unwrap();
+    let cfg = ttrpc.configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
+    let trace = *cfg.run(7, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let n = trace.tasks.len() as u32;
+    assert!(n > palette::TASK_COLOURS, "{n} tasks");
+    // By id, Client.run (task 2) and caller-161 (task 164), both in the
+    // cycle, would share a colour.
+    let cycle: Vec<u32> = trace.deadlock.as_ref().expect("seed 7 deadlocks").cycle.iter().map(|b| b.task).collect();
+    assert!(cycle.contains(&2) && cycle.contains(&164), "{cycle:?}");
+    assert_eq!(palette::task(2), palette::task(164));
+    let colours: BTreeSet<_> = cycle
+        .iter()
+        .map(|&t| {
+            let c = m.task_colour(t);
+            (c.0, c.1, c.2)
+        })
+        .collect();
+    assert_eq!(colours.len(), cycle.len(), "the cycle's tasks differ in colour");
+    // The tasks that acted last (what a figure of the end shows) take the
+    // next colours, each its own.
+    let mut last = vec![0u64; n as usize];
+    for e in &trace.events {
+        last[e.task as usize] = e.step;
+    }
+    let mut by_last: Vec<u32> = (0..n).filter(|t| !cycle.contains(t)).collect();
+    by_last.sort_by_key(|&t| (std::cmp::Reverse(last[t as usize]), t));
+    let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(palette::TASK_COLOURS as usize).collect();
+    let colours: BTreeSet<_> = shown
+        .iter()
+        .map(|&t| {
+            let c = m.task_colour(t);
+            (c.0, c.1, c.2)
+        })
+        .collect();
+    assert_eq!(colours.len(), shown.len());
+    // A trace of a few tasks keeps the colour of each id.
+    let abba = committed_trace("abba-deadlock.json");
+    let m = Model::new(&abba).unwrap();
+    for t in 0..abba.tasks.len() as u32 {
+        assert_eq!(m.task_colour(t), palette::task(t));
+    }
+}
