@@ -311,9 +311,7 @@ fn bad_traces_are_rejected_with_the_field_named() {
     w["events"][lock]["task"] = serde_json::json!(2);
     let e = err(&w.to_string());
     assert!(
-        e.contains(&format!(
-            "events[{lock}]: a lock event of task 2 with no peer at step 5, which the schedule gives to task 1"
-        )),
+        e.contains(&format!("events[{lock}]: a lock event of task 2 at step 5, which the schedule gives to task 1")),
         "{e}"
     );
     // A spawn whose peer is not the task that ran.

@@ -379,20 +379,18 @@ impl Trace {
                 // A sleeper whose time came wakes itself, between steps.
                 Wake => e.peer.is_some_and(|p| p == ran || p == t),
                 Spawn => e.peer == Some(ran) && t != ran,
-                Send | Recv | Lock | RLock => e.peer == Some(ran),
-                _ => {
-                    return Err(format!(
-                        "events[{i}]: {kind} of task {t} at step {}, which the schedule gives to task {ran}",
-                        e.step
-                    ))
-                }
+                // A hand-off: a send, receive, lock or pipe transfer that
+                // the running task's operation completed for this one.
+                _ => e.peer == Some(ran),
             };
             if !for_another {
-                let peer = e.peer.map_or("no peer".to_string(), |p| format!("peer {p}"));
-                return Err(format!(
-                    "events[{i}]: {kind} of task {t} with {peer} at step {}, which the schedule gives to task {ran}",
-                    e.step
-                ));
+                let at = e.step;
+                return Err(match e.peer {
+                    None => format!("events[{i}]: {kind} of task {t} at step {at}, which the schedule gives to task {ran}"),
+                    Some(p) => format!(
+                        "events[{i}]: {kind} of task {t} with peer {p} at step {at}, which the schedule gives to task {ran}"
+                    ),
+                });
             }
         }
         // 0 unspawned, 1 runnable, 2 blocked or asleep, 3 finished; from
