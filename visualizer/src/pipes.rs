@@ -153,8 +153,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         // Stopping short of the deadlock line, which would strike it through.
         let cap_x = MARGIN + 2 + fonts::width(&name, TEXT, true) + 12;
         let room = layout::end_mark_x(m, &xm).filter(|&x| x > cap_x).map_or(right, |x| x - 8) - cap_x;
+        // Where the header line ends: the "buffer full" label starts after it.
+        let mut header_end = cap_x;
         if let Some(cap_text) = fonts::fit(&cap_text, SMALL, false, room) {
             s.text(cap_x, name_y, &cap_text, SMALL, false, palette::MUTED, Anchor::Left);
+            header_end += fonts::width(&cap_text, SMALL, false);
         }
         s.rect(xm.left, p0, xm.left + xm.width, p1, alpha(palette::GRID, 90));
         s.rect(xm.left - 1, p0, xm.left, p1 + 1, palette::AXIS);
@@ -228,8 +231,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             for (i, &(c0, c1, ())) in full_runs.iter().enumerate() {
                 let (x0, x1) = (xm.col_x(c0), xm.col_x(c1).max(xm.col_x(c0) + 2));
                 s.rect(x0, p0 - 7, x1, p0 - 1, palette::WAITING);
-                if i == 0 {
-                    s.text(x0, p0 - 10, "buffer full", TINY, true, palette::WAITING, Anchor::Left);
+                // Clear of the header ("capacity 1 B") on the same line; left
+                // out (the legend names the band) where that leaves no room.
+                let label_x = x0.max(header_end + 10);
+                if i == 0 && label_x + fonts::width("buffer full", TINY, true) <= xm.left + xm.width {
+                    s.text(label_x, p0 - 10, "buffer full", TINY, true, palette::WAITING, Anchor::Left);
                 }
                 any_full = true;
             }
@@ -253,8 +259,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
         // Writes and reads, and blocked writers and readers.
         let mut any_op = false;
+        let (writes, reads) = (writes.result(), reads.result());
         for (dom, (r0, r1)) in [(&writes, wr), (&reads, rd)] {
-            for (c0, c1, (t, _)) in runs(&dom.result()) {
+            for (c0, c1, (t, _)) in runs(dom) {
                 s.rect(xm.col_x(c0), r0, xm.col_x(c1).max(xm.col_x(c0) + 2), r1 - 5, m.task_colour(t));
                 tasks.insert(t);
                 any_op = true;
@@ -265,18 +272,25 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 if blk.resource != Some(r) || blk.end < xm.a || blk.start > xm.b {
                     continue;
                 }
-                let row = match blk.op.as_str() {
-                    "write" => wr,
-                    "read" => rd,
+                let (row, marks) = match blk.op.as_str() {
+                    "write" => (wr, &writes),
+                    "read" => (rd, &reads),
                     _ => continue,
                 };
                 let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
                 s.rect(x0, row.1 - 4, x1.max(x0 + 1), row.1, palette::WAITING);
                 any_blocked = true;
                 any_op = true;
+                // Named in the first stretch of the row without marks that
+                // holds the name (over marks it could not be read).
                 let who = format!("{} blocked", m.task_name(blk.task));
-                if x1 - x0 >= fonts::width(&who, TINY, false) + 8 {
-                    s.text(x0 + 3, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
+                let need = fonts::width(&who, TINY, false) + 8;
+                let col = |x: i32| ((x - xm.left).max(0) as usize).min(marks.len());
+                let (c0, c1) = (col(x0), col(x1));
+                let free: Vec<Option<()>> = marks[c0..c1].iter().map(|k| k.is_none().then_some(())).collect();
+                if let Some((g0, _, ())) = runs(&free).into_iter().find(|&(g0, g1, ())| (g1 - g0) as i32 >= need) {
+                    let x = (xm.col_x(c0 + g0) + 2).max(x0 + 3);
+                    s.text(x, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
                 }
             }
         }

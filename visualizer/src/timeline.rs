@@ -533,7 +533,34 @@ fn draw_lane(
         }
     }
 
-    // What a long enough blocked stretch waits for, inside the bar.
+    // Marks, merged per column (and kept apart by a few pixels), inside the
+    // plot: a mark at the window's first or last column is drawn whole.
+    let mut marks: Vec<(MarkKind, i32)> = Vec::new();
+    for kind in MarkKind::ALL {
+        let mut last = -1_000_000;
+        let from = tt.marks.partition_point(|mk| xm.event_before(mk.pos));
+        for mk in &tt.marks[from..] {
+            if mk.pos > xm.b {
+                break;
+            }
+            if mk.kind != kind {
+                continue;
+            }
+            if let Some(c) = xm.column(mk.pos) {
+                let x = xm.col_x(c).clamp(xm.left + MARK_HALF, xm.left + xm.width - MARK_HALF);
+                if x - last >= 6 {
+                    marks.push((kind, x));
+                    last = x;
+                }
+            }
+        }
+    }
+
+    // What a long enough blocked stretch waits for, inside the bar, in the
+    // first stretch between marks that holds it whole (over marks it could
+    // not be read), else in the widest.
+    let mut mark_xs: Vec<i32> = marks.iter().map(|&(_, x)| x).collect();
+    mark_xs.sort_unstable();
     for blk in &tt.blocks {
         if blk.end <= xm.a || blk.start >= xm.b {
             continue;
@@ -546,30 +573,12 @@ fn draw_lane(
             Some(r) => format!("{} {}", blk.op, m.resource_name(r)),
             None => blk.op.clone(),
         };
-        if let Some(text) = fonts::fit(&what, TINY, true, x1 - x0 - 10) {
-            s.text_mid(x0 + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);
+        if let Some((gx, text)) = label_gap(&mark_xs, x0, x1, &what) {
+            s.text_mid(gx + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);
         }
     }
-
-    // Marks, merged per column (and kept apart by a few pixels).
-    for kind in MarkKind::ALL {
-        let mut last = -1_000_000;
-        let from = tt.marks.partition_point(|mk| xm.event_before(mk.pos));
-        for mk in &tt.marks[from..] {
-            if mk.pos > xm.b {
-                break;
-            }
-            if mk.kind != kind {
-                continue;
-            }
-            if let Some(c) = xm.column(mk.pos) {
-                let x = xm.col_x(c);
-                if x - last >= 6 {
-                    layout::mark(s, kind, x, bar0, bar1);
-                    last = x;
-                }
-            }
-        }
+    for (kind, x) in marks {
+        layout::mark(s, kind, x, bar0, bar1);
     }
 
     // Frame names above the bar where there is room; ticks where it changes.
@@ -644,6 +653,30 @@ fn draw_lane(
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
         }
     }
+}
+
+/// Half a mark's width: a mark's centre stays this far inside the plot.
+const MARK_HALF: i32 = 5;
+
+/// Where in the bar stretch `x0..x1` a label `what` goes, clear of the marks
+/// at `mark_xs` (sorted): the first gap between marks that holds it whole,
+/// else the widest gap, the text cut to it; `None` if no gap holds even a
+/// cut text. With no marks, the gap is the whole stretch.
+fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, String)> {
+    let inside: Vec<i32> = mark_xs.iter().copied().filter(|&x| x > x0 - MARK_HALF && x < x1 + MARK_HALF).collect();
+    let mut gaps: Vec<(i32, i32)> = Vec::new();
+    let mut from = x0;
+    for x in inside {
+        gaps.push((from, x - MARK_HALF - 1));
+        from = x + MARK_HALF + 1;
+    }
+    gaps.push((from, x1));
+    let whole = fonts::width(what, TINY, true) + 10;
+    if let Some(&(g0, _)) = gaps.iter().find(|(g0, g1)| g1 - g0 >= whole) {
+        return Some((g0, what.to_string()));
+    }
+    let &(g0, g1) = gaps.iter().max_by_key(|(g0, g1)| (g1 - g0, -g0))?;
+    fonts::fit(what, TINY, true, g1 - g0 - 10).map(|t| (g0, t))
 }
 
 /// "holds A, B; reads C" in `max` pixels, cut by whole names: the last
