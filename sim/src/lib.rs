@@ -114,9 +114,7 @@ pub fn access(resource: ResId, write: bool) {
     rt::with(|s| {
         if let Some(fp) = s.footprint.as_mut() {
             let set = if write { &mut fp.resources } else { &mut fp.reads };
-            if !set.contains(&resource) {
-                set.push(resource);
-            }
+            set.insert(resource);
         }
     })
 }

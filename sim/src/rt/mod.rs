@@ -915,9 +915,7 @@ impl State {
     ) {
         if let (Some(r), Some(fp), false) = (resource, self.footprint.as_mut(), kind == EventKind::Value) {
             let set = if kind == EventKind::Block { &mut fp.reads } else { &mut fp.resources };
-            if !set.contains(&r) {
-                set.push(r);
-            }
+            set.insert(r);
         }
         if let Some(rec) = self.rec.as_mut() {
             let frame = self.tasks[task as usize].frames.last().copied();
@@ -1001,9 +999,7 @@ impl State {
     #[cold]
     fn touch_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
-            if !fp.resources.contains(&r) {
-                fp.resources.push(r);
-            }
+            fp.resources.insert(r);
         }
     }
 
@@ -1055,9 +1051,7 @@ impl State {
     #[inline]
     pub fn touch_read(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
-            if !fp.reads.contains(&r) {
-                fp.reads.push(r);
-            }
+            fp.reads.insert(r);
         }
     }
 

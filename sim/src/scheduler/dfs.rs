@@ -450,7 +450,7 @@ impl Strategy for DfsStrategy {
         let local = s.task_clock[t].get(t) + 1;
         let mut clock = (*s.task_clock[t]).clone();
         let mut race: Option<usize> = None;
-        let touched = footprint.resources.iter().map(|&r| (r, true)).chain(footprint.reads.iter().map(|&r| (r, false)));
+        let touched = footprint.resources.iter().map(|r| (r, true)).chain(footprint.reads.iter().map(|r| (r, false)));
         for (r, write) in touched.clone() {
             if let Some(h) = s.touches.last_conflict(r, task, write) {
                 if !s.happens_before(h.step, Some(&s.task_clock[t])) {

@@ -17,6 +17,7 @@
 //! ```
 
 mod dfs;
+mod footprint;
 mod pct;
 mod random;
 mod replay;
@@ -26,6 +27,7 @@ mod touches;
 mod vclock;
 
 pub use dfs::{explore, ExploreConfig, ExploreResult};
+pub use footprint::{Footprint, ResSet};
 pub use pct::PctStrategy;
 pub use random::RandomStrategy;
 pub use replay::{fingerprint, ReplayStrategy, Schedule};
@@ -104,33 +106,6 @@ impl StrategyKind {
                 )
             }
         }
-    }
-}
-
-/// What one step touched: the resources its operations used (locks,
-/// channels, pipes, and a pseudo-resource per task for spawn/finish/join),
-/// and whether it made a data choice. Two steps of different tasks are
-/// independent when their resource sets are disjoint.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Footprint {
-    /// Resources the step changed (took, released, sent on, ...).
-    pub resources: Vec<u32>,
-    /// Resources the step only looked at: an attempt that found the
-    /// resource busy and blocked. Two such looks do not conflict.
-    pub reads: Vec<u32>,
-    pub data_choice: bool,
-}
-
-impl Footprint {
-    /// The pseudo-resource of task `t`: its finish and a join of it touch it.
-    pub fn task_resource(t: TaskId) -> u32 {
-        u32::MAX - t
-    }
-
-    /// True if the two steps touch a common resource and one changes it.
-    pub fn conflicts(&self, other: &Footprint) -> bool {
-        self.resources.iter().any(|r| other.resources.contains(r) || other.reads.contains(r))
-            || self.reads.iter().any(|r| other.resources.contains(r))
     }
 }
 

@@ -18,37 +18,83 @@ const CHUNK: usize = 64;
 
 type Chunk = [u32; CHUNK];
 
+/// Entries of the first chunk kept in place while no task past them has a
+/// say: a model of up to this many tasks copies and joins clocks without
+/// allocating.
+const SMALL: usize = 16;
+
+/// The first chunk of a clock.
+#[derive(Clone, Debug, Default)]
+enum First {
+    /// Every entry 0.
+    #[default]
+    Zero,
+    /// Entries 0..SMALL in place, the rest of the chunk 0.
+    Small([u32; SMALL]),
+    /// The whole chunk, shared.
+    Shared(Rc<Chunk>),
+}
+
 /// A vector clock: entry `t` counts the steps of task `t` that happen
 /// before (or at) the point the clock describes. Entries past the end are 0.
 #[derive(Clone, Debug, Default)]
 pub(super) struct VClock {
-    /// Entries 0..CHUNK, the tasks of most models: held apart, so that
-    /// copying a clock of a small model allocates no row.
-    first: Option<Rc<Chunk>>,
+    /// Entries 0..CHUNK, the tasks of most models: held apart, and the
+    /// first [`SMALL`] of them in place, so that copying and joining the
+    /// clocks of a small model allocates nothing.
+    first: First,
     /// Entries from CHUNK on, a chunk each.
     rest: Vec<Rc<Chunk>>,
 }
 
 impl VClock {
-    fn chunk(&self, i: usize) -> Option<&Rc<Chunk>> {
-        if i == 0 {
-            self.first.as_ref()
-        } else {
-            self.rest.get(i - 1)
-        }
-    }
-
     /// Entry `t`.
     #[inline]
     pub fn get(&self, t: usize) -> u32 {
-        self.chunk(t / CHUNK).map_or(0, |c| c[t % CHUNK])
+        match (&self.first, t < CHUNK) {
+            (First::Zero, true) => 0,
+            (First::Small(a), true) => a.get(t).copied().unwrap_or(0),
+            (First::Shared(c), true) => c[t],
+            (_, false) => self.rest.get(t / CHUNK - 1).map_or(0, |c| c[t % CHUNK]),
+        }
+    }
+
+    /// The first chunk as a shared chunk (for an entry past `SMALL`, or a
+    /// join with a shared one).
+    fn first_shared(&mut self) -> &mut Rc<Chunk> {
+        let whole = match &self.first {
+            First::Shared(_) => None,
+            First::Zero => Some(zero_chunk()),
+            First::Small(a) => {
+                let mut c = [0; CHUNK];
+                c[..SMALL].copy_from_slice(a);
+                Some(Rc::new(c))
+            }
+        };
+        if let Some(c) = whole {
+            self.first = First::Shared(c);
+        }
+        let First::Shared(c) = &mut self.first else { unreachable!("made shared above") };
+        c
     }
 
     /// Sets entry `t` to `v`, copying its chunk first if another clock shares it.
     pub fn set(&mut self, t: usize, v: u32) {
         let i = t / CHUNK;
         let chunk = if i == 0 {
-            self.first.get_or_insert_with(zero_chunk)
+            match &mut self.first {
+                First::Zero if t < SMALL => {
+                    let mut a = [0; SMALL];
+                    a[t] = v;
+                    self.first = First::Small(a);
+                    return;
+                }
+                First::Small(a) if t < SMALL => {
+                    a[t] = v;
+                    return;
+                }
+                _ => self.first_shared(),
+            }
         } else {
             if self.rest.len() < i {
                 self.rest.resize_with(i, zero_chunk);
@@ -62,12 +108,23 @@ impl VClock {
     /// one of `other`'s that is no higher anywhere, costs no copy; one that
     /// is no lower anywhere is shared from `other`.
     pub fn join(&mut self, other: &VClock) {
-        if let Some(theirs) = &other.first {
-            match &mut self.first {
-                // Where we have no chunk every entry is 0: theirs is the join.
-                None => self.first = Some(theirs.clone()),
-                Some(mine) => join_chunk(mine, theirs),
+        match (&mut self.first, &other.first) {
+            (_, First::Zero) => {}
+            // Where we have no chunk every entry is 0: theirs is the join.
+            (mine @ First::Zero, theirs) => *mine = theirs.clone(),
+            (First::Small(a), First::Small(b)) => {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = (*x).max(*y);
+                }
             }
+            (First::Shared(mine), First::Small(b)) => {
+                if mine[..SMALL].iter().zip(b).any(|(x, y)| x < y) {
+                    for (x, y) in Rc::make_mut(mine).iter_mut().zip(b) {
+                        *x = (*x).max(*y);
+                    }
+                }
+            }
+            (_, First::Shared(theirs)) => join_chunk(self.first_shared(), theirs),
         }
         for (i, theirs) in other.rest.iter().enumerate() {
             match self.rest.get_mut(i) {
@@ -77,10 +134,15 @@ impl VClock {
         }
     }
 
-    /// Where each chunk lives: for tests of the sharing.
+    /// Where each chunk lives: for tests of the sharing (a chunk kept in
+    /// place or all zero is a null pointer).
     #[cfg(test)]
     fn chunk_ptrs(&self) -> Vec<*const Chunk> {
-        self.first.iter().chain(self.rest.iter()).map(Rc::as_ptr).collect()
+        let first = match &self.first {
+            First::Shared(c) => Rc::as_ptr(c),
+            _ => std::ptr::null(),
+        };
+        std::iter::once(first).chain(self.rest.iter().map(Rc::as_ptr)).collect()
     }
 }
 
@@ -190,17 +252,43 @@ mod tests {
 
     #[test]
     fn joining_a_shorter_clock_keeps_the_tail_and_copies_a_shared_chunk() {
+        let (x, y) = (SMALL + 3, SMALL + 4);
         let mut a = VClock::default();
-        a.set(3, 5);
+        a.set(x, 5);
         a.set(3 * CHUNK + 1, 7);
         let mut b = VClock::default();
-        b.set(4, 9);
+        b.set(y, 9);
         let c = a.clone();
         a.join(&b);
-        assert_eq!((a.get(3), a.get(4), a.get(3 * CHUNK + 1)), (5, 9, 7));
+        assert_eq!((a.get(x), a.get(y), a.get(3 * CHUNK + 1)), (5, 9, 7));
         // `c` shared chunk 0 with `a`: the join wrote to a copy.
-        assert_eq!((c.get(3), c.get(4)), (5, 0));
+        assert_eq!((c.get(x), c.get(y)), (5, 0));
         assert_eq!(a.chunk_ptrs()[1..], c.chunk_ptrs()[1..]);
         assert_ne!(a.chunk_ptrs()[0], c.chunk_ptrs()[0]);
+    }
+
+    #[test]
+    fn the_clocks_of_a_small_model_stay_in_place() {
+        let mut a = VClock::default();
+        a.set(2, 4);
+        let mut b = a.clone();
+        b.set(SMALL - 1, 3);
+        a.join(&b);
+        assert_eq!((a.get(2), a.get(SMALL - 1), a.get(SMALL), b.get(2)), (4, 3, 0, 4));
+        assert!(a.chunk_ptrs().iter().chain(&b.chunk_ptrs()).all(|p| p.is_null()), "no chunk allocated");
+        // A task past them: the chunk is made, with the entries kept.
+        a.set(SMALL, 1);
+        assert!(!a.chunk_ptrs()[0].is_null());
+        assert_eq!((a.get(2), a.get(SMALL - 1), a.get(SMALL)), (4, 3, 1));
+        // Joined either way with a small clock, a shared chunk gives the same entries.
+        let mut small = VClock::default();
+        small.set(5, 8);
+        let mut shared = a.clone();
+        shared.join(&small);
+        small.join(&a);
+        for t in 0..CHUNK {
+            assert_eq!(shared.get(t), small.get(t), "entry {t}");
+        }
+        assert_eq!((shared.get(5), shared.get(2), shared.get(SMALL)), (8, 4, 1));
     }
 }
