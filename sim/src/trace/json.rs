@@ -374,14 +374,22 @@ impl Trace {
                 continue;
             }
             let for_another = match e.kind {
-                // A task the taker of a lock held up has no peer.
-                Block => e.peer.is_none_or(|p| p == ran),
+                // Held up by the running task's taking of the lock it was
+                // about to take, in this step: no peer.
+                Block => {
+                    let took =
+                        |x: &&super::Event| x.task == ran && matches!(x.kind, Lock | Enter) && x.resource == e.resource;
+                    e.peer.is_none()
+                        && e.op.as_deref() == Some("lock")
+                        && self.events[..i].iter().rev().take_while(|x| x.step == e.step).any(|x| took(&x))
+                }
                 // A sleeper whose time came wakes itself, between steps.
                 Wake => e.peer.is_some_and(|p| p == ran || p == t),
                 Spawn => e.peer == Some(ran) && t != ran,
-                // A hand-off: a send, receive, lock or pipe transfer that
-                // the running task's operation completed for this one.
-                _ => e.peer == Some(ran),
+                // A hand-off: the running task's operation completed this
+                // one's send, receive, lock or pipe write.
+                Send | Recv | Lock | RLock | Write => e.peer == Some(ran),
+                _ => false,
             };
             if !for_another {
                 let at = e.step;
