@@ -362,13 +362,16 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
-    // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`).
-    let strategy = match trace.meta.strategy.as_str() {
-        "random" => String::new(),
-        s => format!("-{}", s.replace(':', "")),
+    // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`). A
+    // replayed schedule or a shrunk run is not a seed's: it is named by its
+    // schedule (`abba-a5167e82-shrink-1c9e4b07-timeline.png`).
+    let run = match trace.meta.strategy.as_str() {
+        "random" => format!("seed{}", trace.meta.seed),
+        s @ ("replay" | "shrink") => format!("{s}-{:08x}", fnv1a(trace.meta.replay.as_bytes())),
+        s => format!("seed{}-{}", trace.meta.seed, s.replace(':', "")),
     };
     let args = RenderArgs {
-        trace: PathBuf::from(format!("{}-{fingerprint}-seed{}{strategy}.json", trace.meta.model, trace.meta.seed)),
+        trace: PathBuf::from(format!("{}-{fingerprint}-{run}.json", trace.meta.model)),
         out: Some(out.to_path_buf()),
         chart: "all".into(),
         format: None,
@@ -388,6 +391,11 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     write_all("--render", &rendered)?;
     let skipped = leave_out(&args, &m, "this trace")?;
     Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped))
+}
+
+/// FNV-1a, 32 bits: a short name for a schedule string, the same on every machine.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
 /// Writes a set of charts as one unit: every name is checked first, and if a

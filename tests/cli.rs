@@ -735,17 +735,28 @@ fn replay_and_shrink_draw_their_run_with_render() {
         deadsim(&["shrink", "abba", "--seed", "3", "--render", &shrunk, "--trace", t.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("to 1 preemption and 5 steps"), "{out}");
-    assert_eq!(names(&shrunk), want.map(|c| format!("abba-a5167e82-seed3-shrink-{c}.png")));
+    // Named by the shrunk schedule, not the seed: `abba-a5167e82-shrink-XXXXXXXX-timeline.png`.
+    let shrunk_names = names(&shrunk);
+    let tag = shrunk_names[0].strip_prefix("abba-a5167e82-shrink-").unwrap().split('-').next().unwrap().to_string();
+    assert!(tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit()), "{shrunk_names:?}");
+    assert_eq!(shrunk_names, want.map(|c| format!("abba-a5167e82-shrink-{tag}-{c}.png")));
     let drawn = dir.join("drawn.png");
     let (code, _, err) = deadsim(&["render", t.to_str().unwrap(), "-o", drawn.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         std::fs::read(&drawn).unwrap(),
-        std::fs::read(format!("{shrunk}abba-a5167e82-seed3-shrink-timeline.png")).unwrap()
+        std::fs::read(format!("{shrunk}abba-a5167e82-shrink-{tag}-timeline.png")).unwrap()
     );
+    // Two replayed schedules draw to two sets of names.
+    let replays = format!("{}/", dir.join("replays").display());
+    for schedule in ["ds1:abba:a5167e82:1.2x2.1", "ds1:abba:a5167e82:2x2.1x2"] {
+        let (code, _, err) = deadsim(&["replay", "abba", "--schedule", schedule, "--render", &replays]);
+        assert_eq!(code, 1, "{err}");
+    }
+    assert_eq!(names(&replays).len(), 6, "{:?}", names(&replays));
     // A chart that cannot be written: said at once, the report follows, exit 2, no trace.
     let blocked = dir.join("blocked");
-    std::fs::create_dir_all(blocked.join("abba-a5167e82-seed3-shrink-locks.png")).unwrap();
+    std::fs::create_dir_all(blocked.join(format!("abba-a5167e82-shrink-{tag}-locks.png"))).unwrap();
     let t2 = dir.join("s2.json");
     let (code, out, err) = deadsim(&[
         "shrink",
