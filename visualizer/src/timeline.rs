@@ -701,9 +701,10 @@ fn held_names(groups: &[(&str, Vec<&str>)], max: i32) -> String {
         };
         parts.join("; ") + &more
     };
-    [true, false]
-        .into_iter()
-        .flat_map(|long| (1..=total).rev().map(move |keep| (keep, long)))
+    // As many names as fit, each count said long ("+1 more") where it fits.
+    (1..=total)
+        .rev()
+        .flat_map(|keep| [(keep, true), (keep, false)])
         .map(|(keep, long)| first_names(keep, long))
         .find(|t| fonts::width(t, TINY, false) <= max)
         .unwrap_or_else(|| layout::fit_or_cut(&first_names(1, false), TINY, false, max))
@@ -729,7 +730,9 @@ mod tests {
         let full = "holds fork10, fork11; reads rw";
         assert_eq!(held_names(&groups, w(full)), full);
         assert_eq!(held_names(&groups, w(full) - 1), "holds fork10, fork11 +1 more");
-        assert_eq!(held_names(&groups, w("holds fork10 +2 more")), "holds fork10 +2 more");
+        // A name more with a short count before a long count with a name less.
+        assert_eq!(held_names(&groups, w("holds fork10, fork11 +1")), "holds fork10, fork11 +1");
+        assert_eq!(held_names(&groups, w("holds fork10, fork11 +1") - 1), "holds fork10 +2 more");
         assert_eq!(held_names(&groups, w("holds fork10 +2")), "holds fork10 +2");
         // Not even one whole name: the first is cut inside, never dropped.
         let cut = held_names(&groups, w("holds fork10 +2") - 4);
