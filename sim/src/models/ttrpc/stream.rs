@@ -16,8 +16,11 @@ pub struct Stream {
     pub recv: Chan<Frame>,
     /// `None` before v1.2.2.
     pub recv_close: Option<Chan<()>>,
-    /// `closeOnce` has run (from v1.2.2 also what `recvClose`'s closing
-    /// tells; before it, `recvErr != nil`).
+    /// `closeOnce`: the close has begun.
+    close_once: std::cell::Cell<bool>,
+    /// What `receive` checks first: `recvErr != nil` before v1.2.2, set
+    /// after `close(s.recv)`; from v1.2.2 `recvClose` closed (set before it,
+    /// with `recvErr`, but `receive` sees only the channel).
     closed: std::cell::Cell<bool>,
 }
 
@@ -29,6 +32,7 @@ impl Stream {
             id,
             recv: Chan::new(crate::numbered!("stream#{}.recv", id), 1),
             recv_close: with_recv_close.then(|| Chan::signal(crate::numbered!("stream#{}.recvClose", id))),
+            close_once: std::cell::Cell::new(false),
             closed: std::cell::Cell::new(false),
         }
     }
@@ -41,13 +45,16 @@ impl Stream {
     /// `stream.closeWithError`: once, closes `recvClose` (stream.go:50-60),
     /// or before v1.2.2 `recv` itself (stream.go:48-61).
     pub async fn close_with_error(&self) {
-        // `closed` is shared state of the stream; its channel stands for it.
+        // The flags are shared state of the stream; its channel stands for them.
         crate::access(self.state_id(), true);
-        if !self.closed.replace(true) {
+        if !self.close_once.replace(true) {
+            // Set in the step of the close (no scheduling point between):
+            // `receive` sees the stream closed exactly when the channel is.
             match &self.recv_close {
                 Some(c) => c.close().await,
                 None => self.recv.close().await,
             }
+            self.closed.set(true);
         }
     }
 
