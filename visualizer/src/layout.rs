@@ -168,7 +168,15 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
             continue;
         }
         s.rect(x, y, x + 1, y + 6, palette::AXIS);
-        s.text(x, y + 22, &columns::label(t, xm.time, step, xm.x1), SMALL, false, palette::MUTED, Anchor::Center);
+        // A label at the right end ends at its tick, clear of the final
+        // column's "final" ("100.000 msfinal" otherwise).
+        let label = columns::label(t, xm.time, step, xm.x1);
+        let anchor = if x + fonts::width(&label, SMALL, false) / 2 > xm.left + xm.width {
+            Anchor::Right
+        } else {
+            Anchor::Center
+        };
+        s.text(x, y + 22, &label, SMALL, false, palette::MUTED, anchor);
     }
     let what = if xm.time { "virtual time" } else { "scheduler step" };
     s.text(xm.left, y + 46, what, SMALL, true, palette::INK, Anchor::Left);
@@ -373,9 +381,45 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
 }
 
+/// [`fit_or_cut`] for labels shown side by side: two labels that would cut
+/// to one text ("holds ch…ferQueue" for `channel-0.bufferQueue` and
+/// `channel-1.bufferQueue`) are cut from the end instead, which keeps the
+/// part where they differ when it comes early ("holds channel-0.b…").
+pub fn fit_distinct(labels: &[&str], size: f64, bold: bool, max: i32) -> Vec<String> {
+    let mut out: Vec<String> = labels.iter().map(|l| fit_or_cut(l, size, bold, max)).collect();
+    let clashes: Vec<bool> = (0..out.len())
+        .map(|i| out.iter().enumerate().any(|(j, t)| j != i && *t == out[i] && labels[j] != labels[i]))
+        .collect();
+    for (i, clash) in clashes.into_iter().enumerate() {
+        if clash {
+            if let Some(t) = fonts::fit(labels[i], size, bold, max) {
+                out[i] = t;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_side_by_side_are_cut_where_they_differ() {
+        let labels = [
+            "holds channel-0.bufferQueue",
+            "holds channel-1.bufferQueue",
+            "holds LocalBufferPool.availableMemorySegments",
+        ];
+        let max = fonts::width("holds channel-0.b…", TINY, false) + 2;
+        let cut = fit_distinct(&labels, TINY, false, max);
+        assert_ne!(cut[0], cut[1], "{cut:?}");
+        assert!(cut[0].starts_with("holds channel-0") && cut[1].starts_with("holds channel-1"), "{cut:?}");
+        // A label that clashes with none keeps the middle cut.
+        assert_eq!(cut[2], fit_or_cut(labels[2], TINY, false, max));
+        // Labels that fit are left whole.
+        assert_eq!(fit_distinct(&["holds A", "holds B"], TINY, false, 500), ["holds A", "holds B"]);
+    }
 
     #[test]
     fn wrap_breaks_at_spaces_and_cuts_only_the_last_line() {

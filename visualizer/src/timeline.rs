@@ -207,11 +207,22 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         plot_bottom,
     );
 
+    // What each blocked task still waits for, in the final column, cut so
+    // that two different waits stay apart (`channel-0.b…`, `channel-1.b…`).
+    let waits: Vec<String> = lanes
+        .iter()
+        .map(|l| match m.state_at(l.task, m.end) {
+            Some(State::Blocked) => final_wait(m, l.task).unwrap_or_default(),
+            _ => String::new(),
+        })
+        .collect();
+    let waits: Vec<&str> = waits.iter().map(String::as_str).collect();
+    let wait_texts = layout::fit_distinct(&waits, TINY, true, right - (xm.left + xm.width + 6) - 8);
     let mut flags = Flags::default();
-    for lane in &lanes {
+    for (lane, wait_text) in lanes.iter().zip(&wait_texts) {
         draw_lane(&mut s, m, &xm, lane, dims, tinted.contains(&lane.task), label_w, &mut flags);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right);
+            draw_tail(&mut s, m, &xm, lane, right, wait_text);
         }
     }
     if tail > 0 {
@@ -444,8 +455,9 @@ fn waits_for(m: &Model, blk: &crate::model::Block) -> String {
     }
 }
 
-/// The final state of a lane, in the tail after the axis.
-fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
+/// The final state of a lane, in the tail after the axis; `wait_text`, what
+/// a blocked task waits for, cut to the tail.
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_text: &str) {
     let t = lane.task;
     let x0 = xm.left + xm.width + 6;
     let x1 = right;
@@ -456,9 +468,8 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32) {
         Some(State::Finished) => s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED),
         Some(st) => {
             s.rect(x0, bar0, x1, bar1, state_color(st));
-            if let Some(what) = final_wait(m, t).filter(|_| st == State::Blocked) {
-                let text = layout::fit_or_cut(&what, TINY, true, x1 - x0 - 8);
-                s.text_mid((x0 + x1) / 2, cy, &text, TINY, true, palette::WHITE, Anchor::Center);
+            if st == State::Blocked && !wait_text.is_empty() {
+                s.text_mid((x0 + x1) / 2, cy, wait_text, TINY, true, palette::WHITE, Anchor::Center);
             }
         }
     }
@@ -614,7 +625,9 @@ fn draw_lane(
     // Locks held: one row each; full colour where held most of a column,
     // pale where held part of it (or read-locked).
     let color = m.task_colour(t);
-    for (i, (r, mode, y0, y1, label)) in lane.rows.iter().enumerate() {
+    let labels: Vec<&str> = lane.rows.iter().map(|r| r.4.as_str()).collect();
+    let texts = layout::fit_distinct(&labels, TINY, false, label_w - 24);
+    for (i, (r, mode, y0, y1, _)) in lane.rows.iter().enumerate() {
         let last_row = i + 1 == lane.rows.len();
         let mut cov = vec![0u32; w];
         for h in &tt.holds {
@@ -642,8 +655,7 @@ fn draw_lane(
         }
         // Rows too thin for a label each (compact lanes) share one line.
         if dims.hold + dims.hold_gap >= 12 {
-            let text = layout::fit_or_cut(label, TINY, false, label_w - 24);
-            s.text_mid(xm.left - 8, (y0 + y1) / 2, &text, TINY, false, palette::MUTED, Anchor::Right);
+            s.text_mid(xm.left - 8, (y0 + y1) / 2, &texts[i], TINY, false, palette::MUTED, Anchor::Right);
         } else if i == 0 {
             // Held and read-locked apart, as the rows of a roomy lane name them.
             let names = |mode: Mode| -> Vec<&str> {
