@@ -221,6 +221,21 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["deadlock"]["cycle"] = serde_json::json!([]);
     assert!(err(&v.to_string()).contains("deadlock: a report that names no task"));
+    // A report that names a task twice, or one the events leave running.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let first = v["deadlock"]["cycle"][0].clone();
+    v["deadlock"]["cycle"].as_array_mut().unwrap().push(first);
+    assert!(err(&v.to_string()).contains("deadlock.cycle[2]: task 1 (\"T1\") is named twice in the report"));
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let mut main = v["deadlock"]["cycle"][0].clone();
+    main["task"] = serde_json::json!(0);
+    main["name"] = serde_json::json!("main");
+    v["deadlock"]["behind"] = serde_json::json!([main]);
+    let e = err(&v.to_string());
+    assert!(
+        e.contains("deadlock.behind[0]: task 0 (\"main\") is in the report, but the events do not leave it blocked"),
+        "{e}"
+    );
     // A byte-order mark before the JSON is read past.
     let t = Trace::parse(&format!("\u{feff}{good}"), "t.json").expect("a trace with a BOM loads");
     assert_eq!(t.to_json(), good);

@@ -349,7 +349,43 @@ impl Trace {
             }
             _ => {}
         }
-        self.validate_schedule()
+        self.validate_schedule()?;
+        self.validate_deadlock_tasks()
+    }
+
+    /// Checks that a deadlock report names each task once, and only tasks
+    /// the events leave blocked at the end.
+    fn validate_deadlock_tasks(&self) -> Result<(), String> {
+        let Some(d) = &self.deadlock else { return Ok(()) };
+        let mut blocked = vec![false; self.tasks.len()];
+        for e in &self.events {
+            match e.kind {
+                super::EventKind::Block => blocked[e.task as usize] = true,
+                super::EventKind::Wake | super::EventKind::Sleep | super::EventKind::Finish => {
+                    blocked[e.task as usize] = false
+                }
+                _ => {}
+            }
+        }
+        let mut seen = vec![false; self.tasks.len()];
+        for (list, tasks) in [("cycle", &d.cycle), ("behind", &d.behind)] {
+            for (j, b) in tasks.iter().enumerate() {
+                let t = b.task as usize;
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!(
+                        "deadlock.{list}[{j}]: task {t} (\"{}\") is named twice in the report",
+                        b.name
+                    ));
+                }
+                if !blocked[t] {
+                    return Err(format!(
+                        "deadlock.{list}[{j}]: task {t} (\"{}\") is in the report, but the events do not leave it blocked",
+                        b.name
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Checks that the schedule and the events tell one story. An event a
