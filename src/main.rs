@@ -474,8 +474,13 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             if json {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
+                // The strategy is said when it is not the default one.
+                let strategy = match kind.to_string().as_str() {
+                    "random" => String::new(),
+                    s => format!(" (strategy {s})"),
+                };
                 println!(
-                    "{} seed {seed}: {} after {}",
+                    "{} seed {seed}{strategy}: {} after {}",
                     output::model_label(m, &cfg),
                     run.outcome.verdict(),
                     search_cmd::count(run.steps, "step")

@@ -80,13 +80,18 @@ fn ext_format(p: &Path) -> Option<Format> {
 /// extension (`--render fig.jpg`): it would give `fig.jpg-timeline.png`.
 /// Any other ending is a prefix (`-o fig.run1` gives `fig.run1-timeline.png`).
 pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
-    const OTHER: &[&str] = &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic"];
+    const OTHER: &[&str] =
+        &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic", "ico"];
     let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext {
-        Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => Err(format!(
-            "{flag} {}: .{e} is not a chart format (deadsim draws .png and .svg); name it .png or .svg",
-            o.display()
-        )),
+        Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => {
+            let format = if flag == "-o" { "; --format sets the format" } else { "" };
+            Err(format!(
+                "{flag} {}: .{e} is not a chart format (deadsim draws .png and .svg); end the prefix in .png \
+                 or .svg, or drop the .{e} (the charts are named PREFIX-CHART.png{format})",
+                o.display()
+            ))
+        }
         _ => Ok(()),
     }
 }
