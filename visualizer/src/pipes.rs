@@ -339,6 +339,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut items: Vec<(Swatch, String)> = Vec::new();
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity != Some(0)) {
         items.push((Swatch::Fill(alpha(palette::BUFFER_FILL, 120)), "bytes buffered".into()));
+        // The line, and in a busy column the range the level went through.
+        items.push((Swatch::Thin(palette::BUFFER_LINE.into()), "level (a column's range, where it moved)".into()));
         items.push((Swatch::HDash(palette::DEADLOCK.into()), "capacity".into()));
     }
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity == Some(0)) {
