@@ -228,14 +228,18 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         if cap > 0 {
             let full: Vec<Option<()>> = area.iter().map(|v| (v.unwrap_or(0) >= cap).then_some(())).collect();
             let full_runs = runs(&full);
-            for (i, &(c0, c1, ())) in full_runs.iter().enumerate() {
+            let mut labelled = false;
+            for &(c0, c1, ()) in &full_runs {
                 let (x0, x1) = (xm.col_x(c0), xm.col_x(c1).max(xm.col_x(c0) + 2));
                 s.rect(x0, p0 - 7, x1, p0 - 1, palette::WAITING);
-                // Clear of the header ("capacity 1 B") on the same line; left
-                // out (the legend names the band) where that leaves no room.
+                // Over the first stretch that starts clear of the header
+                // ("capacity 1 B") on the same line, within the plot; the
+                // legend names the band where none does.
                 let label_x = x0.max(header_end + 10);
-                if i == 0 && label_x + fonts::width("buffer full", TINY, true) <= xm.left + xm.width {
+                if !labelled && label_x <= x1 && label_x + fonts::width("buffer full", TINY, true) <= xm.left + xm.width
+                {
                     s.text(label_x, p0 - 10, "buffer full", TINY, true, palette::WAITING, Anchor::Left);
+                    labelled = true;
                 }
                 any_full = true;
             }

@@ -736,6 +736,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_blocked_label_goes_in_the_first_gap_between_marks_that_holds_it() {
+        let w = fonts::width("lock B", TINY, true) + 10;
+        // No marks: the whole stretch, as before marks were looked at.
+        assert_eq!(label_gap(&[], 100, 400, "lock B"), Some((100, "lock B".into())));
+        // A mark at the start: the label starts after it.
+        let after = 100 + MARK_HALF + 1;
+        assert_eq!(label_gap(&[100], 100, 400, "lock B"), Some((after, "lock B".into())));
+        // The first gap too small, the second holds it.
+        assert_eq!(label_gap(&[100, 100 + w / 2], 100, 400, "lock B").unwrap().0, 100 + w / 2 + MARK_HALF + 1);
+        // No gap holds it whole: the widest, the text cut to it (or nothing).
+        let dense: Vec<i32> = (100..=400).step_by(12).collect();
+        assert!(label_gap(&dense, 100, 400, "lock B").is_none_or(|(_, t)| t.contains('…')));
+        // Marks outside the stretch do not count.
+        assert_eq!(label_gap(&[50, 450], 100, 400, "lock B"), Some((100, "lock B".into())));
+    }
+
+    #[test]
     fn held_names_give_way_whole_from_the_last() {
         let w = |t: &str| fonts::width(t, TINY, false);
         let groups = [("holds", vec!["fork10", "fork11"]), ("reads", vec!["rw"])];

@@ -413,8 +413,14 @@ impl Trace {
                 // Held up by the running task's taking of the lock it was
                 // about to take, in this step: no peer.
                 Block => {
-                    let took =
-                        |x: &&super::Event| x.task == ran && matches!(x.kind, Lock | Enter) && x.resource == e.resource;
+                    // Only a Go mutex's Lock or a monitor's Enter holds up
+                    // the others about to take it.
+                    let kind_of = |r: Option<u32>| r.map(|r| self.resources[r as usize].kind.as_str());
+                    let took = |x: &&super::Event| {
+                        x.task == ran
+                            && x.resource == e.resource
+                            && matches!((x.kind, kind_of(x.resource)), (Lock, Some("mutex")) | (Enter, Some("monitor")))
+                    };
                     e.peer.is_none()
                         && e.op.as_deref() == Some("lock")
                         && self.events[..i].iter().rev().take_while(|x| x.step == e.step).any(|x| took(&x))
