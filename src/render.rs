@@ -79,7 +79,21 @@ fn ext_format(p: &Path) -> Option<Format> {
 /// Refuses a chart prefix or folder that ends in another picture format's
 /// extension (`--render fig.jpg`): it would give `fig.jpg-timeline.png`.
 /// Any other ending is a prefix (`-o fig.run1` gives `fig.run1-timeline.png`).
+/// A device, a pipe or a link (`--render /dev/stdout`) is refused too: the
+/// charts are files beside a prefix, and would land in its folder (`/dev`).
 pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
+    // A folder, or a link to one, is a folder; anything else there but a
+    // plain file (a device, a pipe, a link such as /dev/stdout) is refused.
+    let folder = std::fs::metadata(o).is_ok_and(|m| m.is_dir());
+    if let Ok(meta) = std::fs::symlink_metadata(o) {
+        if !folder && !meta.is_file() {
+            return Err(format!(
+                "{flag} {}: not a folder or a plain file (a device, a pipe or a link), but the charts are \
+                 files named PREFIX-CHART.png beside it; give a folder (DIR/) or a file-name prefix",
+                o.display()
+            ));
+        }
+    }
     const OTHER: &[&str] =
         &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic", "ico"];
     let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);

@@ -161,6 +161,8 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             vec!["run", "abba", "--render", "fig.JPG"],
             "--render fig.JPG: .jpg is not a chart format (deadsim draws .png",
         ),
+        (vec!["run", "abba", "--render", "/dev/null"], "--render /dev/null: not a folder or a plain file"),
+        (vec!["run", "abba", "--render", "/dev/stdout"], "--render /dev/stdout: not a folder or a plain file"),
         (
             vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10.2x2.1.1"],
             "2 of the schedule's 14 choices unused",
