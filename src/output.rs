@@ -126,7 +126,7 @@ fn remove_older_trace(path: &Path) -> String {
 /// disk under both) does not hide it, and the error is returned, to end
 /// the command with exit 2 after the report, which keeps the search's result.
 pub fn write_trace_before_report(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError> {
-    write_trace(path, t).inspect_err(|e| eprintln!("deadsim: error: {}; the report follows", e.0))
+    write_files_before_report(None, Some(path), t)
 }
 
 /// A search asked to write `--trace path` found nothing: says so on stderr,

@@ -1185,13 +1185,17 @@ fn in_a_trace_of_many_tasks_the_cycle_and_the_last_to_act_differ_in_colour() {
     let cycle: Vec<u32> = trace.deadlock.as_ref().expect("seed 7 deadlocks").cycle.iter().map(|b| b.task).collect();
     assert!(cycle.contains(&2) && cycle.contains(&164), "{cycle:?}");
     assert_eq!(palette::task(2), palette::task(164));
-    let colours: BTreeSet<_> = cycle
-        .iter()
-        .map(|&t| {
-            let c = m.task_colour(t);
-            (c.0, c.1, c.2)
-        })
-        .collect();
+    // The distinct colours of `tasks`.
+    let colours_of = |tasks: &[u32]| -> BTreeSet<(u8, u8, u8)> {
+        tasks
+            .iter()
+            .map(|&t| {
+                let c = m.task_colour(t);
+                (c.0, c.1, c.2)
+            })
+            .collect()
+    };
+    let colours = colours_of(&cycle);
     assert_eq!(colours.len(), cycle.len(), "the cycle's tasks differ in colour");
     // The tasks that acted last (what a figure of the end shows) take the
     // next colours, each its own.
@@ -1202,13 +1206,7 @@ fn in_a_trace_of_many_tasks_the_cycle_and_the_last_to_act_differ_in_colour() {
     let mut by_last: Vec<u32> = (0..n).filter(|t| !cycle.contains(t)).collect();
     by_last.sort_by_key(|&t| (std::cmp::Reverse(last[t as usize]), t));
     let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(palette::TASK_COLOURS as usize).collect();
-    let colours: BTreeSet<_> = shown
-        .iter()
-        .map(|&t| {
-            let c = m.task_colour(t);
-            (c.0, c.1, c.2)
-        })
-        .collect();
+    let colours = colours_of(&shown);
     assert_eq!(colours.len(), shown.len());
     // A trace of a few tasks keeps the colour of each id.
     let abba = committed_trace("abba-deadlock.json");

@@ -397,10 +397,11 @@ impl Trace {
     fn validate_schedule(&self) -> Result<(), String> {
         use super::EventKind::*;
         for (i, e) in self.events.iter().enumerate() {
-            let (t, kind) = (e.task, an_event(e.kind));
+            // Named only for a message: a long trace has a million events.
+            let (t, kind) = (e.task, || an_event(e.kind));
             if e.step == 0 {
                 if (e.kind, t) != (Spawn, 0) {
-                    return Err(format!("events[{i}]: {kind} at step 0, where only main's spawn can be"));
+                    return Err(format!("events[{i}]: {} at step 0, where only main's spawn can be", kind()));
                 }
                 continue;
             }
@@ -436,9 +437,10 @@ impl Trace {
             if !for_another {
                 let at = e.step;
                 return Err(match e.peer {
-                    None => format!("events[{i}]: {kind} of task {t} at step {at}, which the schedule gives to task {ran}"),
+                    None => format!("events[{i}]: {} of task {t} at step {at}, which the schedule gives to task {ran}", kind()),
                     Some(p) => format!(
-                        "events[{i}]: {kind} of task {t} with peer {p} at step {at}, which the schedule gives to task {ran}"
+                        "events[{i}]: {} of task {t} with peer {p} at step {at}, which the schedule gives to task {ran}",
+                        kind()
                     ),
                 });
             }
