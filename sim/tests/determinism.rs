@@ -236,6 +236,41 @@ fn bad_traces_are_rejected_with_the_field_named() {
         e.contains("deadlock.behind[0]: task 0 (\"main\") is in the report, but the events do not leave it blocked"),
         "{e}"
     );
+    // A report whose shape the events contradict: a cycle that does not go
+    // on to a mutex's holder; "no cycle" where the tasks wait for each
+    // other's mutexes; a task left out of a global report; the tasks able
+    // to run, and whether any is, misstated.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let other = v["deadlock"]["cycle"][1]["resource"].clone();
+    v["deadlock"]["cycle"][0]["resource"] = other;
+    let e = err(&v.to_string());
+    assert!(
+        e.contains(
+            "deadlock.cycle[0]: task 1 waits for mutex \"A\" and the cycle goes on to task 2, but task 1 holds it"
+        ),
+        "{e}"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let cycle = v["deadlock"]["cycle"].take();
+    v["deadlock"]["behind"] = cycle;
+    v["deadlock"]["cycle"] = serde_json::json!([]);
+    let e = err(&v.to_string());
+    assert!(e.contains("deadlock.cycle: empty, but \"T1\", \"T2\" wait for one another's mutexes"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["cycle"].as_array_mut().unwrap().pop();
+    let e = err(&v.to_string());
+    assert!(
+        e.contains("deadlock: task 2 (\"T2\") is left blocked, but a report of a global deadlock does not name it"),
+        "{e}"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["running"] = serde_json::json!(["main"]);
+    let e = err(&v.to_string());
+    assert!(e.contains("deadlock.running: [\"main\"], but the events leave [] able to run"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["global"] = serde_json::json!(false);
+    let e = err(&v.to_string());
+    assert!(e.contains("deadlock.global: false, but the events leave no task able to run"), "{e}");
     // A byte-order mark before the JSON is read past.
     let t = Trace::parse(&format!("\u{feff}{good}"), "t.json").expect("a trace with a BOM loads");
     assert_eq!(t.to_json(), good);

@@ -356,13 +356,30 @@ impl Trace {
     /// Checks that a deadlock report names each task once, and only tasks
     /// the events leave blocked at the end.
     fn validate_deadlock_tasks(&self) -> Result<(), String> {
+        use super::EventKind::*;
         let Some(d) = &self.deadlock else { return Ok(()) };
-        let mut blocked = vec![false; self.tasks.len()];
+        #[derive(Clone, Copy, PartialEq)]
+        enum Left {
+            Unspawned,
+            Ready,
+            Blocked,
+            Asleep,
+            Finished,
+        }
+        // Where the events leave each task, and who holds each Go mutex.
+        let mut left = vec![Left::Unspawned; self.tasks.len()];
+        let mut holder: Vec<Option<u32>> = vec![None; self.resources.len()];
         for e in &self.events {
+            let t = e.task as usize;
             match e.kind {
-                super::EventKind::Block => blocked[e.task as usize] = true,
-                super::EventKind::Wake | super::EventKind::Sleep | super::EventKind::Finish => {
-                    blocked[e.task as usize] = false
+                Spawn | Wake => left[t] = Left::Ready,
+                Block => left[t] = Left::Blocked,
+                Sleep => left[t] = Left::Asleep,
+                Finish => left[t] = Left::Finished,
+                Lock | Unlock => {
+                    if let Some(r) = e.resource.filter(|&r| self.resources[r as usize].kind == "mutex") {
+                        holder[r as usize] = (e.kind == Lock).then_some(e.task);
+                    }
                 }
                 _ => {}
             }
@@ -377,11 +394,83 @@ impl Trace {
                         b.name
                     ));
                 }
-                if !blocked[t] {
+                if left[t] != Left::Blocked {
                     return Err(format!(
                         "deadlock.{list}[{j}]: task {t} (\"{}\") is in the report, but the events do not leave it blocked",
                         b.name
                     ));
+                }
+            }
+        }
+        // The tasks still able to run, by name in task order: none for a
+        // global deadlock ("all goroutines are asleep"), which then names
+        // every blocked task; a partial one is found by its cycle.
+        let able: Vec<&str> = (0..self.tasks.len())
+            .filter(|&t| matches!(left[t], Left::Ready | Left::Asleep))
+            .map(|t| self.tasks[t].name.as_str())
+            .collect();
+        if d.running != able {
+            return Err(format!("deadlock.running: {:?}, but the events leave {:?} able to run", d.running, able));
+        }
+        if d.global != able.is_empty() {
+            return Err(if d.global {
+                format!("deadlock.global: true, but the events leave {able:?} able to run")
+            } else {
+                "deadlock.global: false, but the events leave no task able to run".to_string()
+            });
+        }
+        if d.global {
+            if let Some(t) = (0..self.tasks.len()).find(|&t| left[t] == Left::Blocked && !seen[t]) {
+                return Err(format!(
+                    "deadlock: task {t} (\"{}\") is left blocked, but a report of a global deadlock does not name it",
+                    self.tasks[t].name
+                ));
+            }
+        } else if d.cycle.is_empty() {
+            return Err(
+                "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle)".into(),
+            );
+        }
+        // Each task of the cycle waits for the next; for a Go mutex that
+        // next task is its holder.
+        for (j, b) in d.cycle.iter().enumerate() {
+            let next = &d.cycle[(j + 1) % d.cycle.len()];
+            let Some(r) = b.resource.filter(|&r| b.op == "lock" && self.resources[r as usize].kind == "mutex") else {
+                continue;
+            };
+            if holder[r as usize] != Some(next.task) {
+                let held = match holder[r as usize] {
+                    Some(h) => format!("task {h} holds it"),
+                    None => "no task holds it".to_string(),
+                };
+                return Err(format!(
+                    "deadlock.cycle[{j}]: task {} waits for mutex \"{}\" and the cycle goes on to task {}, but {held} at the end of the events",
+                    b.task, self.resources[r as usize].name, next.task
+                ));
+            }
+        }
+        if d.cycle.is_empty() {
+            // "No cycle" must be so: blocked tasks that wait, through Go
+            // mutexes alone, for one another form one (each such wait has
+            // one holder to follow).
+            let waits_for_holder = |t: usize| {
+                let b = d.behind.iter().find(|b| b.task as usize == t)?;
+                let r = b.resource.filter(|&r| b.op == "lock" && self.resources[r as usize].kind == "mutex")?;
+                holder[r as usize].map(|h| h as usize)
+            };
+            for b in &d.behind {
+                let (mut t, mut path) = (b.task as usize, vec![b.task as usize]);
+                while let Some(h) = waits_for_holder(t) {
+                    if let Some(i) = path.iter().position(|&p| p == h) {
+                        let names: Vec<String> =
+                            path[i..].iter().map(|&p| format!("\"{}\"", self.tasks[p].name)).collect();
+                        return Err(format!(
+                            "deadlock.cycle: empty, but {} wait for one another's mutexes",
+                            names.join(", ")
+                        ));
+                    }
+                    path.push(h);
+                    t = h;
                 }
             }
         }
