@@ -55,7 +55,25 @@ const LINES_V1_2_0: Lines = Lines {
     receive_loop: ["client.go:303", "client.go:314", "client.go:324", "client.go:333"],
 };
 
-/// v1.2.2 and v1.2.3, cited at v1.2.3.
+/// v1.2.2: `recvClose` (ttrpc#140) and no interceptor chaining yet, so 6
+/// lines below v1.2.0 in `run` and after, and 39 above v1.2.3. Read from a
+/// vendored v1.2.2 client.go; the stored ttrpc repository has no copy at a tag.
+const LINES_V1_2_2: Lines = Lines {
+    call: "client.go:106",
+    dispatch: "client.go:474",
+    create_stream_call: "client.go:480",
+    delete_stream_call: "client.go:484",
+    wait_response: "client.go:487",
+    delete_stream_lock: "client.go:378",
+    get_stream_rlock: "client.go:385",
+    cleanup_lock: "client.go:392",
+    create_stream: ["client.go:349", "client.go:350", "client.go:366", "client.go:368", "client.go:370"],
+    run: ["client.go:301", "client.go:302", "client.go:303"],
+    receive_loop: ["client.go:309", "client.go:320", "client.go:330", "client.go:339"],
+};
+
+/// v1.2.3: v1.2.4's file with `createStream` before #168 (no stored copy
+/// of v1.2.3 itself).
 const LINES_V1_2_3: Lines = Lines {
     call: "client.go:145",
     dispatch: "client.go:513",
@@ -106,7 +124,7 @@ pub struct Client {
 }
 
 impl Client {
-    /// `NewClient`: starts `run` (client.go:134; v1.2.0: client.go:95).
+    /// `NewClient`: starts `run` (client.go:134; v1.2.0 to v1.2.2: client.go:95).
     /// `tag` picks the form within the design: before v1.2.2, no `recvClose`.
     pub fn new(conn: Conn, design: ClientDesign, tag: &str, ledger: SharedLedger) -> Rc<Client> {
         let fixed = design == ClientDesign::V1_2_4;
@@ -121,10 +139,11 @@ impl Client {
             closed: Cell::new(false),
             send_lock_outer: fixed,
             recv_close,
-            lines: match (fixed, recv_close) {
+            lines: match (fixed, tag) {
                 (true, _) => &LINES_V1_2_4,
-                (false, true) => &LINES_V1_2_3,
-                (false, false) => &LINES_V1_2_0,
+                (false, "v1.2.0" | "v1.2.1") => &LINES_V1_2_0,
+                (false, "v1.2.2") => &LINES_V1_2_2,
+                (false, _) => &LINES_V1_2_3,
             },
             run_task: Cell::new(0),
             ledger,

@@ -1,8 +1,9 @@
 //! Real ttrpc tags and the client and server designs they ship.
 //!
 //! Frames cite the line numbers of one representative tag per form (v1.0.2,
-//! v1.1.0, v1.2.0, v1.2.3, v1.2.4 for clients, the v1.2.0-v1.2.3 design
-//! having two forms, before and after `recvClose`; v1.0.2 and v1.2.3 for
+//! v1.1.0, v1.2.0, v1.2.2, v1.2.3, v1.2.4 for clients, the v1.2.0-v1.2.3
+//! design having two forms, before and after `recvClose`, and v1.2.3's
+//! interceptor chaining moving v1.2.2's lines; v1.0.2 and v1.2.3 for
 //! servers), read from the tagged sources; tags that share a form share its
 //! code paths, not always its exact line numbers.
 
