@@ -76,12 +76,36 @@ fn ext_format(p: &Path) -> Option<Format> {
     }
 }
 
+/// The picture formats a user may name: the two deadsim draws, then others.
+const OTHER: &[&str] = &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic", "ico"];
+
+/// Refuses an output whose file name is an extension alone (`-o .png`,
+/// `--render out/.jpg`): to the file system that is a hidden file with no
+/// extension, so the chart would be written as `.png` (or a PNG named
+/// `.jpg`), or a prefix would give `.jpg-timeline.png`.
+fn check_named(flag: &str, o: &Path) -> Result<(), String> {
+    if o.is_dir() || o.to_string_lossy().ends_with('/') {
+        return Ok(());
+    }
+    let Some(name) = o.file_name().and_then(|n| n.to_str()) else { return Ok(()) };
+    let Some(ext) = name.strip_prefix('.') else { return Ok(()) };
+    let ext = ext.to_ascii_lowercase();
+    if ["png", "svg"].contains(&ext.as_str()) || OTHER.contains(&ext.as_str()) {
+        return Err(format!(
+            "{flag} {}: a name that is only an extension; put a name before it (fig.{ext}) or give a folder (DIR/)",
+            o.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a chart prefix or folder that ends in another picture format's
 /// extension (`--render fig.jpg`): it would give `fig.jpg-timeline.png`.
 /// Any other ending is a prefix (`-o fig.run1` gives `fig.run1-timeline.png`).
 /// A device, a pipe or a link (`--render /dev/stdout`) is refused too: the
 /// charts are files beside a prefix, and would land in its folder (`/dev`).
 pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
+    check_named(flag, o)?;
     // A folder, or a link to one, is a folder; anything else there but a
     // plain file (a device, a pipe, a link such as /dev/stdout) is refused.
     let folder = std::fs::metadata(o).is_ok_and(|m| m.is_dir());
@@ -94,8 +118,6 @@ pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
             ));
         }
     }
-    const OTHER: &[&str] =
-        &["jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "pdf", "eps", "ps", "avif", "heic", "ico"];
     let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext {
         Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => {
@@ -148,6 +170,7 @@ fn plan(args: &RenderArgs, charts: &[Chart], all: bool) -> Result<Vec<(Chart, Fo
         Some(o) => {
             // Only `-o DIR/` makes a folder: a file's must be there already.
             crate::check_output("-o", &Some(o.clone())).map_err(|e| e.0)?;
+            check_named("-o", o)?;
             let from_ext = ext_format(o);
             if let (Some(g), Some(e)) = (given, from_ext) {
                 if g != e {

@@ -157,6 +157,9 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--trace", "-"], "--trace -: give a file name"),
         (vec!["run"], "not provided: <MODEL>"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
+        (vec!["render", "t.json", "-o", ".jpg"], "-o .jpg: a name that is only an extension; put a name before it"),
+        (vec!["render", "t.json", "-o", "./.png", "--chart", "all"], "-o ./.png: a name that is only an extension"),
+        (vec!["run", "abba", "--render", ".svg"], "--render .svg: a name that is only an extension"),
         (
             vec!["run", "abba", "--render", "fig.JPG"],
             "--render fig.JPG: .jpg is not a chart format (deadsim draws .png",
