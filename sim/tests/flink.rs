@@ -190,3 +190,41 @@ fn versions_and_parameters_are_checked() {
     );
     assert!(err(&[("channels", "1")]).contains("--channels: 1 is out of range"));
 }
+
+#[test]
+fn release_1_14_0_runs_its_own_listener_protocol() {
+    // FLINK-23466: from 1.14 a manager that took a buffer asks the pool for
+    // the rest itself (tryRequestBuffers) and the pool never puts a listener
+    // back; FLINK-16641: requestBuffer lowers numRequiredBuffers. 1.13.3 has
+    // neither. Seen from the top frame of each event of 40 pipeline runs.
+    for (version, is_1_14) in [("1.14.0", true), ("1.13.3", false)] {
+        let m = flink(&[("flink-version", version)]);
+        let (mut tries, mut pool_puts_back, mut request_lowers) = (0, 0, 0);
+        for seed in 0..40 {
+            let run = m.run(seed, true);
+            assert!(!run.outcome.is_failure(), "{version} seed {seed}: {}", run.outcome);
+            let t = run.trace.unwrap();
+            for e in &t.events {
+                let Some(f) = e.frame.map(|f| &t.frames[f as usize]) else { continue };
+                match (f.name.as_str(), e.kind) {
+                    ("BufferManager.tryRequestBuffers", _) => tries += 1,
+                    // The pool's monitor entered to queue the listener again.
+                    ("LocalBufferPool.fireBufferAvailableNotification", EventKind::Enter) => pool_puts_back += 1,
+                    ("BufferManager.requestBuffer", EventKind::Value)
+                        if e.op.as_deref() == Some("numRequiredBuffers") =>
+                    {
+                        request_lowers += 1
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if is_1_14 {
+            assert!(tries > 0 && request_lowers > 0, "{version}: {tries} tryRequestBuffers, {request_lowers} lowered");
+            assert_eq!(pool_puts_back, 0, "{version}: the pool put a listener back");
+        } else {
+            assert!(pool_puts_back > 0, "{version}: the pool never put a listener back");
+            assert_eq!((tries, request_lowers), (0, 0), "{version}");
+        }
+    }
+}

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::network_buffer::{NetworkBuffer, Recycler};
+use super::versions::ListenerApi;
 use super::{Fix, Gate, Location};
 use crate::sync::Monitor;
 use crate::{at, frame_at};
@@ -131,9 +132,9 @@ impl BufferManager {
         }
     }
 
-    /// `notifyBufferAvailable(Buffer)`: the pool offers a floating segment.
-    /// Called with the pool lock released, possibly by a thread that holds
-    /// another manager's `bufferQueue`, or this one's (reentrant).
+    /// `notifyBufferAvailable(Buffer)` up to 1.13: the pool offers a floating
+    /// segment. Called with the pool lock released, possibly by a thread that
+    /// holds another manager's `bufferQueue`, or this one's (reentrant).
     pub async fn notify_buffer_available(&self, g: &Rc<Gate>, segment: u32) -> NotificationResult {
         let _f = frame_at("BufferManager.notifyBufferAvailable", g.lines.notify);
         // inputChannel.isReleased() early-out (FLINK-18595): never released here.
@@ -168,16 +169,69 @@ impl BufferManager {
         result
     }
 
+    /// `notifyBufferAvailable(Buffer)` from 1.14 (FLINK-23466): the manager
+    /// stops waiting at once; if it has enough the buffer goes back to the
+    /// pool's caller, else it takes it and, still under `bufferQueue`, asks
+    /// the pool for the rest and registers again if it runs dry. True if it
+    /// took the buffer.
+    pub async fn notify_buffer_available_boolean(&self, g: &Rc<Gate>, segment: u32) -> bool {
+        let _f = frame_at("BufferManager.notifyBufferAvailable", g.lines.notify);
+        // inputChannel.isReleased() early-out (FLINK-18595): never released here.
+        at(g.lines.notify_lock);
+        let lock = self.buffer_queue.enter().await;
+        crate::check(
+            self.waiting.get(),
+            format_args!(
+                "IllegalStateException in BufferManager.notifyBufferAvailable of channel {}: \
+                 checkState(isWaitingForFloatingBuffers) failed; the channel fails the task",
+                g.channels[self.channel].name
+            ),
+        );
+        self.set_waiting(false);
+        if self.queue.borrow().available() >= self.num_required.get() {
+            lock.exit().await;
+            return false;
+        }
+        g.place(segment, Location::Floating(self.channel));
+        self.queue.borrow_mut().floating.push_back(segment);
+        at(g.lines.notify_try);
+        self.try_request_buffers(g).await;
+        lock.notify_all();
+        lock.exit().await;
+        true
+    }
+
     /// `requestFloatingBuffers(numRequired)` (from `onSenderBacklog`): sets
     /// `numRequiredBuffers` (even while waiting), then requests floating
-    /// buffers until enough or the pool is empty, registering as a listener.
+    /// buffers until enough or the pool is empty, registering as a listener
+    /// (in 1.14 through `tryRequestBuffers`).
     pub async fn request_floating_buffers(&self, g: &Gate, num_required: u32) -> u32 {
         let _f = frame_at("BufferManager.requestFloatingBuffers", g.lines.request_floating);
         at(g.lines.request_floating_lock);
         let lock = self.buffer_queue.enter().await;
         self.set_num_required(num_required);
+        let requested = if g.api == ListenerApi::Boolean {
+            at(g.lines.request_floating_try);
+            self.try_request_buffers(g).await
+        } else {
+            self.request_until_enough_or_waiting(g).await
+        };
+        lock.exit().await;
+        requested
+    }
+
+    /// `tryRequestBuffers()` (1.14, under `bufferQueue`).
+    async fn try_request_buffers(&self, g: &Gate) -> u32 {
+        let _f = frame_at("BufferManager.tryRequestBuffers", g.lines.try_request);
+        self.request_until_enough_or_waiting(g).await
+    }
+
+    /// The request loop (under `bufferQueue`): a floating buffer from the
+    /// pool while fewer than `numRequiredBuffers` are available, until the
+    /// pool is empty and this manager is registered as its listener.
+    async fn request_until_enough_or_waiting(&self, g: &Gate) -> u32 {
         let mut requested = 0;
-        while self.queue.borrow().available() < num_required && !self.waiting.get() {
+        while self.queue.borrow().available() < self.num_required.get() && !self.waiting.get() {
             at(g.lines.request_floating_request);
             if let Some(seg) = g.pool.request_buffer(g).await {
                 g.take(seg);
@@ -192,7 +246,6 @@ impl BufferManager {
                 }
             }
         }
-        lock.exit().await;
         requested
     }
 
@@ -201,6 +254,15 @@ impl BufferManager {
     pub async fn request_buffer(&self, g: &Gate) -> Option<NetworkBuffer> {
         let _f = frame_at("BufferManager.requestBuffer", "BufferManager.java:102");
         let lock = self.buffer_queue.enter().await;
+        if g.api == ListenerApi::Boolean {
+            // FLINK-16641: "decrease the number of buffers required to avoid
+            // allocating more than required after the buffer is taken". A
+            // Java int; the Netty thread sets it again (onSenderBacklog) after
+            // every buffer, so in these scenarios it is never 0 here.
+            let n = self.num_required.get();
+            crate::check(n > 0, "numRequiredBuffers would go below 0 in BufferManager.requestBuffer");
+            self.set_num_required(n.saturating_sub(1));
+        }
         let taken = {
             let mut q = self.queue.borrow_mut();
             if let Some(s) = q.floating.pop_front() {

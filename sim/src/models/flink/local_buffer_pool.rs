@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::buffer_manager::NotificationResult;
+use super::versions::ListenerApi;
 use super::{Gate, Location};
 use crate::sync::Monitor;
 use crate::{at, frame_at};
@@ -30,7 +31,9 @@ impl LocalBufferPool {
 
     /// `recycle(MemorySegment)` -> `recycle(segment, UNKNOWN_CHANNEL)`: hand the
     /// segment to the first listener that uses it, else keep it. The listener
-    /// is called after the pool lock is released (FLINK-9676).
+    /// is called after the pool lock is released (FLINK-9676). (1.13 loops
+    /// `while (!notificationResult.isBufferUsed())`, 1.14 `do { } while
+    /// (!fireBufferAvailableNotification(..))`: the same steps.)
     pub async fn recycle(&self, g: Rc<Gate>, segment: u32) {
         let _p = frame_at("LocalBufferPool.recycle", g.lines.pool_recycle_public);
         let _f = frame_at("LocalBufferPool.recycle", g.lines.pool_recycle);
@@ -46,29 +49,30 @@ impl LocalBufferPool {
             };
             lock.exit().await;
             at(g.lines.pool_recycle_fire);
-            if self.fire_buffer_available_notification(&g, listener, segment).await.is_used() {
+            if self.fire_buffer_available_notification(&g, listener, segment).await {
                 return;
             }
         }
     }
 
     /// `fireBufferAvailableNotification`: offer the segment to `listener`;
-    /// one that needs more goes back to the end of the queue.
-    async fn fire_buffer_available_notification(
-        &self,
-        g: &Rc<Gate>,
-        listener: usize,
-        segment: u32,
-    ) -> NotificationResult {
+    /// true if it took it. Up to 1.13 a listener that needs more goes back
+    /// to the end of the queue here; from 1.14 it registers itself again
+    /// (`BufferManager.tryRequestBuffers`).
+    async fn fire_buffer_available_notification(&self, g: &Rc<Gate>, listener: usize, segment: u32) -> bool {
         let _f = frame_at("LocalBufferPool.fireBufferAvailableNotification", g.lines.pool_fire_notify);
-        let result = g.channels[listener].bm.notify_buffer_available(g, segment).await;
+        let bm = &g.channels[listener].bm;
+        if g.api == ListenerApi::Boolean {
+            return bm.notify_buffer_available_boolean(g, segment).await;
+        }
+        let result = bm.notify_buffer_available(g, segment).await;
         if result == NotificationResult::BufferUsedNeedMore {
             at(g.lines.pool_fire_register);
             let lock = self.lock.enter().await;
             self.listeners.borrow_mut().push_back(listener);
             lock.exit().await;
         }
-        result
+        result.is_used()
     }
 
     /// `requestBuffer()` -> `requestMemorySegment`: a free segment, if any.

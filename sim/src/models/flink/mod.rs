@@ -30,7 +30,7 @@ use crate::sync::Monitor;
 use local_buffer_pool::LocalBufferPool;
 use network_buffer::{NetworkBuffer, Recycler};
 use remote_input_channel::RemoteInputChannel;
-use versions::{Lines, VERSIONS};
+use versions::{Lines, ListenerApi, VERSIONS};
 
 /// Where a memory segment is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +68,8 @@ pub struct Gate {
     pub lines: &'static Lines,
     /// The release has the merged fix (1.12.5, 1.13.2 and later).
     pub fixed: bool,
+    /// How the pool and the managers hand over floating buffers.
+    pub api: ListenerApi,
     pub fix: Fix,
     pub locations: RefCell<Vec<Location>>,
     /// `ChannelStateWriteRequestExecutorImpl`'s deque and its lock.
@@ -173,6 +175,8 @@ pub enum Scenario {
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub fixed: bool,
+    pub api: ListenerApi,
+    pub lines: &'static Lines,
     pub fix: Fix,
     pub scenario: Scenario,
     pub channels: u32,
@@ -228,8 +232,9 @@ fn gate(st: &Settings, channels: u32, pool: VecDeque<u32>, listeners: VecDeque<u
         channels: (0..channels as usize)
             .map(|i| RemoteInputChannel::new(i, CHANNEL_NAMES[i], BQ_NAMES[i], st.exclusive))
             .collect(),
-        lines: if st.fixed { &versions::LINES_1_13_3 } else { &versions::LINES_1_13_1 },
+        lines: st.lines,
         fixed: st.fixed,
+        api: st.api,
         fix: st.fix,
         locations: RefCell::new(vec![Location::Pool; segments as usize]),
         writer_lock: Monitor::new("ChannelStateWriteRequestExecutorImpl.deque"),
@@ -458,6 +463,8 @@ impl Model for Flink {
         }
         let st = Settings {
             fixed,
+            api: versions::listener_api(version),
+            lines: versions::lines_of(version),
             fix,
             scenario,
             channels: p.int("channels")? as u32,
