@@ -172,18 +172,19 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
     }
     let label = model_label(m, cfg);
-    // A preemption bound explores without the reduction (see `ExploreConfig`).
-    let reduced = !a.no_reduction && a.preemptions.is_none();
+    let reduced = !a.no_reduction;
+    // Within a bound, the reduction is bounded (no sleep sets; see `sim::scheduler::explore`).
+    let how = if reduced { "partial-order reduction" } else { "plain DFS" };
     let bounded = match (a.preemptions, r.bound) {
         (Some(_), Some(b)) if r.failure.is_some() && b > 0 => {
-            format!("plain DFS, the bound raised from 0: none fails within {}, one within {b}", b - 1)
+            format!("{how}, the bound raised from 0: none fails within {}, one within {b}", b - 1)
         }
-        (Some(_), Some(_)) if r.failure.is_some() => "plain DFS, the bound raised from 0: fails within 0".to_string(),
+        (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
         (Some(k), Some(b)) if r.exhausted && b < k => {
-            format!("plain DFS, the bound raised from 0; no schedule has more than {}", count(b.into(), "preemption"))
+            format!("{how}, the bound raised from 0; no schedule has more than {}", count(b.into(), "preemption"))
         }
-        (Some(0), _) => "plain DFS".to_string(),
-        _ => "plain DFS, the bound raised from 0".to_string(),
+        (Some(0), _) => how.to_string(),
+        _ => format!("{how}, the bound raised from 0"),
     };
     let reduction = if a.preemptions.is_some() {
         bounded.as_str()
@@ -219,8 +220,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     let message = match &r.failure {
         Some((run, _)) => run.outcome.summary(),
         None if r.exhausted => {
-            // Only a reduction prunes.
-            let pruned = if reduced { format!("; {} pruned as redundant", r.pruned) } else { String::new() };
+            // Only sleep sets prune: a reduction without a bound.
+            let pruned = if reduced && a.preemptions.is_none() {
+                format!("; {} pruned as redundant", r.pruned)
+            } else {
+                String::new()
+            };
             format!(
                 "proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned})",
                 count(r.executions, "execution")

@@ -180,7 +180,6 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--strategy", "dfs", "--jobs", "2"], "--jobs does not apply to --strategy dfs"),
         (vec!["hunt", "--check-determinism"], "--check-determinism needs one model"),
         (vec!["hunt", "ttrpc", "--matrix", "--check-determinism"], "--check-determinism needs one model"),
-        (vec!["explore", "abba", "--preemptions", "1", "--no-reduction"], "--no-reduction goes without --preemptions"),
         (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
         (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget `1e300`: too large"),

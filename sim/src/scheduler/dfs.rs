@@ -1,8 +1,17 @@
 //! Exhaustive exploration: depth-first search over every schedule, with
 //! dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005, with
-//! sleep sets), or plain DFS within a preemption bound raised from 0 until a
+//! sleep sets), optionally within a preemption bound raised from 0 until a
 //! failure shows or the bound is reached (CHESS's iterative context
 //! bounding, Musuvathi and Qadeer, PLDI 2007).
+//!
+//! Within a bound the reduction is bounded partial-order reduction (Coons,
+//! Musuvathi and McKinley, OOPSLA 2013), as loom does it: no sleep sets
+//! (which equivalent orders a sleeper stands for depends on preemptions the
+//! bound counts), a race's branch taken only within the bound, and the
+//! racing task also tried at the last context switch before the race, where
+//! taking it may cost no preemption more. Each bound is a pass of its own.
+//! Without reduction, a bound gives plain DFS, and each pass runs only the
+//! schedules the pass before kept out.
 //!
 //! Each execution replays the prefix of the previous one up to its deepest
 //! open branch, then takes a new choice there. With reduction, two steps of
@@ -39,9 +48,10 @@ use crate::{Run, Sim};
 /// How to explore.
 #[derive(Clone, Debug)]
 pub struct ExploreConfig {
-    /// Only schedules with at most this many preemptions (plain DFS, no reduction).
+    /// Only schedules with at most this many preemptions.
     pub preemption_bound: Option<u32>,
-    /// Dynamic partial-order reduction (ignored with a preemption bound).
+    /// Dynamic partial-order reduction (bounded, without sleep sets, with a
+    /// preemption bound).
     pub reduction: bool,
     /// Stop after this many executions (the result then says it is not exhausted).
     pub max_executions: u64,
@@ -204,7 +214,7 @@ impl Search {
     }
 
     fn within_bound(&self, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
-        within(self.cfg.preemption_bound, preemptions, enabled, last, t)
+        within(self.cfg.preemption_bound, preemptions, last.filter(|&l| enabled.contains(l)), t)
     }
 
     /// The model ran differently from the path it is replaying: the
@@ -215,7 +225,13 @@ impl Search {
         enabled.nth(0)
     }
 
+    /// Races are looked for and branch the search (with or without a bound).
     fn reduction(&self) -> bool {
+        self.cfg.reduction
+    }
+
+    /// Sleep sets prune equivalent orders: only without a bound.
+    fn sleep_sets(&self) -> bool {
         self.cfg.reduction && self.cfg.preemption_bound.is_none()
     }
 
@@ -238,34 +254,69 @@ impl Search {
     }
 
     /// A race: task `t` should also be tried where step `k` was taken (every
-    /// task enabled there, if `t` was not). Only with reduction, so with no
-    /// preemption bound: every enabled task is within it.
+    /// task enabled there, if `t` was not). Within a preemption bound, only
+    /// if that keeps the schedule within it, and also at the last context
+    /// switch before step `k` (see the module's comment).
     ///
     /// Called for every known next access at every step, so the same race
     /// comes back step after step (256 ttrpc callers queued on one lock):
     /// what is there already is not added again, and nothing is allocated.
     fn add_backtrack(&mut self, k: usize, t: TaskId) {
-        debug_assert!(self.reduction(), "races are only noted with reduction, which has no bound");
         let node = self.steps[k].node;
-        let Node::Task { enabled, backtrack, all_enabled, .. } = &mut self.nodes[node] else {
+        self.backtrack_at(node, t);
+        if self.cfg.preemption_bound.is_some() {
+            if let Some(j) = self.last_switch_before(node) {
+                self.backtrack_at(j, t);
+            }
+        }
+    }
+
+    /// Adds `t` to the branches of task node `node` (all its enabled tasks
+    /// if `t` was not one), within the bound.
+    fn backtrack_at(&mut self, node: usize, t: TaskId) {
+        let bound = self.cfg.preemption_bound;
+        let Node::Task { enabled, backtrack, all_enabled, last, preemptions, .. } = &mut self.nodes[node] else {
             return;
         };
         if *all_enabled {
             return;
         }
-        if enabled.contains(t) {
+        if !enabled.contains(t) {
+            // Not copied into `backtrack`: with 5,000 ttrpc tasks such copies
+            // were 38 MB of one execution's heap. `next_branch` applies the bound.
+            *all_enabled = true;
+        } else if within(bound, *preemptions, last.filter(|&l| enabled.contains(l)), t) {
             backtrack.insert(t);
         } else {
-            // Not copied into `backtrack`: with 5,000 ttrpc tasks such copies
-            // were 38 MB of one execution's heap.
-            *all_enabled = true;
+            // A higher bound has more to see.
+            self.cut = true;
         }
+    }
+
+    /// The latest task node before `node` where the schedule switched
+    /// tasks (its task differs from the one of the task node before it),
+    /// or the first task node if it never did.
+    fn last_switch_before(&self, node: usize) -> Option<usize> {
+        let chosen = |j: usize| match &self.nodes[j] {
+            Node::Task { chosen, .. } => Some(*chosen),
+            Node::Data { .. } => None,
+        };
+        let mut tasks = (0..node).rev().filter_map(|j| chosen(j).map(|c| (j, c))).peekable();
+        let mut first = None;
+        while let Some((j, c)) = tasks.next() {
+            match tasks.peek() {
+                Some(&(_, before)) if before != c => return Some(j),
+                Some(_) => {}
+                None => first = Some(j),
+            }
+        }
+        first
     }
 
     /// The sleep set a node starts with: its parent's sleepers and the
     /// tasks the parent already explored, less those the parent's step wakes.
     fn inherited_sleep(&self) -> Vec<(TaskId, Footprint)> {
-        if !self.reduction() {
+        if !self.sleep_sets() {
             return Vec::new();
         }
         let Some(last) = self.steps.last() else { return Vec::new() };
@@ -282,11 +333,12 @@ impl Search {
 }
 
 /// True if running `t` at a node (reached with `preemptions`, the task run
-/// before being `last`) keeps the schedule within `bound` preemptions.
-fn within(bound: Option<u32>, preemptions: u32, enabled: &TaskSet, last: Option<TaskId>, t: TaskId) -> bool {
+/// before being `last_enabled` if it is still enabled there) keeps the
+/// schedule within `bound` preemptions.
+fn within(bound: Option<u32>, preemptions: u32, last_enabled: Option<TaskId>, t: TaskId) -> bool {
     match bound {
         None => true,
-        Some(k) => preemptions + u32::from(last.is_some_and(|l| l != t && enabled.contains(l))) <= k,
+        Some(k) => preemptions + u32::from(last_enabled.is_some_and(|l| l != t)) <= k,
     }
 }
 
@@ -501,6 +553,7 @@ impl Strategy for DfsStrategy {
 fn next_branch(s: &mut Search) -> bool {
     // The subtree's root path is fixed: no branch is taken on it.
     let floor = s.forced.len();
+    let bound = s.cfg.preemption_bound;
     while s.nodes.len() > floor {
         let node = s.nodes.last_mut().expect("above the floor");
         match node {
@@ -510,9 +563,23 @@ fn next_branch(s: &mut Search) -> bool {
                     return true;
                 }
             }
-            Node::Task { backtrack, all_enabled, enabled, done, sleep, chosen, .. } => {
+            Node::Task { backtrack, all_enabled, enabled, done, sleep, chosen, last, preemptions, .. } => {
                 let untried = |&t: &TaskId| !done.contains(t) && !sleep.iter().any(|(p, _)| *p == t);
-                let next = if *all_enabled { enabled.iter().find(untried) } else { backtrack.iter().find(untried) };
+                let next = if *all_enabled {
+                    // Every enabled task, within the bound (a bounded reduction's race
+                    // with a task not enabled here).
+                    let (mut over, p) = (false, *preemptions);
+                    let l = last.filter(|&l| enabled.contains(l));
+                    let next = enabled.iter().filter(untried).find(|&t| {
+                        let ok = within(bound, p, l, t);
+                        over |= !ok;
+                        ok
+                    });
+                    s.cut |= over;
+                    next
+                } else {
+                    backtrack.iter().find(untried)
+                };
                 if let Some(t) = next {
                     *chosen = t;
                     done.insert(t);
@@ -535,8 +602,16 @@ fn next_branch(s: &mut Search) -> bool {
 /// subtrees below each branch that pass `b - 1` kept out (the branches that
 /// make a preemption more), so every schedule runs once, in the pass of its
 /// own number of preemptions.
+///
+/// With reduction, each pass is a whole bounded reduced search of its own
+/// bound (the schedules of the passes before run again, a fraction of the
+/// last pass's), and a pass whose bound kept no race's branch out covers
+/// every schedule: the passes stop there.
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
+    if cfg.reduction {
+        return explore_bounded_reduced(model, cfg, k);
+    }
     let started = Instant::now();
     let mut total = ExploreResult::nothing_yet(None);
     // The root paths of this pass's subtrees: the whole tree for bound 0.
@@ -584,6 +659,44 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
             break;
         }
         roots = Some(next);
+    }
+    total.exhausted = true;
+    total
+}
+
+/// [`explore`] with reduction within bound `k`: a reduced pass per bound, from 0.
+fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> ExploreResult {
+    let started = Instant::now();
+    let mut total = ExploreResult::nothing_yet(None);
+    for b in 0..=k {
+        let left = cfg.max_executions.saturating_sub(total.executions);
+        if left == 0 {
+            return total;
+        }
+        total.bound = Some(b);
+        let time_budget = cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
+        let (pass, cut) = explore_within(
+            model,
+            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
+            total.executions == 0,
+        );
+        total.executions += pass.executions;
+        total.pruned += pass.pruned;
+        total.stopped_early = pass.stopped_early;
+        total.lock_order.merge(&pass.lock_order);
+        for (sig, choices) in pass.distinct {
+            // A lower bound's schedule came first: keep it.
+            total.distinct.entry(sig).or_insert(choices);
+        }
+        if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
+            total.nondeterminism = pass.nondeterminism;
+            total.failure = pass.failure;
+            return total;
+        }
+        if !cut {
+            // No branch needed more preemptions: every schedule has been seen.
+            break;
+        }
     }
     total.exhausted = true;
     total
