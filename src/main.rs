@@ -468,9 +468,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             } else {
                 run
             };
-            if let Some(t) = &run.trace {
-                output::write_charts_and_trace(render.as_deref(), trace.as_deref(), t)?;
-            }
+            // The files first, and a file that cannot be written is said at
+            // once; the report still follows, and the command then fails with it.
+            let written = match &run.trace {
+                Some(t) => output::write_files_before_report(render.as_deref(), trace.as_deref(), t),
+                None => Ok(()),
+            };
             if json {
                 println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
@@ -492,7 +495,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
                 output::print_warnings(&run.lock_order.warnings());
             }
-            Ok(failed)
+            written.map(|()| failed)
         }
         Command::Hunt {
             model,
@@ -626,15 +629,17 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
             // The files first: a reader that closes the pipe early (`| head`)
-            // must not cost them.
-            output::write_charts_and_trace(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap())?;
+            // must not cost them. One that cannot be written is said at once,
+            // the report follows, and the command then fails with it.
+            let written =
+                output::write_files_before_report(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap());
             if json {
                 let (seed, strategy) = match &which {
                     Which::Seed(s, k) => (Some(*s), k.to_string()),
                     Which::Schedule(_) => (None, "replay".to_string()),
                 };
                 println!("{}", search_cmd::run_json(m, &cfg, &run, seed, &strategy));
-                return Ok(run.outcome.is_failure());
+                return written.map(|()| run.outcome.is_failure());
             }
             match &which {
                 Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
@@ -646,7 +651,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             // The lock-order findings its JSON gives, as `run` prints them.
             output::print_warnings(&run.lock_order.warnings());
-            Ok(run.outcome.is_failure())
+            written.map(|()| run.outcome.is_failure())
         }
         Command::Explore(e) => {
             let (m, cfg) = configure(&e.model, &e.params)?;

@@ -60,28 +60,28 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
     })
 }
 
-/// Writes a recorded run's charts (`--render OUT`) and then its trace
-/// (`--trace FILE`), as one unit: the charts first, so that a chart that
-/// cannot be written fails the command before the trace is written; a trace
-/// that cannot be written takes the charts back. The charts written and
-/// those left out are said on stderr (stdout is the report's).
+/// Writes a recorded run's charts (`--render OUT`) and its trace (`--trace
+/// FILE`) as one unit: the charts are written beside their places first, so
+/// that a chart that cannot be written fails the command before the trace
+/// is written; then the trace; and only then are the charts put in place.
+/// An error leaves the charts that were there as they were. The charts
+/// written and those left out are said on stderr (stdout is the report's).
 pub fn write_charts_and_trace(
     render: Option<&Path>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    let (mut charts, mut skipped) = (Vec::new(), Vec::new());
+    let (mut staged, mut charts, mut skipped) = (None, Vec::new(), Vec::new());
     if let Some(out) = render {
-        (charts, skipped) = crate::render::render_trace(t, out).map_err(UsageError)?;
+        let (set, written, left_out) = crate::render::render_trace(t, out).map_err(UsageError)?;
+        (staged, charts, skipped) = (Some(set), written, left_out);
     }
     if let Some(path) = trace {
-        if let Err(e) = write_trace(path, t) {
-            // A chart written through a link is left, link and all:
-            // removing the link would not take back what it names.
-            let written_here = |f: &&std::path::PathBuf| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file());
-            charts.iter().filter(written_here).for_each(|f| drop(std::fs::remove_file(f)));
-            return Err(e);
-        }
+        // On an error the staged charts are dropped, and with them their files.
+        write_trace(path, t)?;
+    }
+    if let Some(set) = staged {
+        crate::render::commit("--render", set).map_err(UsageError)?;
     }
     for f in charts {
         eprintln!("wrote {}", f.display());

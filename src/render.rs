@@ -400,7 +400,10 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 /// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+pub fn render_trace(
+    trace: &visualizer::Trace,
+    out: &Path,
+) -> Result<(sim::fsutil::Staged, Vec<PathBuf>, Vec<String>), String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
@@ -430,9 +433,9 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<(Vec<PathBu
     for (c, f, path) in files {
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
-    write_all("--render", &rendered)?;
+    let staged = stage_all("--render", &rendered)?;
     let skipped = leave_out(&args, &m, "this trace")?;
-    Ok((rendered.into_iter().map(|(p, _)| p).collect(), skipped))
+    Ok((staged, rendered.into_iter().map(|(p, _)| p).collect(), skipped))
 }
 
 /// FNV-1a, 32 bits: a short name for a schedule string, the same on every machine.
@@ -440,34 +443,38 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
-/// Writes a set of charts as one unit: every name is checked first, and if a
-/// write still fails, the files of this set already written are removed, so an
-/// error never leaves half a set behind.
+/// Writes a set of charts as one unit: every name is checked first, then
+/// each file is written beside its place, and only when all are written are
+/// they put in place, so an error leaves every file that was there as it
+/// was (see [`sim::fsutil::Staged`]).
 /// `flag` is the option that named the output, for the messages.
 fn write_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
+    commit(flag, stage_all(flag, files)?)
+}
+
+/// Puts a staged set of charts in place.
+pub fn commit(flag: &str, set: sim::fsutil::Staged) -> Result<(), String> {
+    set.commit().map_err(|(path, e)| format!("{flag}: cannot put {} in place ({e})", path.display()))
+}
+
+/// [`write_all`] up to the commit: the charts written beside their places.
+fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::Staged, String> {
     for (path, _) in files {
         if path.is_dir() {
             return Err(format!("{flag}: cannot write {}: it is a directory", path.display()));
         }
     }
+    let mut set = sim::fsutil::Staged::default();
     // The folder of `-o figures/`, made here rather than when planning.
-    for (path, _) in files {
-        match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() && !d.exists() => {
-                std::fs::create_dir(d).map_err(|e| format!("{flag}: cannot make the folder {} ({e})", d.display()))?
-            }
-            _ => {}
+    if let Some(d) = files.first().and_then(|(p, _)| p.parent()) {
+        if !d.as_os_str().is_empty() && !d.exists() {
+            set.make_folder(d).map_err(|e| format!("{flag}: cannot make the folder {} ({e})", d.display()))?;
         }
     }
-    for (i, (path, bytes)) in files.iter().enumerate() {
-        if let Err(e) = visualizer::write_file(path, bytes) {
-            for (done, _) in &files[..i] {
-                let _ = std::fs::remove_file(done);
-            }
-            return Err(format!("{flag}: {e}"));
-        }
+    for (path, bytes) in files {
+        set.stage(path, bytes).map_err(|e| format!("{flag}: cannot write {}: {e}", path.display()))?;
     }
-    Ok(())
+    Ok(set)
 }
 
 /// `deadsim export`.
@@ -556,7 +563,9 @@ mod tests {
         let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
         let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (files, skipped) = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let (set, files, skipped) = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        assert!(!files[0].exists(), "nothing is in place before the commit");
+        commit("--render", set).unwrap();
         let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
         assert_eq!(skipped, ["skipped pipes: no pipes in this trace"]);
@@ -569,13 +578,15 @@ mod tests {
         );
         let (waitfor, locks) = (dir.join("abba-waitfor.svg"), dir.join("abba-locks.svg"));
         assert!(waitfor.exists() && locks.exists());
-        let (files, skipped) = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let (set, files, skipped) = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        commit("--render", set).unwrap();
         assert_eq!(files, [dir.join("abba-timeline.svg")]);
         assert!(skipped.iter().any(|s| s.starts_with("skipped waitfor")), "{skipped:?}");
         // (Nothing is locked in 3 steps: no locks chart either.)
         assert!(!waitfor.exists() && !locks.exists(), "the deadlock's charts are left beside a run without them");
         // A folder still to make, as `render -o DIR/` makes it.
-        let (files, _) = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
+        let (set, files, _) = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
+        commit("--render", set).unwrap();
         assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

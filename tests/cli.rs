@@ -636,6 +636,36 @@ fn replay_and_shrink_print_json_as_run_does() {
     assert_eq!((code, nothing["shrunk"].as_bool()), (0, Some(false)));
 }
 
+/// A set of charts whose last one cannot be written leaves the charts that
+/// were there as they were: every chart is written beside its place first.
+#[cfg(unix)]
+#[test]
+fn a_chart_that_cannot_be_written_leaves_the_older_charts_alone() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-keep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("ab.json");
+    let (code, _, err) = deadsim(&["run", "abba", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    for chart in ["timeline", "locks"] {
+        std::fs::write(dir.join(format!("ab-{chart}.png")), format!("old {chart}")).unwrap();
+    }
+    // The wait-for chart, written last, goes through a link into a folder that is not there.
+    std::os::unix::fs::symlink(dir.join("gone/waitfor.png"), dir.join("ab-waitfor.png")).unwrap();
+    let out = format!("{}/", dir.display());
+    let (code, _, err) = deadsim(&["render", trace.to_str().unwrap(), "--chart", "all", "-o", &out]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot write") && err.contains("ab-waitfor.png"), "{err}");
+    for chart in ["timeline", "locks"] {
+        assert_eq!(std::fs::read_to_string(dir.join(format!("ab-{chart}.png"))).unwrap(), format!("old {chart}"));
+    }
+    let mut left: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["ab-locks.png", "ab-timeline.png", "ab-waitfor.png", "ab.json"], "no temporary file left");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn render_draws_a_trace_and_refuses_bad_paths() {
     let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));
@@ -690,14 +720,16 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert!(!out.exists());
 
     // `run --render`: an error names --render, and nothing is written,
-    // the trace of the run included.
+    // the trace of the run included; the report of the run still follows,
+    // and the exit is 2.
     let figs = dir.join("figs");
     std::fs::create_dir_all(figs.join("abba-a5167e82-seed0-locks.png")).unwrap();
     let tt = dir.join("tt.json");
     let figs_arg = format!("{}/", figs.display());
     let (code, out, err) = deadsim(&["run", "abba", "--render", &figs_arg, "--trace", tt.to_str().unwrap()]);
-    assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    assert!(err.contains("--render: cannot write") && err.contains("it is a directory"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(out.starts_with("abba seed 0: deadlock after 5 steps"), "{out}");
+    assert!(err.contains("--render: cannot write") && err.contains("it is a directory; the report follows"), "{err}");
     assert!(!tt.exists(), "the trace was written");
     assert_eq!(std::fs::read_dir(&figs).unwrap().count(), 1, "a chart was left");
     let afile = dir.join("afile");

@@ -33,6 +33,98 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// A set of files written as one: each is written beside its place first
+/// ([`Staged::stage`]), and only when all are written are they put in place
+/// ([`Staged::commit`]). A set dropped before its commit removes what it
+/// wrote, so a failed write of one file of a set (a full disk, a size
+/// limit) leaves every file that was there as it was.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("deadsim-doc-staged-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let mut set = sim::fsutil::Staged::default();
+/// set.stage(&dir.join("a.txt"), b"a").unwrap();
+/// set.stage(&dir.join("b.txt"), b"b").unwrap();
+/// assert!(!dir.join("a.txt").exists(), "nothing is in place before the commit");
+/// set.commit().unwrap();
+/// assert_eq!(std::fs::read(dir.join("b.txt")).unwrap(), b"b");
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Default)]
+pub struct Staged {
+    /// (temporary file, the file it becomes), in staging order.
+    files: Vec<(std::path::PathBuf, std::path::PathBuf)>,
+    /// A folder made for the set, removed with it if it is left empty.
+    folder: Option<std::path::PathBuf>,
+}
+
+impl Staged {
+    /// Makes the folder the set goes into (one level): a set dropped before
+    /// its commit removes it again if it is empty.
+    pub fn make_folder(&mut self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir(dir)?;
+        self.folder = Some(dir.to_path_buf());
+        Ok(())
+    }
+
+    /// Writes `bytes` beside `path`, to be put in place by [`Staged::commit`].
+    /// As with [`write_atomic`], links are followed, and a path that is not a
+    /// regular file (a device, a FIFO) is written in place at once: there is
+    /// nothing there to keep.
+    pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        let path = match target_of(path)? {
+            Target::Special => return write_atomic(path, bytes),
+            Target::File(p) => p,
+        };
+        let tmp = temp_beside(&path)?;
+        let result = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()
+        })();
+        match result {
+            Ok(()) => {
+                self.files.push((tmp, path));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts every staged file in place (a rename each, in one folder, which
+    /// does not fail for want of space). On an error the files not yet in
+    /// place are removed and the error names the one that failed.
+    pub fn commit(mut self) -> Result<(), (std::path::PathBuf, std::io::Error)> {
+        let files = std::mem::take(&mut self.files);
+        // In place or not, what was put there stays: the folder with it.
+        self.folder = None;
+        let mut left = files.into_iter();
+        while let Some((tmp, path)) = left.next() {
+            if let Err(e) = std::fs::rename(&tmp, &path) {
+                let _ = std::fs::remove_file(&tmp);
+                self.files = left.collect();
+                return Err((path, e));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in self.files.drain(..) {
+            let _ = std::fs::remove_file(tmp);
+        }
+        if let Some(dir) = self.folder.take() {
+            // Only if empty: remove_dir refuses a folder with anything in it.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 /// Where a write to a path lands.
 enum Target {
     /// A regular file, existing or not, at this path (symbolic links resolved).
@@ -155,6 +247,33 @@ mod tests {
         assert!(!kind.is_file() && !kind.is_symlink(), "the FIFO is still a FIFO");
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left.len(), 1, "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_set_that_fails_midway_leaves_the_files_there_as_they_were() {
+        let dir = scratch("staged");
+        for name in ["a", "b", "c"] {
+            std::fs::write(dir.join(name), format!("old {name}")).unwrap();
+        }
+        let mut set = Staged::default();
+        set.stage(&dir.join("a"), b"new a").unwrap();
+        set.stage(&dir.join("b"), b"new b").unwrap();
+        // The third cannot be written: its folder does not exist.
+        assert!(set.stage(&dir.join("no-such-folder/c"), b"new c").is_err());
+        drop(set);
+        for name in ["a", "b", "c"] {
+            assert_eq!(std::fs::read_to_string(dir.join(name)).unwrap(), format!("old {name}"));
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 3, "no temporary file left: {left:?}");
+        let mut set = Staged::default();
+        set.stage(&dir.join("a"), b"new a").unwrap();
+        set.stage(&dir.join("d"), b"new d").unwrap();
+        set.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a")).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(dir.join("d")).unwrap(), "new d");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
