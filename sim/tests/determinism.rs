@@ -236,20 +236,15 @@ fn bad_traces_are_rejected_with_the_field_named() {
         e.contains("deadlock.behind[0]: task 0 (\"main\") is in the report, but the events do not leave it blocked"),
         "{e}"
     );
-    // A report whose shape the events contradict: a cycle that does not go
-    // on to a mutex's holder; "no cycle" where the tasks wait for each
+    // A report whose shape the events contradict: a task said to wait for
+    // another lock than it does; "no cycle" where the tasks wait for each
     // other's mutexes; a task left out of a global report; the tasks able
     // to run, and whether any is, misstated.
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     let other = v["deadlock"]["cycle"][1]["resource"].clone();
     v["deadlock"]["cycle"][0]["resource"] = other;
     let e = err(&v.to_string());
-    assert!(
-        e.contains(
-            "deadlock.cycle[0]: task 1 waits for mutex \"A\" and the cycle goes on to task 2, but task 1 holds it"
-        ),
-        "{e}"
-    );
+    assert!(e.contains("deadlock.cycle[0].resource: 0, but the task's block event is on resource 1 (\"B\")"), "{e}");
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     let cycle = v["deadlock"]["cycle"].take();
     v["deadlock"]["behind"] = cycle;
@@ -398,7 +393,10 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let mut w = v.clone();
     w["events"][block]["op"] = serde_json::json!("recv");
     let e = err(&w.to_string());
-    assert!(e.contains(&format!("events[{block}]: a block event of task 2 at step 5")), "{e}");
+    assert!(
+        e.contains(&format!("events[{block}]: a block in recv on resource 0 (\"A\"), which is a mutex, not a chan")),
+        "{e}"
+    );
     let mut w = v.clone();
     w["events"][block]["resource"] = serde_json::json!(1);
     let e = err(&w.to_string());
@@ -434,6 +432,8 @@ fn bad_traces_are_rejected_with_the_field_named() {
         let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
         v["meta"]["verdict"] = serde_json::json!(verdict);
         v["deadlock"] = serde_json::json!(null);
+        // Stopped before the deadlock was seen: no deadlock event.
+        v["events"].as_array_mut().unwrap().pop();
         Trace::parse(&v.to_string(), "t.json").unwrap_or_else(|e| panic!("{verdict}: {e}"));
     }
     // In the writer's layout a wrong type is placed at its list item.
@@ -475,4 +475,127 @@ fn the_engines_traces_load_hand_offs_included() {
         }
     }
     assert!(writes_for_another > 0, "some pipe write was moved in by its reader");
+}
+
+#[test]
+fn a_report_and_lock_events_the_events_contradict_are_rejected() {
+    let err = |v: &serde_json::Value| Trace::parse(&v.to_string(), "t.json").expect_err("rejected").to_string();
+    let recorded = |name: &str, params: &[(&str, &str)]| {
+        let p: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m = models::find(name).unwrap().configure(&p).unwrap();
+        let run = (0..3_000).map(|s| m.run(s, false)).find(|r| r.outcome.is_failure()).expect("a failing seed");
+        serde_json::to_value(m.run(run.seed, true).trace.unwrap()).unwrap()
+    };
+    let abba = recorded("abba", &[]);
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = abba.clone();
+        f(&mut v);
+        err(&v)
+    };
+    for (what, e, want) in [
+        (
+            "op",
+            edit(&|v| v["deadlock"]["cycle"][0]["op"] = "send".into()),
+            "deadlock.cycle[0].op: \"send\", but the task's block event is a lock",
+        ),
+        (
+            "kind",
+            edit(&|v| v["deadlock"]["cycle"][0]["kind"] = "chan".into()),
+            "deadlock.cycle[0].kind: \"chan\", but the resource it waits on is a \"mutex\"",
+        ),
+        (
+            "waits_for",
+            edit(&|v| v["deadlock"]["cycle"][0]["waits_for"] = "C".into()),
+            "deadlock.cycle[0].waits_for: \"C\", but the task's block event says \"B\"",
+        ),
+        (
+            "holds",
+            edit(&|v| v["deadlock"]["cycle"][0]["holds"][0]["resource"] = "B".into()),
+            "deadlock.cycle[0].holds[0]: mutex \"B\", which the events do not leave task 1 holding",
+        ),
+        (
+            "released_by",
+            edit(&|v| v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!([])),
+            "deadlock.cycle[0].released_by: [] does not name \"T2\", the next task of the cycle",
+        ),
+        (
+            "order",
+            edit(&|v| v["deadlock"]["cycle"].as_array_mut().unwrap().reverse()),
+            "deadlock.cycle[0]: task 2, but the cycle starts at its task spawned first",
+        ),
+        (
+            "step",
+            edit(&|v| v["deadlock"]["step"] = 1.into()),
+            "deadlock.step/time: 1/500 ns, but the deadlock event is at step 5, 500 ns",
+        ),
+        (
+            "event",
+            edit(&|v| drop(v["events"].as_array_mut().unwrap().pop())),
+            "the verdict is \"deadlock\", but the events do not end in a deadlock event",
+        ),
+        (
+            "block op",
+            edit(&|v| {
+                let b = v["events"].as_array_mut().unwrap().iter_mut().find(|e| e["kind"] == "block").unwrap();
+                b["op"] = "bogus".into();
+            }),
+            ".op: a block in \"bogus\", not an operation a task waits in",
+        ),
+    ] {
+        assert!(e.contains(want), "{what}: {e}");
+    }
+    // A monitor's exit taken out: the next task to enter it finds it owned.
+    let flink = recorded("flink", &[("scenario", "minimal")]);
+    let events = flink["events"].as_array().unwrap();
+    let kind_of = |r: &serde_json::Value| flink["resources"][r.as_u64().unwrap() as usize]["kind"].clone();
+    let (x, next) = (0..events.len())
+        .filter(|&i| {
+            events[i]["kind"] == "exit" && events[i]["amount"] == 0 && kind_of(&events[i]["resource"]) == "monitor"
+        })
+        .find_map(|i| {
+            let e = &events[i];
+            let j = (i + 1..events.len())
+                .find(|&j| events[j]["resource"] == e["resource"] && events[j]["kind"] == "enter")?;
+            (events[j]["task"] != e["task"]).then_some((i, j))
+        })
+        .expect("a monitor another task enters after an exit");
+    let mut v = flink.clone();
+    v["events"].as_array_mut().unwrap().remove(x);
+    let name =
+        flink["resources"][events[x]["resource"].as_u64().unwrap() as usize]["name"].as_str().unwrap().to_string();
+    let want = format!(
+        "events[{}]: task {} enters monitor \"{name}\", which task {} owns",
+        next - 1,
+        events[next]["task"],
+        events[x]["task"]
+    );
+    assert!(err(&v).contains(&want), "{want}: {}", err(&v));
+    // An RWMutex's write unlock taken out: the next lock of it finds a writer.
+    let ttrpc = recorded("ttrpc", &[("server", "v1.0.2"), ("client", "v1.2.3")]);
+    let events = ttrpc["events"].as_array().unwrap();
+    let kind_of = |r: &serde_json::Value| ttrpc["resources"][r.as_u64().unwrap() as usize]["kind"].clone();
+    let (x, next) = (0..events.len())
+        .filter(|&i| events[i]["kind"] == "unlock" && kind_of(&events[i]["resource"]) == "rwmutex")
+        .find_map(|i| {
+            let j = (i + 1..events.len()).find(|&j| {
+                events[j]["resource"] == events[i]["resource"]
+                    && matches!(events[j]["kind"].as_str(), Some("lock" | "rlock"))
+            })?;
+            Some((i, j))
+        })
+        .expect("an RWMutex locked again after a write unlock");
+    let writer = (0..x)
+        .rev()
+        .find(|&i| events[i]["resource"] == events[x]["resource"] && events[i]["kind"] == "lock")
+        .map(|i| events[i]["task"].clone())
+        .unwrap();
+    let mut v = ttrpc.clone();
+    v["events"].as_array_mut().unwrap().remove(x);
+    let name =
+        ttrpc["resources"][events[x]["resource"].as_u64().unwrap() as usize]["name"].as_str().unwrap().to_string();
+    let how = if events[next]["kind"] == "lock" { "write-locks" } else { "read-locks" };
+    let held = if how == "write-locks" { "holds" } else { "write-holds" };
+    let want =
+        format!("events[{}]: task {} {how} \"{name}\", which task {writer} {held}", next - 1, events[next]["task"]);
+    assert!(err(&v).contains(&want), "{want}: {}", err(&v));
 }

@@ -511,11 +511,16 @@ fn violated_invariant_and_step_limit_are_outcomes() {
 
 #[test]
 fn awaiting_a_foreign_future_is_reported_not_hung() {
-    let run = Sim::new(0).run(|| async {
+    let run = Sim::new(0).record(true).run(|| async {
         std::future::pending::<()>().await;
     });
     assert_eq!(run.outcome.verdict(), "panic");
     assert!(run.outcome.summary().contains("not a deadsim primitive"));
+    // Its trace says so with a panic event of the task, and loads.
+    let t = run.trace.unwrap();
+    assert_eq!(t.events.last().map(|e| (e.task, e.kind)), Some((0, sim::trace::EventKind::Panic)));
+    let json = t.to_json();
+    assert_eq!(sim::trace::Trace::from_json(&json).unwrap().to_json(), json);
 }
 
 #[test]

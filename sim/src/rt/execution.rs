@@ -301,6 +301,8 @@ impl Execution {
                 Ok(Poll::Ready(())) => finish_task(s, t),
                 Ok(Poll::Pending) => {
                     if !s.suspended && s.failure.is_none() {
+                        // Recorded as a panic of the task, as the outcome says.
+                        s.record(t, EventKind::Panic, None, None, None, None, None);
                         let frames = stack_of(s, t);
                         s.fail(Outcome::Panic {
                             task: s.tasks[t as usize].name.to_string(),

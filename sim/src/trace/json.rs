@@ -171,6 +171,9 @@ impl Trace {
     /// Checks that every id an event refers to exists, that steps and
     /// virtual time never go back, and that the schedule has a task per step.
     fn validate(&self) -> Result<(), String> {
+        if self.events.is_empty() {
+            return Err("events: the trace has no events (a run records at least the spawn of main)".into());
+        }
         for (i, t) in self.tasks.iter().enumerate() {
             if t.id as usize != i {
                 return Err(format!("tasks[{i}].id is {}, expected {i}", t.id));
@@ -210,6 +213,9 @@ impl Trace {
                         want.join(" or ")
                     ));
                 }
+            }
+            if e.kind == super::EventKind::Block {
+                self.validate_block(i, e)?;
             }
             // A pipe never holds more than its capacity (nothing, for a net.Pipe).
             if let (Some(r), Some(b)) = (e.resource, e.buffered) {
@@ -299,25 +305,7 @@ impl Trace {
                 _ => {}
             }
         }
-        // A Go mutex is held by one task at a time: a lock of a held mutex,
-        // or an unlock of a free one, is an event no run records. (Another
-        // task may unlock it, as in Go.)
-        let mut holder: Vec<Option<u32>> = vec![None; self.resources.len()];
-        for (i, e) in self.events.iter().enumerate() {
-            let Some(r) = e.resource.filter(|&r| self.resources[r as usize].kind == "mutex") else { continue };
-            let name = &self.resources[r as usize].name;
-            match (e.kind, holder[r as usize]) {
-                (super::EventKind::Lock, Some(h)) => {
-                    return Err(format!("events[{i}]: task {} locks \"{name}\", which task {h} holds", e.task));
-                }
-                (super::EventKind::Lock, None) => holder[r as usize] = Some(e.task),
-                (super::EventKind::Unlock, None) => {
-                    return Err(format!("events[{i}]: task {} unlocks \"{name}\", which no task holds", e.task));
-                }
-                (super::EventKind::Unlock, Some(_)) => holder[r as usize] = None,
-                _ => {}
-            }
-        }
+        let locks = self.validate_locks()?;
         if last_time > self.meta.time_ns {
             return Err(format!("events: an event at {last_time} ns, but meta.time_ns is {}", self.meta.time_ns));
         }
@@ -350,12 +338,171 @@ impl Trace {
             _ => {}
         }
         self.validate_schedule()?;
-        self.validate_deadlock_tasks()
+        self.validate_outcome()?;
+        self.validate_deadlock_tasks(&locks)
+    }
+
+    /// Checks that locks change hands as the engine lets them: a Go mutex
+    /// is held by one task at a time (another task may unlock it, as in
+    /// Go); an RWMutex by one writer or by readers; a Java monitor by one
+    /// owner, whose entry count each enter, exit and wait states. Gives who
+    /// holds what at the end of the events.
+    fn validate_locks(&self) -> Result<Locks, String> {
+        use super::EventKind::*;
+        let n = self.resources.len();
+        let mut l = Locks {
+            holder: vec![None; n],
+            readers: vec![Vec::new(); n],
+            owner: vec![None; n],
+            saved: vec![Vec::new(); self.tasks.len()],
+        };
+        for (i, e) in self.events.iter().enumerate() {
+            let Some(r) = e.resource else { continue };
+            let (res, t, ri) = (&self.resources[r as usize], e.task, r as usize);
+            let name = &res.name;
+            match (res.kind.as_str(), e.kind) {
+                ("mutex", Lock) => match l.holder[ri] {
+                    Some(h) => return Err(format!("events[{i}]: task {t} locks \"{name}\", which task {h} holds")),
+                    None => l.holder[ri] = Some(t),
+                },
+                ("mutex", Unlock) => {
+                    let Some(_) = l.holder[ri].take() else {
+                        return Err(format!("events[{i}]: task {t} unlocks \"{name}\", which no task holds"));
+                    };
+                }
+                ("rwmutex", Lock) => match (l.holder[ri], l.readers[ri].len()) {
+                    (Some(h), _) => {
+                        return Err(format!("events[{i}]: task {t} write-locks \"{name}\", which task {h} holds"))
+                    }
+                    (None, k) if k > 0 => {
+                        return Err(format!("events[{i}]: task {t} write-locks \"{name}\", which {k} reader(s) hold"))
+                    }
+                    _ => l.holder[ri] = Some(t),
+                },
+                ("rwmutex", Unlock) => {
+                    let Some(_) = l.holder[ri].take() else {
+                        return Err(format!("events[{i}]: task {t} unlocks \"{name}\", which no writer holds"));
+                    };
+                }
+                ("rwmutex", RLock) => match l.holder[ri] {
+                    Some(h) => {
+                        return Err(format!("events[{i}]: task {t} read-locks \"{name}\", which task {h} write-holds"))
+                    }
+                    None => l.readers[ri].push(t),
+                },
+                ("rwmutex", RUnlock) => {
+                    // Its own read lock, or (any task may, as in Go) the first taken.
+                    let rs = &mut l.readers[ri];
+                    match rs.iter().position(|&x| x == t).or(if rs.is_empty() { None } else { Some(0) }) {
+                        Some(k) => drop(rs.remove(k)),
+                        None => {
+                            return Err(format!("events[{i}]: task {t} read-unlocks \"{name}\", which no reader holds"))
+                        }
+                    }
+                }
+                ("monitor", Enter) => {
+                    let c = e.amount.unwrap_or(0);
+                    let want = match l.owner[ri] {
+                        Some((o, _)) if o != t => {
+                            return Err(format!("events[{i}]: task {t} enters monitor \"{name}\", which task {o} owns"))
+                        }
+                        Some((_, k)) => k + 1,
+                        // Back from a wait: the entry count it had.
+                        None => l.saved[t as usize].iter().find(|&&(x, _)| x == r).map_or(1, |&(_, k)| k),
+                    };
+                    if c != want {
+                        return Err(format!(
+                            "events[{i}]: task {t} enters monitor \"{name}\" with entry count {c}, expected {want}"
+                        ));
+                    }
+                    l.saved[t as usize].retain(|&(x, _)| x != r);
+                    l.owner[ri] = Some((t, c));
+                }
+                ("monitor", Exit | Wait | Notify | NotifyAll) => {
+                    let Some((o, k)) = l.owner[ri].filter(|&(o, _)| o == t) else {
+                        return Err(format!(
+                            "events[{i}]: {} of monitor \"{name}\" by task {t}, which does not own it",
+                            an_event(e.kind)
+                        ));
+                    };
+                    let c = e.amount.unwrap_or(0);
+                    match e.kind {
+                        Exit if c + 1 != k => {
+                            return Err(format!(
+                                "events[{i}]: task {t} exits monitor \"{name}\" to entry count {c}, but it had entered it {k} time(s)"
+                            ))
+                        }
+                        Exit => l.owner[ri] = (c > 0).then_some((o, c)),
+                        Wait if c != k => {
+                            return Err(format!(
+                                "events[{i}]: task {t} waits on monitor \"{name}\" giving up {c} entries, but it had entered it {k} time(s)"
+                            ))
+                        }
+                        Wait => {
+                            l.owner[ri] = None;
+                            l.saved[t as usize].push((r, c));
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(l)
+    }
+
+    /// Checks that the verdict agrees with the events: a deadlock ends them
+    /// with the deadlock event at the report's step and time; an invariant
+    /// has its check event; a run that completed has every foreground task
+    /// finished.
+    fn validate_outcome(&self) -> Result<(), String> {
+        use super::EventKind::*;
+        let last = self.events.last();
+        if let Some(i) = self.events.iter().position(|e| e.kind == Deadlock).filter(|&i| i + 1 != self.events.len()) {
+            return Err(format!("events[{i}]: a deadlock event, but not the last event"));
+        }
+        match (self.meta.verdict.as_str(), &self.deadlock) {
+            ("deadlock", Some(d)) => match last.filter(|e| e.kind == Deadlock) {
+                None => {
+                    return Err(
+                        "events: the verdict is \"deadlock\", but the events do not end in a deadlock event".into()
+                    )
+                }
+                Some(e) if (e.step, e.time) != (d.step, d.time) => {
+                    return Err(format!(
+                        "deadlock.step/time: {}/{} ns, but the deadlock event is at step {}, {} ns",
+                        d.step, d.time, e.step, e.time
+                    ))
+                }
+                _ => {}
+            },
+            (v, _) if last.is_some_and(|e| e.kind == Deadlock) => {
+                return Err(format!("events: a deadlock event, but meta.verdict is \"{v}\""));
+            }
+            ("invariant", _) if !self.events.iter().any(|e| e.kind == Check) => {
+                return Err("meta.verdict: \"invariant\", but no check event failed".into());
+            }
+            ("panic", _) if !self.events.iter().any(|e| e.kind == Panic) => {
+                return Err("meta.verdict: \"panic\", but no task panics in the events".into());
+            }
+            ("no-deadlock", _) => {
+                let mut done = vec![false; self.tasks.len()];
+                self.events.iter().filter(|e| e.kind == Finish).for_each(|e| done[e.task as usize] = true);
+                if let Some(t) = self.tasks.iter().find(|t| !t.background && !done[t.id as usize]) {
+                    return Err(format!(
+                        "meta.verdict: \"no-deadlock\", but task {} (\"{}\") never finishes",
+                        t.id, t.name
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Checks that a deadlock report names each task once, and only tasks
     /// the events leave blocked at the end.
-    fn validate_deadlock_tasks(&self) -> Result<(), String> {
+    fn validate_deadlock_tasks(&self, locks: &Locks) -> Result<(), String> {
         use super::EventKind::*;
         let Some(d) = &self.deadlock else { return Ok(()) };
         #[derive(Clone, Copy, PartialEq)]
@@ -368,19 +515,19 @@ impl Trace {
         }
         // Where the events leave each task, and who holds each Go mutex.
         let mut left = vec![Left::Unspawned; self.tasks.len()];
-        let mut holder: Vec<Option<u32>> = vec![None; self.resources.len()];
-        for e in &self.events {
+        let holder = &locks.holder;
+        // Each task's last block: what a report entry must say it waits for.
+        let mut blocked_at = vec![None; self.tasks.len()];
+        for (i, e) in self.events.iter().enumerate() {
             let t = e.task as usize;
             match e.kind {
                 Spawn | Wake => left[t] = Left::Ready,
-                Block => left[t] = Left::Blocked,
+                Block => {
+                    left[t] = Left::Blocked;
+                    blocked_at[t] = Some(i);
+                }
                 Sleep => left[t] = Left::Asleep,
                 Finish => left[t] = Left::Finished,
-                Lock | Unlock => {
-                    if let Some(r) = e.resource.filter(|&r| self.resources[r as usize].kind == "mutex") {
-                        holder[r as usize] = (e.kind == Lock).then_some(e.task);
-                    }
-                }
                 _ => {}
             }
         }
@@ -400,6 +547,8 @@ impl Trace {
                         b.name
                     ));
                 }
+                let e = &self.events[blocked_at[t].expect("a blocked task has a block event")];
+                self.validate_entry(b, e, locks).map_err(|why| format!("deadlock.{list}[{j}].{why}"))?;
             }
         }
         // The tasks still able to run, by name in task order: none for a
@@ -430,6 +579,23 @@ impl Trace {
             return Err(
                 "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle)".into(),
             );
+        }
+        // The cycle starts at the task spawned first, and each of its tasks
+        // can be released by the next.
+        if let Some(first) = d.cycle.first().filter(|f| d.cycle.iter().any(|b| b.task < f.task)) {
+            return Err(format!(
+                "deadlock.cycle[0]: task {}, but the cycle starts at its task spawned first",
+                first.task
+            ));
+        }
+        for (j, b) in d.cycle.iter().enumerate() {
+            let next = &d.cycle[(j + 1) % d.cycle.len()];
+            if !b.released_by.contains(&next.name) {
+                return Err(format!(
+                    "deadlock.cycle[{j}].released_by: {:?} does not name \"{}\", the next task of the cycle",
+                    b.released_by, next.name
+                ));
+            }
         }
         // Each task of the cycle waits for the next; for a Go mutex that
         // next task is its holder.
@@ -477,6 +643,133 @@ impl Trace {
         Ok(())
     }
 
+    /// Checks that block event `e` (`events[i]`) waits in an operation the
+    /// engine has, on a resource of the kind that operation takes: a lock on
+    /// a lock or monitor, a wait on a monitor, a send or receive on a
+    /// channel, a write or read on a pipe; a select on its cases; a join on
+    /// the task it joins (`peer`).
+    fn validate_block(&self, i: usize, e: &super::Event) -> Result<(), String> {
+        let op = e.op.as_deref().unwrap_or("");
+        let kinds: Option<&[&str]> = match op {
+            "lock" => Some(&["mutex", "rwmutex", "monitor"]),
+            "rlock" => Some(&["rwmutex"]),
+            "wait" => Some(&["monitor"]),
+            "send" | "recv" => Some(&["chan"]),
+            "write" | "read" => Some(&["pipe"]),
+            "select" | "join" => None,
+            _ => {
+                return Err(format!(
+                    "events[{i}].op: a block in {op:?}, not an operation a task waits in \
+                     (lock, rlock, wait, send, recv, select, write, read, join)"
+                ))
+            }
+        };
+        match (kinds, e.resource) {
+            (Some(kinds), Some(r)) => {
+                let res = &self.resources[r as usize];
+                if !kinds.contains(&res.kind.as_str()) {
+                    return Err(format!(
+                        "events[{i}]: a block in {op} on resource {r} (\"{}\"), which is a {}, not a {}",
+                        res.name,
+                        res.kind,
+                        kinds.join(" or ")
+                    ));
+                }
+            }
+            (Some(_), None) => return Err(format!("events[{i}]: a block in {op} without a resource")),
+            (None, Some(r)) => {
+                return Err(format!(
+                    "events[{i}]: a block in {op} on resource {r}, but a {op} waits on no one resource"
+                ))
+            }
+            (None, None) if op == "select" && e.cases.is_empty() => {
+                return Err(format!("events[{i}]: a block in select without its cases"))
+            }
+            (None, None) if op == "join" && e.peer.is_none() => {
+                return Err(format!("events[{i}]: a block in join without the task it joins (peer)"))
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Checks one entry of a deadlock report against the task's last block
+    /// event `e` and the locks held at the end: the operation, the resource,
+    /// its kind and name (or the joined task, or the select's cases), the
+    /// innermost frame, and the locks it holds. The error names the field.
+    fn validate_entry(&self, b: &crate::outcome::BlockedTask, e: &super::Event, locks: &Locks) -> Result<(), String> {
+        let op = e.op.as_deref().unwrap_or("");
+        if b.op != op {
+            return Err(format!("op: \"{}\", but the task's block event is a {op}", b.op));
+        }
+        if b.resource != e.resource {
+            let id = |r: Option<u32>| r.map_or("null".to_string(), |r| r.to_string());
+            return Err(format!(
+                "resource: {}, but the task's block event is on {}",
+                id(b.resource),
+                match e.resource {
+                    Some(r) => format!("resource {r} (\"{}\")", self.resources[r as usize].name),
+                    None => "no one resource".to_string(),
+                }
+            ));
+        }
+        let (kind, waits_for) = match (e.resource, e.peer) {
+            (Some(r), _) => {
+                let res = &self.resources[r as usize];
+                (res.kind.as_str(), res.name.clone())
+            }
+            (None, Some(u)) => ("", self.tasks[u as usize].name.clone()),
+            (None, None) => {
+                let cases: Vec<String> = e
+                    .cases
+                    .iter()
+                    .map(|c| format!("{} {}", c.dir.as_str(), self.resources[c.resource as usize].name))
+                    .collect();
+                ("", cases.join(" | "))
+            }
+        };
+        if b.kind != kind {
+            return Err(format!("kind: \"{}\", but the resource it waits on is a {kind:?}", b.kind));
+        }
+        if b.waits_for != waits_for {
+            return Err(format!("waits_for: \"{}\", but the task's block event says \"{waits_for}\"", b.waits_for));
+        }
+        if let (Some(top), Some(f)) = (b.stack.first(), e.frame.map(|f| &self.frames[f as usize])) {
+            if (&top.name, &top.site) != (&f.name, &f.site) {
+                return Err(format!(
+                    "stack[0]: {} ({}), but the task blocked in {} ({})",
+                    top.name, top.site, f.name, f.site
+                ));
+            }
+        }
+        for name in &b.released_by {
+            if !self.tasks.iter().any(|t| &t.name == name) {
+                return Err(format!("released_by: \"{name}\" is not a task"));
+            }
+        }
+        let t = b.task;
+        for (k, h) in b.holds.iter().enumerate() {
+            let holds = |r: usize| match (h.kind.as_str(), h.mode.as_str()) {
+                ("mutex", _) | ("rwmutex", "write") => locks.holder[r] == Some(t),
+                ("rwmutex", "read") => locks.readers[r].contains(&t),
+                ("monitor", _) => locks.owner[r].is_some_and(|(o, _)| o == t),
+                _ => false,
+            };
+            let found = self
+                .resources
+                .iter()
+                .enumerate()
+                .any(|(r, res)| res.name == h.resource && res.kind == h.kind && holds(r));
+            if !found {
+                return Err(format!(
+                    "holds[{k}]: {} \"{}\", which the events do not leave task {t} holding",
+                    h.kind, h.resource
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that the schedule and the events tell one story. An event a
     /// task makes itself falls at a step the schedule gives that task; one
     /// made for another task (a spawn, a wake, a hand-off) names the task
@@ -485,9 +778,16 @@ impl Trace {
     /// spawn comes before step 1.
     fn validate_schedule(&self) -> Result<(), String> {
         use super::EventKind::*;
+        // Whether each task's last wait was a sleep (not a block).
+        let mut asleep = vec![false; self.tasks.len()];
         for (i, e) in self.events.iter().enumerate() {
             // Named only for a message: a long trace has a million events.
             let (t, kind) = (e.task, || an_event(e.kind));
+            match e.kind {
+                Sleep => asleep[t as usize] = true,
+                Block => asleep[t as usize] = false,
+                _ => {}
+            }
             if e.step == 0 {
                 if (e.kind, t) != (Spawn, 0) {
                     return Err(format!("events[{i}]: {} at step 0, where only main's spawn can be", kind()));
@@ -516,7 +816,7 @@ impl Trace {
                         && self.events[..i].iter().rev().take_while(|x| x.step == e.step).any(|x| took(&x))
                 }
                 // A sleeper whose time came wakes itself, between steps.
-                Wake => e.peer.is_some_and(|p| p == ran || p == t),
+                Wake => e.peer.is_some_and(|p| p == ran || (p == t && asleep[t as usize])),
                 Spawn => e.peer == Some(ran) && t != ran,
                 // A hand-off: the running task's operation completed this
                 // one's send, receive, lock or pipe write.
@@ -569,6 +869,18 @@ fn event_kind_name(kind: super::EventKind) -> String {
 }
 
 /// "a lock event", "an unlock event": an event of `kind`, for messages.
+/// Who holds each lock at the end of a trace's events (by resource id).
+struct Locks {
+    /// A Go mutex's holder, or an RWMutex's writer.
+    holder: Vec<Option<u32>>,
+    /// An RWMutex's readers, in the order they took it.
+    readers: Vec<Vec<u32>>,
+    /// A monitor's owner and its entry count.
+    owner: Vec<Option<(u32, u64)>>,
+    /// By task: the monitors it waits on, with the entry count it gave up.
+    saved: Vec<Vec<(u32, u64)>>,
+}
+
 fn an_event(kind: super::EventKind) -> String {
     let name = event_kind_name(kind);
     let an = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
