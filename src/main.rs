@@ -265,18 +265,23 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(
-                e.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 let _ = e.print();
-                return ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                    2
-                } else {
-                    0
-                });
+                return ExitCode::from(0);
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // No command: bad usage, so one line, as every other (the help is a flag away).
+                use clap::CommandFactory;
+                let names: Vec<String> = Cli::command()
+                    .get_subcommands()
+                    .map(|c| c.get_name().to_string())
+                    .filter(|n| n != "help")
+                    .collect();
+                eprintln!(
+                    "deadsim: error: no command given: one of {} (deadsim --help says what each does)",
+                    names.join(", ")
+                );
+                return ExitCode::from(2);
             }
             // One line, as every other error: clap's first line, without its tips.
             let text = e.to_string();
@@ -363,6 +368,14 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
         if p.as_os_str() == "-" {
             let want = if flag == "--render" { "a folder (DIR/) or a file-name prefix" } else { "a file name" };
             return Err(UsageError(format!("{flag} -: give {want} (this output does not go to stdout)")));
+        }
+        // `--trace .json` would be a hidden file named `.json`.
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !p.to_string_lossy().ends_with('/') && name.eq_ignore_ascii_case(".json") {
+            return Err(UsageError(format!(
+                "{flag} {}: a name that is only an extension; put a name before it (run{name})",
+                p.display()
+            )));
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         let dir = if p.to_string_lossy().ends_with('/') { p.as_path() } else { dir };

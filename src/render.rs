@@ -230,8 +230,18 @@ pub fn check_out_folder(flag: &str, o: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A trace is read from a file, not from stdin: `-` would otherwise be
+/// taken as a file so named, and fail as a missing file.
+fn refuse_stdin(trace: &Path) -> Result<(), String> {
+    if trace.as_os_str() == "-" {
+        return Err("-: a trace is read from a file, not from stdin; give the trace's path".into());
+    }
+    Ok(())
+}
+
 /// `deadsim render`.
 pub fn render(args: RenderArgs) -> Result<(), String> {
+    refuse_stdin(&args.trace)?;
     let all = args.chart == "all";
     let requested: Vec<Chart> = if all {
         Chart::ALL.to_vec()
@@ -384,10 +394,18 @@ fn why_skipped(c: Chart, m: &Model) -> Option<&'static str> {
 /// An output path that names the input trace is refused: a chart or an
 /// export must never replace the trace it was made from.
 fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
-    let same = match (std::fs::canonicalize(out), std::fs::canonicalize(input)) {
+    let mut same = match (std::fs::canonicalize(out), std::fs::canonicalize(input)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
+    // Another name of the same file (a hard link) is the input too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(out), std::fs::metadata(input)) {
+            same |= (a.dev(), a.ino()) == (b.dev(), b.ino());
+        }
+    }
     if same {
         return Err(format!("{}: this is the input trace; choose another output name", out.display()));
     }
@@ -479,6 +497,7 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
 
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
+    refuse_stdin(&args.trace)?;
     if args.perfetto.as_os_str() == "-" {
         // To stdout, as `render -o -` writes a chart.
         use std::io::Write;

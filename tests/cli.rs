@@ -156,6 +156,14 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "--shard", "0/2", "--keep-going"], "--keep-going and --shard need a model"),
         (vec!["hunt", "abba", "--trace", "-"], "--trace -: give a file name"),
         (vec!["run"], "not provided: <MODEL>"),
+        (
+            vec!["run", "abba", "--trace", ".json"],
+            "--trace .json: a name that is only an extension; put a name before it (run.json)",
+        ),
+        (vec!["export", "t.json", "--perfetto", "./.JSON"], "--perfetto ./.JSON: a name that is only an extension"),
+        (vec!["render", "-"], "-: a trace is read from a file, not from stdin"),
+        (vec!["export", "-", "--perfetto", "p.json"], "-: a trace is read from a file, not from stdin"),
+        (vec![], "no command given: one of models, run, hunt, replay, explore, shrink, render, export, merge, bench"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
         (vec!["render", "t.json", "-o", ".jpg"], "-o .jpg: a name that is only an extension; put a name before it"),
         (vec!["render", "t.json", "-o", "./.png", "--chart", "all"], "-o ./.png: a name that is only an extension"),
@@ -184,7 +192,6 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
         (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget `1e300`: too large"),
         (vec!["models", "nope"], "unknown model `nope`"),
-        (vec![], "Usage: deadsim <COMMAND>"),
         (vec!["export", "t.json"], "--perfetto <FILE>"),
         (vec!["export", "/nonexistent-dir/t.json", "--perfetto", "p.json"], "/nonexistent-dir/t.json: cannot read"),
     ] {
@@ -708,6 +715,17 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert_eq!(code, 2);
     assert!(err.contains("this is the input trace"), "{err}");
     assert_eq!(std::fs::read(&trace).unwrap(), before);
+    // So would writing over another name of it (a hard link).
+    #[cfg(unix)]
+    {
+        let other = dir.join("same-file.json");
+        std::fs::hard_link(&trace, &other).unwrap();
+        let (code, _, err) = deadsim(&["render", t, "--out", other.to_str().unwrap(), "--format", "svg"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("same-file.json: this is the input trace"), "{err}");
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+        std::fs::remove_file(&other).unwrap();
+    }
 
     // Something that is not a trace: one line naming the file, no image left behind.
     let junk = dir.join("junk.json");
