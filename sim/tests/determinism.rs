@@ -187,8 +187,22 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let mut back = v.clone();
     back["events"][last]["step"] = serde_json::json!(0);
     assert!(err(&back.to_string()).contains(&format!("events[{last}].step: 0 goes back from")));
+    // A wrong type is named by its field's path, in any layout (here all on one line).
     v["meta"]["steps"] = serde_json::json!("x");
-    assert!(err(&v.to_string()).contains("invalid trace at line 1 (invalid type: string \"x\""));
+    let e = err(&v.to_string());
+    assert!(e.contains("invalid trace at meta.steps (invalid type: string \"x\""), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["cycle"][0]["task"] = serde_json::json!(-1);
+    let e = err(&v.to_string());
+    assert!(e.contains("invalid trace at deadlock.cycle[0].task (invalid value: integer `-1`"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["behind"] = v["deadlock"]["cycle"].clone();
+    v["deadlock"]["behind"][1].as_object_mut().unwrap().remove("waits_for");
+    let e = err(&serde_json::to_string_pretty(&v).unwrap());
+    assert!(e.contains("invalid trace at deadlock.behind[1] (missing field `waits_for`"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["version"] = serde_json::json!(1.0);
+    assert!(err(&v.to_string()).contains("trace format version 1.0 is not supported (this deadsim reads version 1)"));
     // Ids and kinds that do not fit the tables are refused, not drawn as "?".
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["deadlock"]["cycle"][0]["task"] = serde_json::json!(42);
@@ -436,7 +450,7 @@ fn bad_traces_are_rejected_with_the_field_named() {
         v["events"].as_array_mut().unwrap().pop();
         Trace::parse(&v.to_string(), "t.json").unwrap_or_else(|e| panic!("{verdict}: {e}"));
     }
-    // In the writer's layout a wrong type is placed at its list item.
+    // In the writer's layout too, a wrong type is named by its field.
     let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
     let events = lines.iter().position(|l| l == "\"events\":[").unwrap();
     let e4 = &mut lines[events + 1 + 4];
@@ -444,7 +458,7 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let end = at + e4[at..].find(',').unwrap();
     e4.replace_range(at..end, "\"x\"");
     let e = err(&lines.join("\n"));
-    assert!(e.starts_with("t.json: invalid trace at events[4] (invalid type: string \"x\", expected u64"), "{e}");
+    assert!(e.starts_with("t.json: invalid trace at events[4].time (invalid type: string \"x\", expected u64"), "{e}");
 }
 
 #[test]

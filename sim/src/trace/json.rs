@@ -142,11 +142,26 @@ impl Trace {
                     "{origin}: trace format version {v} is not supported (this deadsim reads version {VERSION})"
                 )))
             }
-            None => return Err(TraceError(format!("{origin}: field `version` is missing or not a number"))),
+            None => {
+                return Err(TraceError(match header.version {
+                    Some(v) if v.is_number() => format!(
+                        "{origin}: trace format version {v} is not supported (this deadsim reads version {VERSION})"
+                    ),
+                    _ => format!("{origin}: field `version` is missing or not a number"),
+                }))
+            }
         }
         // Parsed again from the text, not the value, for the error's line.
-        let trace: Trace = serde_json::from_str(text)
-            .map_err(|e| TraceError(format!("{origin}: invalid trace{} ({e})", where_in(text, e.line()))))?;
+        let trace: Trace = serde_json::from_str(text).map_err(|e| {
+            // Only on an error: parsed once more, following the path to the
+            // field, which names it in any layout (minified, pretty-printed).
+            let mut de = serde_json::Deserializer::from_str(text);
+            let at = match serde_path_to_error::deserialize::<_, Trace>(&mut de) {
+                Err(p) if p.path().iter().next().is_some() => format!(" at {}", p.path()),
+                _ => where_in(text, e.line()),
+            };
+            TraceError(format!("{origin}: invalid trace{at} ({e})"))
+        })?;
         trace.validate().map_err(|e| TraceError(format!("{origin}: {e}")))?;
         Ok(trace)
     }
