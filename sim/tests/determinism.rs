@@ -612,4 +612,10 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
     let want =
         format!("events[{}]: task {} {how} \"{name}\", which task {writer} {held}", next - 1, events[next]["task"]);
     assert!(err(&v).contains(&want), "{want}: {}", err(&v));
+    // A channel holding more messages than its capacity.
+    let send = events.iter().position(|e| e["kind"] == "send").expect("a channel send");
+    let mut v = ttrpc.clone();
+    v["events"][send]["amount"] = 50.into();
+    let e = err(&v);
+    assert!(e.contains(&format!("events[{send}].amount: 50 messages buffered, but channel")), "{e}");
 }

@@ -232,6 +232,18 @@ impl Trace {
             if e.kind == super::EventKind::Block {
                 self.validate_block(i, e)?;
             }
+            // A channel never holds more messages than its capacity (none, unbuffered).
+            if let (Some(r), Some(n), super::EventKind::Send | super::EventKind::Recv) = (e.resource, e.amount, e.kind)
+            {
+                let res = &self.resources[r as usize];
+                let cap = res.capacity.unwrap_or(0);
+                if res.kind == "chan" && n > cap {
+                    return Err(format!(
+                        "events[{i}].amount: {n} messages buffered, but channel {r} (\"{}\") holds at most {cap}",
+                        res.name
+                    ));
+                }
+            }
             // A pipe never holds more than its capacity (nothing, for a net.Pipe).
             if let (Some(r), Some(b)) = (e.resource, e.buffered) {
                 let res = &self.resources[r as usize];
