@@ -71,17 +71,15 @@ pub fn write_charts_and_trace(
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    let (mut staged, mut charts, mut skipped) = (None, Vec::new(), Vec::new());
-    if let Some(out) = render {
-        let (set, written, left_out) = crate::render::render_trace(t, out).map_err(UsageError)?;
-        (staged, charts, skipped) = (Some(set), written, left_out);
-    }
+    let staged = render.map(|out| crate::render::render_trace(t, out)).transpose().map_err(UsageError)?;
     if let Some(path) = trace {
         // On an error the staged charts are dropped, and with them their files.
         write_trace(path, t)?;
     }
+    let (mut charts, mut skipped) = (Vec::new(), Vec::new());
     if let Some(set) = staged {
-        crate::render::commit("--render", set).map_err(UsageError)?;
+        charts = set.files.clone();
+        skipped = set.commit(t).map_err(UsageError)?;
     }
     for f in charts {
         eprintln!("wrote {}", f.display());

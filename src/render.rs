@@ -418,10 +418,7 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 /// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(
-    trace: &visualizer::Trace,
-    out: &Path,
-) -> Result<(sim::fsutil::Staged, Vec<PathBuf>, Vec<String>), String> {
+pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedCharts, String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
@@ -451,9 +448,28 @@ pub fn render_trace(
     for (c, f, path) in files {
         rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
     }
-    let staged = stage_all("--render", &rendered)?;
-    let skipped = leave_out(&args, &m, "this trace")?;
-    Ok((staged, rendered.into_iter().map(|(p, _)| p).collect(), skipped))
+    let set = stage_all("--render", &rendered)?;
+    Ok(StagedCharts { set, files: rendered.into_iter().map(|(p, _)| p).collect(), args })
+}
+
+/// A run's charts written beside their places ([`render_trace`]), to be put
+/// in place with [`StagedCharts::commit`]; dropped, they leave nothing.
+pub struct StagedCharts {
+    set: sim::fsutil::Staged,
+    /// Where the charts go.
+    pub files: Vec<PathBuf>,
+    args: RenderArgs,
+}
+
+impl StagedCharts {
+    /// Puts the charts in place, and only then removes an older chart of a
+    /// kind this trace has none of (under the same name, it would pass for
+    /// this run's); gives a line for each chart left out.
+    pub fn commit(self, trace: &visualizer::Trace) -> Result<Vec<String>, String> {
+        commit("--render", self.set)?;
+        let m = Model::new(trace).map_err(|e| e.to_string())?;
+        leave_out(&self.args, &m, "this trace")
+    }
 }
 
 /// FNV-1a, 32 bits: a short name for a schedule string, the same on every machine.
@@ -582,9 +598,10 @@ mod tests {
         let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
         let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (set, files, skipped) = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let files = set.files.clone();
         assert!(!files[0].exists(), "nothing is in place before the commit");
-        commit("--render", set).unwrap();
+        let skipped = set.commit(run.trace.as_ref().unwrap()).unwrap();
         let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["abba-timeline.svg", "abba-locks.svg", "abba-waitfor.svg"]);
         assert_eq!(skipped, ["skipped pipes: no pipes in this trace"]);
@@ -597,15 +614,19 @@ mod tests {
         );
         let (waitfor, locks) = (dir.join("abba-waitfor.svg"), dir.join("abba-locks.svg"));
         assert!(waitfor.exists() && locks.exists());
-        let (set, files, skipped) = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
-        commit("--render", set).unwrap();
+        let set = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let files = set.files.clone();
+        // The older charts of kinds this run has none of stay until the commit.
+        assert!(waitfor.exists() && locks.exists());
+        let skipped = set.commit(cut.trace.as_ref().unwrap()).unwrap();
         assert_eq!(files, [dir.join("abba-timeline.svg")]);
         assert!(skipped.iter().any(|s| s.starts_with("skipped waitfor")), "{skipped:?}");
         // (Nothing is locked in 3 steps: no locks chart either.)
         assert!(!waitfor.exists() && !locks.exists(), "the deadlock's charts are left beside a run without them");
         // A folder still to make, as `render -o DIR/` makes it.
-        let (set, files, _) = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
-        commit("--render", set).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
+        let files = set.files.clone();
+        set.commit(run.trace.as_ref().unwrap()).unwrap();
         assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

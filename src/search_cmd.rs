@@ -180,8 +180,16 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             format!("{how}, the bound raised from 0: none fails within {}, one within {b}", b - 1)
         }
         (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
-        (Some(k), Some(b)) if r.exhausted && b < k => {
+        // Plain DFS ran out of schedules; the reduced search out of
+        // branches the bound refused: every schedule is covered, up to the
+        // order of independent steps.
+        (Some(k), Some(b)) if r.exhausted && b < k && !reduced => {
             format!("{how}, the bound raised from 0; no schedule has more than {}", count(b.into(), "preemption"))
+        }
+        (Some(k), Some(b)) if r.exhausted && b < k => {
+            format!(
+                "{how}, the bound raised from 0; the bound of {b} refused no branch, so no higher one has more to see"
+            )
         }
         (Some(0), _) => how.to_string(),
         _ => format!("{how}, the bound raised from 0"),

@@ -673,6 +673,34 @@ fn a_chart_that_cannot_be_written_leaves_the_older_charts_alone() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `run --render` removes an older chart of a kind its run has none of only
+/// once its own charts are in place: a run that fails to write keeps it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_that_cannot_write_its_files_keeps_the_older_charts() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-older-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = format!("{}/", dir.display());
+    let (code, _, err) = deadsim(&["run", "abba", "--render", &out]);
+    assert_eq!(code, 1, "{err}");
+    let names = || {
+        let mut n: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        n.sort();
+        n
+    };
+    let before = names();
+    assert_eq!(before.len(), 3, "{before:?}");
+    // Cut short before anything locks: no locks or wait-for chart of its
+    // own; and its trace cannot be written (a full disk).
+    let (code, _, err) = deadsim(&["run", "abba", "--render", &out, "--trace", "/dev/full", "--max-steps", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--trace /dev/full: cannot write the trace"), "{err}");
+    assert_eq!(names(), before, "the older charts are kept");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn render_draws_a_trace_and_refuses_bad_paths() {
     let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));

@@ -76,6 +76,14 @@ impl Staged {
             Target::Special => return write_atomic(path, bytes),
             Target::File(p) => p,
         };
+        // Two names of the set that lead to one file (a link) would put one
+        // file's bytes in the other's place.
+        if self.files.iter().any(|(_, p)| *p == path) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("another file of this set is written to {} too (a link?)", path.display()),
+            ));
+        }
         let tmp = temp_beside(&path)?;
         let result = (|| {
             let mut f = std::fs::File::create(&tmp)?;
@@ -272,6 +280,18 @@ mod tests {
         set.stage(&dir.join("d"), b"new d").unwrap();
         set.commit().unwrap();
         assert_eq!(std::fs::read_to_string(dir.join("a")).unwrap(), "new a");
+        // Two names of one file in a set: the second is refused, not swapped in.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("a", dir.join("also-a")).unwrap();
+            let mut set = Staged::default();
+            set.stage(&dir.join("a"), b"newer a").unwrap();
+            let e = set.stage(&dir.join("also-a"), b"not a").unwrap_err();
+            assert!(e.to_string().contains("another file of this set is written to"), "{e}");
+            drop(set);
+            std::fs::remove_file(dir.join("also-a")).unwrap();
+            assert_eq!(std::fs::read_to_string(dir.join("a")).unwrap(), "new a");
+        }
         assert_eq!(std::fs::read_to_string(dir.join("d")).unwrap(), "new d");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
         std::fs::remove_dir_all(&dir).unwrap();

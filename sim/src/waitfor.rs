@@ -263,9 +263,18 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
 
 /// Builds the report for the closed set reachable from `t`.
 fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
+    let n = s.tasks.len();
+    let running: Vec<String> = (0..n)
+        .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
+        .map(|u| s.tasks[u].name.to_string())
+        .collect();
+    // Found as a task blocked, but global all the same if that left no task
+    // able to run (Go's "all goroutines are asleep"): then no one is left to
+    // release a wait with unknown releasers either, and the report names
+    // every blocked task.
+    let global = global || running.is_empty();
     // Everything that can never run: the blocked tasks not (transitively)
     // releasable by a task that can run or by a wait with unknown releasers.
-    let n = s.tasks.len();
     let mut releasable: Vec<bool> =
         s.tasks.iter().map(|t| !matches!(t.status, Status::Blocked(_) | Status::Finished)).collect();
     let mut buf = Vec::new();
@@ -288,14 +297,8 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
     let cycle = pick_cycle(s, &dead, t);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
-    let running: Vec<String> = (0..n)
-        .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
-        .map(|u| s.tasks[u].name.to_string())
-        .collect();
     Deadlock {
-        // Found as a task blocked, but global all the same if that left no
-        // task able to run (Go's "all goroutines are asleep").
-        global: global || running.is_empty(),
+        global,
         step: s.step,
         time: s.clock,
         cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),

@@ -252,7 +252,7 @@ impl BufferManager {
     /// `requestBuffer()` -> `AvailableBufferQueue.takeBuffer`: a floating
     /// buffer first, else an exclusive one (the Netty thread receives into it).
     pub async fn request_buffer(&self, g: &Gate) -> Option<NetworkBuffer> {
-        let _f = frame_at("BufferManager.requestBuffer", "BufferManager.java:102");
+        let _f = frame_at("BufferManager.requestBuffer", g.lines.request_buffer);
         let lock = self.buffer_queue.enter().await;
         if g.api == ListenerApi::Boolean {
             // FLINK-16641: "decrease the number of buffers required to avoid

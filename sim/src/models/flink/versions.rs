@@ -82,6 +82,8 @@ pub struct Lines {
     pub ric_on_backlog: &'static str,
     pub ric_checkpoint_started: &'static str,
     pub ric_inflight_retain: &'static str,
+    /// `requestBuffer`.
+    pub request_buffer: &'static str,
     /// 1.14 only (empty before): `tryRequestBuffers`, its call in
     /// `requestFloatingBuffers`, and its call in `notifyBufferAvailable`.
     pub try_request: &'static str,
@@ -117,6 +119,9 @@ pub const LINES_1_13_1: Lines = Lines {
     ric_on_backlog: "RemoteInputChannel.java:440",
     ric_checkpoint_started: "RemoteInputChannel.java:561",
     ric_inflight_retain: "RemoteInputChannel.java:660",
+    // 1.13.1's file was not found: its lines before requestFloatingBuffers
+    // are 7 fewer than 1.13.3's, and where they differ is not known.
+    request_buffer: "",
     try_request: "",
     request_floating_try: "",
     notify_try: "",
@@ -150,6 +155,7 @@ pub const LINES_1_13_3: Lines = Lines {
     ric_on_backlog: "RemoteInputChannel.java:440",
     ric_checkpoint_started: "RemoteInputChannel.java:565",
     ric_inflight_retain: "RemoteInputChannel.java:664",
+    request_buffer: "BufferManager.java:86",
     try_request: "",
     request_floating_try: "",
     notify_try: "",
@@ -188,6 +194,7 @@ pub const LINES_1_14_0: Lines = Lines {
     ric_on_backlog: "RemoteInputChannel.java:500",
     ric_checkpoint_started: "RemoteInputChannel.java:627",
     ric_inflight_retain: "RemoteInputChannel.java:726",
+    request_buffer: "BufferManager.java:87",
     try_request: "BufferManager.java:179",
     request_floating_try: "BufferManager.java:174",
     notify_try: "BufferManager.java:344",
