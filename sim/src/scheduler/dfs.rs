@@ -485,7 +485,10 @@ impl Strategy for DfsStrategy {
         let mut s = self.0.borrow_mut();
         // The node of this step: the last task node before pos.
         let node = (0..s.pos).rev().find(|&j| matches!(s.nodes[j], Node::Task { .. })).expect("a step has a node");
-        if let Node::Task { taken, .. } = &mut s.nodes[node] {
+        // The steps taken at a node, and the last step's footprint, are
+        // what sleep sets are made of: none within a bound.
+        let sleep_sets = s.sleep_sets();
+        if let (Node::Task { taken, .. }, true) = (&mut s.nodes[node], sleep_sets) {
             if !taken.iter().any(|(p, _)| *p == task) {
                 // Most nodes see one task's step: no room for four.
                 taken.reserve_exact(1);
@@ -519,7 +522,9 @@ impl Strategy for DfsStrategy {
         }
         s.task_clock[t] = clock;
         s.steps.push(StepRec { task, node, local });
-        s.last_fp.clone_from(footprint);
+        if sleep_sets {
+            s.last_fp.clone_from(footprint);
+        }
         if let (Some(k), true) = (race, s.reduction()) {
             s.add_backtrack(k, task);
         }
