@@ -214,6 +214,22 @@ fn explore_proves_or_finds_and_schedules_replay() {
     let (code, out, _) = deadsim(&["explore", "abba", "--fixed"]);
     assert_eq!(code, 0);
     assert!(out.contains("proved: 35 executions, every schedule completes without deadlock"), "{out}");
+    // Within a bound: the reduction by default, plain DFS on request, each
+    // saying how the search ended.
+    let (code, out, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "100"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("proved: 410 executions, every schedule within 100 preemptions completes")
+            && out.contains("(partial-order reduction, the bound raised from 0; the bound of 6 refused no branch, so no higher one has more to see)"),
+        "{out}"
+    );
+    let (code, out, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "100", "--no-reduction"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("proved: 160 executions, every schedule within 100 preemptions completes")
+            && out.contains("(plain DFS, the bound raised from 0; no schedule has more than 6 preemptions)"),
+        "{out}"
+    );
     let (code, v) = json(&["explore", "abba", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(v["verdict"], "deadlock");
