@@ -125,8 +125,11 @@ pub fn bench(seconds: f64) {
 
     // Within a bound the reduction is bounded (no sleep sets, each bound a
     // pass of its own): what it saves depends on how much work is independent.
-    println!("\nExecutions to explore every schedule within 2 preemptions (the bound raised from 0; budget 100,000):\n");
-    let mut table = vec![["model", "variant", "with reduction", "without", "time with", "time without"].map(String::from)];
+    println!(
+        "\nExecutions to explore every schedule within 2 preemptions (the bound raised from 0; budget 100,000):\n"
+    );
+    let mut table =
+        vec![["model", "variant", "with reduction", "without", "time with", "time without"].map(String::from)];
     for (name, params) in &small {
         let cfg = configured(name, params);
         let run = |reduction| {

@@ -602,7 +602,45 @@ impl Trace {
                     self.tasks[t].name
                 ));
             }
-        } else if d.cycle.is_empty() {
+        } else {
+            // A task that waits for a lock held by a task that can never run
+            // can never run either: a partial report names it too.
+            for t in (0..self.tasks.len()).filter(|&t| left[t] == Left::Blocked && !seen[t]) {
+                let e = &self.events[blocked_at[t].expect("a blocked task has a block event")];
+                // A join waits for the task it joins.
+                if let (Some("join"), Some(u)) = (e.op.as_deref(), e.peer) {
+                    if seen[u as usize] {
+                        return Err(format!(
+                            "deadlock.behind: task {t} (\"{}\") joins task {u}, which the report says can never run, but the report does not name it",
+                            self.tasks[t].name
+                        ));
+                    }
+                    continue;
+                }
+                let Some(r) = e.resource.filter(|_| matches!(e.op.as_deref(), Some("lock" | "rlock"))) else {
+                    continue;
+                };
+                let ri = r as usize;
+                let holder = match (self.resources[ri].kind.as_str(), e.op.as_deref()) {
+                    ("mutex", _) => locks.holder[ri],
+                    ("monitor", _) => locks.owner[ri].map(|(o, _)| o),
+                    // A writer waits for the writer, else for every reader to leave.
+                    ("rwmutex", Some("lock")) => locks.holder[ri].or_else(|| {
+                        let rs = &locks.readers[ri];
+                        rs.iter().all(|&x| seen[x as usize]).then(|| rs.first().copied()).flatten()
+                    }),
+                    ("rwmutex", _) => locks.holder[ri],
+                    _ => None,
+                };
+                if let Some(h) = holder.filter(|&h| seen[h as usize] && h as usize != t) {
+                    return Err(format!(
+                        "deadlock.behind: task {t} (\"{}\") waits for \"{}\", held by task {h}, which the report says can never run, but the report does not name it",
+                        self.tasks[t].name, self.resources[r as usize].name
+                    ));
+                }
+            }
+        }
+        if !d.global && d.cycle.is_empty() {
             return Err(
                 "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle)".into(),
             );
