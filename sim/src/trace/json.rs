@@ -309,7 +309,14 @@ impl Trace {
             }
             let t = e.task as usize;
             match (e.kind, life[t]) {
-                (super::EventKind::Spawn, 0) => life[t] = 1,
+                (super::EventKind::Spawn, 0) => {
+                    // Spawned by a task that is still live (main's own spawn has no spawner).
+                    if let Some(p) = e.peer.filter(|&p| life[p as usize] != 1) {
+                        let why = if life[p as usize] == 0 { "is not spawned yet" } else { "has finished" };
+                        return Err(format!("events[{i}]: task {t} is spawned by task {p}, which {why}"));
+                    }
+                    life[t] = 1
+                }
                 (super::EventKind::Spawn, _) => return Err(format!("events[{i}]: task {t} is spawned again")),
                 (super::EventKind::Deadlock, _) => {}
                 (_, 0) => return Err(format!("events[{i}]: {} of task {t} before its spawn", kind())),
@@ -884,7 +891,9 @@ impl Trace {
                         && self.events[..i].iter().rev().take_while(|x| x.step == e.step).any(|x| took(&x))
                 }
                 // A sleeper whose time came wakes itself, between steps.
-                Wake => e.peer.is_some_and(|p| p == ran || (p == t && asleep[t as usize])),
+                // A sleeper is woken by its time, a waiter by the running task.
+                Wake if asleep[t as usize] => e.peer == Some(t),
+                Wake => e.peer == Some(ran),
                 Spawn => e.peer == Some(ran) && t != ran,
                 // A hand-off: the running task's operation completed this
                 // one's send, receive, lock or pipe write.
