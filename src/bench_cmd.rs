@@ -105,21 +105,28 @@ pub fn bench(seconds: f64) {
         ("philosophers", vec![("philosophers", "4"), ("ordered", "true"), ("rounds", "1")]),
         ("flink", vec![("flink-version", "1.13.2"), ("scenario", "minimal")]),
     ];
+    // Executions to exhaust (within `bound`), shown with "> " when the budget
+    // ran out, and the time taken.
+    let exhaust = |cfg: &Configured, reduction: bool, bound: Option<u32>| {
+        let started = Instant::now();
+        let r = explore(
+            cfg,
+            &ExploreConfig {
+                reduction,
+                preemption_bound: bound,
+                max_executions: 100_000,
+                keep_going: true,
+                ..ExploreConfig::default()
+            },
+        );
+        let shown = if r.exhausted { r.executions.to_string() } else { format!("> {}", r.executions) };
+        (shown, format!("{:.2} ms", started.elapsed().as_secs_f64() * 1e3))
+    };
     let mut table = vec![["model", "variant", "with reduction", "without", "time with"].map(String::from)];
     for (name, params) in &small {
         let cfg = configured(name, params);
-        let run = |reduction| {
-            let started = Instant::now();
-            let r = explore(
-                &cfg,
-                &ExploreConfig { reduction, max_executions: 100_000, keep_going: true, ..ExploreConfig::default() },
-            );
-            let shown = if r.exhausted { r.executions.to_string() } else { format!("> {}", r.executions) };
-            (shown, started.elapsed().as_secs_f64())
-        };
-        let (with, t) = run(true);
-        let (without, _) = run(false);
-        table.push([name.to_string(), flags_label(&pairs(params)), with, without, format!("{:.2} ms", t * 1e3)]);
+        let ((with, t), (without, _)) = (exhaust(&cfg, true, None), exhaust(&cfg, false, None));
+        table.push([name.to_string(), flags_label(&pairs(params)), with, without, t]);
     }
     print_table(&table, &[false, false, true, true, true]);
 
@@ -132,22 +139,7 @@ pub fn bench(seconds: f64) {
         vec![["model", "variant", "with reduction", "without", "time with", "time without"].map(String::from)];
     for (name, params) in &small {
         let cfg = configured(name, params);
-        let run = |reduction| {
-            let started = Instant::now();
-            let r = explore(
-                &cfg,
-                &ExploreConfig {
-                    reduction,
-                    preemption_bound: Some(2),
-                    max_executions: 100_000,
-                    keep_going: true,
-                    ..ExploreConfig::default()
-                },
-            );
-            let shown = if r.exhausted { r.executions.to_string() } else { format!("> {}", r.executions) };
-            (shown, format!("{:.2} ms", started.elapsed().as_secs_f64() * 1e3))
-        };
-        let ((with, t), (without, t0)) = (run(true), run(false));
+        let ((with, t), (without, t0)) = (exhaust(&cfg, true, Some(2)), exhaust(&cfg, false, Some(2)));
         table.push([name.to_string(), flags_label(&pairs(params)), with, without, t, t0]);
     }
     print_table(&table, &[false, false, true, true, true, true]);

@@ -117,6 +117,26 @@ pub struct ExploreResult {
 }
 
 impl ExploreResult {
+    /// Adds one pass of a bounded exploration to the total: its counts, its
+    /// distinct failures (a lower bound's schedule, come first, is kept), and
+    /// how it ended. True if the exploration ends with it: a failure, a model
+    /// that does not replay, or a pass cut short.
+    fn absorb(&mut self, pass: ExploreResult) -> bool {
+        self.executions += pass.executions;
+        self.pruned += pass.pruned;
+        self.stopped_early = pass.stopped_early;
+        self.lock_order.merge(&pass.lock_order);
+        for (sig, choices) in pass.distinct {
+            self.distinct.entry(sig).or_insert(choices);
+        }
+        let ends = pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted;
+        if ends {
+            self.nondeterminism = pass.nondeterminism;
+            self.failure = pass.failure;
+        }
+        ends
+    }
+
     /// No execution run yet.
     pub(super) fn nothing_yet(bound: Option<u32>) -> ExploreResult {
         ExploreResult {
@@ -644,17 +664,7 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
                 root,
                 b < k,
             );
-            total.executions += pass.executions;
-            total.pruned += pass.pruned;
-            total.stopped_early = pass.stopped_early;
-            total.lock_order.merge(&pass.lock_order);
-            for (sig, choices) in pass.distinct {
-                // A lower bound's schedule came first: keep it.
-                total.distinct.entry(sig).or_insert(choices);
-            }
-            if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
-                total.nondeterminism = pass.nondeterminism;
-                total.failure = pass.failure;
+            if total.absorb(pass) {
                 return total;
             }
             next.append(deferred);
@@ -685,17 +695,7 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
             &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
             total.executions == 0,
         );
-        total.executions += pass.executions;
-        total.pruned += pass.pruned;
-        total.stopped_early = pass.stopped_early;
-        total.lock_order.merge(&pass.lock_order);
-        for (sig, choices) in pass.distinct {
-            // A lower bound's schedule came first: keep it.
-            total.distinct.entry(sig).or_insert(choices);
-        }
-        if pass.nondeterminism.is_some() || pass.failure.is_some() || !pass.exhausted {
-            total.nondeterminism = pass.nondeterminism;
-            total.failure = pass.failure;
+        if total.absorb(pass) {
             return total;
         }
         if !cut {

@@ -232,25 +232,21 @@ impl Trace {
             if e.kind == super::EventKind::Block {
                 self.validate_block(i, e)?;
             }
-            // A channel never holds more messages than its capacity (none, unbuffered).
-            if let (Some(r), Some(n), super::EventKind::Send | super::EventKind::Recv) = (e.resource, e.amount, e.kind)
-            {
+            // A channel never holds more messages than its capacity (none,
+            // unbuffered), a pipe no more bytes (nothing, for a net.Pipe).
+            if let Some(r) = e.resource {
                 let res = &self.resources[r as usize];
+                let level = match res.kind.as_str() {
+                    "chan" if matches!(e.kind, super::EventKind::Send | super::EventKind::Recv) => {
+                        e.amount.map(|n| ("amount", n, "messages buffered", "channel"))
+                    }
+                    "pipe" => e.buffered.map(|b| ("buffered", b, "bytes", "pipe")),
+                    _ => None,
+                };
                 let cap = res.capacity.unwrap_or(0);
-                if res.kind == "chan" && n > cap {
+                if let Some((field, n, what, kind)) = level.filter(|&(_, n, _, _)| n > cap) {
                     return Err(format!(
-                        "events[{i}].amount: {n} messages buffered, but channel {r} (\"{}\") holds at most {cap}",
-                        res.name
-                    ));
-                }
-            }
-            // A pipe never holds more than its capacity (nothing, for a net.Pipe).
-            if let (Some(r), Some(b)) = (e.resource, e.buffered) {
-                let res = &self.resources[r as usize];
-                let cap = res.capacity.unwrap_or(0);
-                if res.kind == "pipe" && b > cap {
-                    return Err(format!(
-                        "events[{i}].buffered: {b} bytes, but pipe {r} (\"{}\") holds at most {cap}",
+                        "events[{i}].{field}: {n} {what}, but {kind} {r} (\"{}\") holds at most {cap}",
                         res.name
                     ));
                 }
@@ -487,8 +483,8 @@ impl Trace {
 
     /// Checks that the verdict agrees with the events: a deadlock ends them
     /// with the deadlock event at the report's step and time; an invariant
-    /// has its check event; a run that completed has every foreground task
-    /// finished.
+    /// has its check event and a panic its panic event; a run that completed
+    /// has every foreground task finished.
     fn validate_outcome(&self) -> Result<(), String> {
         use super::EventKind::*;
         let last = self.events.last();
@@ -534,8 +530,10 @@ impl Trace {
         Ok(())
     }
 
-    /// Checks that a deadlock report names each task once, and only tasks
-    /// the events leave blocked at the end.
+    /// Checks a deadlock report against the events and the locks held at
+    /// their end (see traces/README.md): each task named once and left
+    /// blocked, each entry as its last block says, the cycle, `running` and
+    /// `global`, and the tasks a report must name.
     fn validate_deadlock_tasks(&self, locks: &Locks) -> Result<(), String> {
         use super::EventKind::*;
         let Some(d) = &self.deadlock else { return Ok(()) };
@@ -547,7 +545,7 @@ impl Trace {
             Asleep,
             Finished,
         }
-        // Where the events leave each task, and who holds each Go mutex.
+        // Where the events leave each task.
         let mut left = vec![Left::Unspawned; self.tasks.len()];
         let holder = &locks.holder;
         // Each task's last block: what a report entry must say it waits for.

@@ -132,14 +132,9 @@ impl BufferManager {
         }
     }
 
-    /// `notifyBufferAvailable(Buffer)` up to 1.13: the pool offers a floating
-    /// segment. Called with the pool lock released, possibly by a thread that
-    /// holds another manager's `bufferQueue`, or this one's (reentrant).
-    pub async fn notify_buffer_available(&self, g: &Rc<Gate>, segment: u32) -> NotificationResult {
-        let _f = frame_at("BufferManager.notifyBufferAvailable", g.lines.notify);
-        // inputChannel.isReleased() early-out (FLINK-18595): never released here.
-        at(g.lines.notify_lock);
-        let lock = self.buffer_queue.enter().await;
+    /// `checkState(isWaitingForFloatingBuffers)`, the first thing
+    /// `notifyBufferAvailable` does under `bufferQueue` in every release.
+    fn check_state_waiting(&self, g: &Gate) {
         crate::check(
             self.waiting.get(),
             format_args!(
@@ -148,6 +143,17 @@ impl BufferManager {
                 g.channels[self.channel].name
             ),
         );
+    }
+
+    /// `notifyBufferAvailable(Buffer)` up to 1.13: the pool offers a floating
+    /// segment. Called with the pool lock released, possibly by a thread that
+    /// holds another manager's `bufferQueue`, or this one's (reentrant).
+    pub async fn notify_buffer_available(&self, g: &Rc<Gate>, segment: u32) -> NotificationResult {
+        let _f = frame_at("BufferManager.notifyBufferAvailable", g.lines.notify);
+        // inputChannel.isReleased() early-out (FLINK-18595): never released here.
+        at(g.lines.notify_lock);
+        let lock = self.buffer_queue.enter().await;
+        self.check_state_waiting(g);
         let result = {
             let mut q = self.queue.borrow_mut();
             if q.available() >= self.num_required.get() {
@@ -179,14 +185,7 @@ impl BufferManager {
         // inputChannel.isReleased() early-out (FLINK-18595): never released here.
         at(g.lines.notify_lock);
         let lock = self.buffer_queue.enter().await;
-        crate::check(
-            self.waiting.get(),
-            format_args!(
-                "IllegalStateException in BufferManager.notifyBufferAvailable of channel {}: \
-                 checkState(isWaitingForFloatingBuffers) failed; the channel fails the task",
-                g.channels[self.channel].name
-            ),
-        );
+        self.check_state_waiting(g);
         self.set_waiting(false);
         if self.queue.borrow().available() >= self.num_required.get() {
             lock.exit().await;
