@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use super::roots::{Cuts, Roots};
 use super::touches::{Touch, Touches};
-use super::vclock::VClock;
+use super::vclock::{ClockId, ClockPool, VClock};
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
 use crate::models::Configured;
 use crate::rt::{FrozenTaskSet, TaskId, TaskSet};
@@ -194,8 +194,10 @@ struct Search {
     steps: Vec<StepRec>,
     /// The footprint of the last step.
     last_fp: Footprint,
-    /// Each task's clock after its last step.
-    task_clock: Vec<Rc<VClock>>,
+    /// Each task's clock after its last step (`None` before its first).
+    task_clock: Vec<Option<ClockId>>,
+    /// The clocks `task_clock` and `touches` name.
+    clocks: ClockPool,
     /// The last steps that touched each resource.
     touches: Touches,
     halt: Option<Halt>,
@@ -257,7 +259,7 @@ impl Search {
 
     /// Task `t`'s clock after its last step (`None` before its first).
     fn clock_of(&self, t: TaskId) -> Option<&VClock> {
-        self.task_clock.get(t as usize).map(|c| &**c)
+        self.task_clock.get(t as usize).copied().flatten().map(|c| self.clocks.get(c))
     }
 
     /// Step `i` happens before the point `clock` describes (nothing
@@ -517,30 +519,35 @@ impl Strategy for DfsStrategy {
         }
         let t = task as usize;
         if s.task_clock.len() <= t {
-            s.task_clock.resize(t + 1, Rc::default());
+            s.task_clock.resize(t + 1, None);
         }
         let s = &mut *s;
         // The clock before this step: `task_clock[t]`, left as it is until
         // the end. This step's clock starts from it and shares its chunks.
-        let local = s.task_clock[t].get(t) + 1;
-        let mut clock = (*s.task_clock[t]).clone();
-        let mut race: Option<usize> = None;
+        let before = s.task_clock[t];
+        let local = s.clock_of(task).map_or(0, |c| c.get(t)) + 1;
+        let clock = s.clocks.copy_of(before);
         let touched = footprint.resources.iter().map(|r| (r, true)).chain(footprint.reads.iter().map(|r| (r, false)));
+        let mut race: Option<usize> = None;
         for (r, write) in touched.clone() {
             if let Some(h) = s.touches.last_conflict(r, task, write) {
-                if !s.happens_before(h.step, Some(&s.task_clock[t])) {
-                    race = race.max(Some(h.step));
+                let (k, other) = (h.step, h.clock);
+                if !s.happens_before(k, before.map(|b| s.clocks.get(b))) {
+                    race = race.max(Some(k));
                 }
-                clock.join(&h.clock);
+                s.clocks.join_into(clock, other);
             }
         }
-        clock.set(t, local);
-        let clock = Rc::new(clock);
+        s.clocks.set(clock, t, local);
         let step = s.steps.len();
         for (r, write) in touched {
-            s.touches.note(r, write, Touch { step, task, clock: clock.clone() });
+            s.touches.note(r, write, Touch { step, task, clock }, &mut s.clocks);
         }
-        s.task_clock[t] = clock;
+        // The task holds the new clock (from `copy_of`) and lets the old go.
+        s.task_clock[t] = Some(clock);
+        if let Some(b) = before {
+            s.clocks.release(b);
+        }
         s.steps.push(StepRec { task, node, local });
         if sleep_sets {
             s.last_fp.clone_from(footprint);
@@ -732,6 +739,7 @@ pub(super) fn explore_pass(
         pos: 0,
         steps: Vec::new(),
         task_clock: Vec::new(),
+        clocks: ClockPool::default(),
         last_fp: Footprint::default(),
         touches: Touches::default(),
         halt: None,
@@ -768,6 +776,7 @@ pub(super) fn explore_pass(
             s.steps.clear();
             s.task_clock.clear();
             s.touches.clear();
+            s.clocks.clear();
             s.halt = None;
         }
         let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));

@@ -10,19 +10,18 @@
 //! backwards: memory grew as steps x tasks, and with 256 ttrpc callers the
 //! searches took most of an execution's time.
 
-use std::rc::Rc;
-
-use super::vclock::VClock;
+use super::vclock::{ClockId, ClockPool};
 use crate::rt::TaskId;
 
 /// One step that touched a resource.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Touch {
     /// The step's index in its execution.
     pub step: usize,
     pub task: TaskId,
-    /// The clock after the step (shared with its task and its other resources).
-    pub clock: Rc<VClock>,
+    /// The clock after the step (shared with its task and its other
+    /// resources), held once by each place that keeps this touch.
+    pub clock: ClockId,
 }
 
 /// The latest touch, and the latest of a task other than its.
@@ -33,9 +32,16 @@ struct Latest {
 }
 
 impl Latest {
-    fn note(&mut self, t: Touch) {
-        if self.last.as_ref().is_some_and(|l| l.task != t.task) {
-            self.other = self.last.take();
+    /// Keeps `t`, holding its clock; a touch pushed out lets its clock go.
+    fn note(&mut self, t: Touch, pool: &mut ClockPool) {
+        pool.hold(t.clock);
+        let gone = if self.last.as_ref().is_some_and(|l| l.task != t.task) {
+            std::mem::replace(&mut self.other, self.last.take())
+        } else {
+            self.last.take()
+        };
+        if let Some(g) = gone {
+            pool.release(g.clock);
         }
         self.last = Some(t);
     }
@@ -70,6 +76,8 @@ pub(super) struct Touches {
 const TASK_IDS: u32 = u32::MAX / 2;
 
 impl Touches {
+    /// Forgets every touch. Their clocks are not let go one by one: the
+    /// pool is cleared with this index.
     pub fn clear(&mut self) {
         self.resources.clear();
         self.tasks.clear();
@@ -107,12 +115,12 @@ impl Touches {
 
     /// Notes that a step touched `r`, and whether it `changed` it. The
     /// steps of an execution are noted in their order.
-    pub fn note(&mut self, r: u32, changed: bool, touch: Touch) {
+    pub fn note(&mut self, r: u32, changed: bool, touch: Touch, pool: &mut ClockPool) {
         let e = self.entry_mut(r);
         if changed {
-            e.changed.note(touch.clone());
+            e.changed.note(touch, pool);
         }
-        e.any.note(touch);
+        e.any.note(touch, pool);
     }
 }
 
@@ -136,10 +144,12 @@ mod tests {
         let ids = [0, 1, 2, Footprint::task_resource(0), Footprint::task_resource(3)];
         let mut touches = Touches::default();
         let mut log = Vec::new();
-        let clock = Rc::new(VClock::default());
+        let mut pool = ClockPool::default();
         for step in 0..3000 {
             let (r, task, changed) = (ids[next(5) as usize], next(4) as TaskId, next(3) != 0);
-            touches.note(r, changed, Touch { step, task, clock: clock.clone() });
+            let clock = pool.copy_of(None);
+            touches.note(r, changed, Touch { step, task, clock }, &mut pool);
+            pool.release(clock);
             log.push((r, task, changed));
             for &r in &ids {
                 for t in 0..4 {
@@ -150,7 +160,12 @@ mod tests {
                 }
             }
         }
+        // Each step's clock is held by its touches alone: those pushed out
+        // went back to the pool, so it holds no more clocks than the index
+        // keeps (two latest touches of each kind per id) plus one.
+        assert!(pool.slots() <= ids.len() * 4 + 1, "{} clocks for {} ids", pool.slots(), ids.len());
         touches.clear();
+        pool.clear();
         assert!(touches.last_conflict(0, 9, true).is_none());
     }
 }

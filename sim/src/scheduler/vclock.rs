@@ -8,7 +8,8 @@
 //! entries: a step's clock is its task's previous clock with one entry
 //! raised and a few chunks joined in, so it shares every other chunk with
 //! the clocks before it, and a join skips the chunks two
-//! clocks share.
+//! clocks share. The clocks themselves live in a [`ClockPool`] that hands
+//! a clock no task or resource names any more to the next step.
 
 use std::rc::Rc;
 
@@ -37,7 +38,7 @@ enum First {
 
 /// A vector clock: entry `t` counts the steps of task `t` that happen
 /// before (or at) the point the clock describes. Entries past the end are 0.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct VClock {
     /// Entries 0..CHUNK, the tasks of most models: held apart, and the
     /// first [`SMALL`] of them in place, so that copying and joining the
@@ -47,7 +48,26 @@ pub(super) struct VClock {
     rest: Vec<Rc<Chunk>>,
 }
 
+impl Clone for VClock {
+    fn clone(&self) -> VClock {
+        VClock { first: self.first.clone(), rest: self.rest.clone() }
+    }
+
+    /// Keeps this clock's row of chunk pointers: a pooled clock written over
+    /// by the next step's allocates nothing.
+    fn clone_from(&mut self, source: &VClock) {
+        self.first.clone_from(&source.first);
+        self.rest.clone_from(&source.rest);
+    }
+}
+
 impl VClock {
+    /// Every entry 0 again, keeping the row's room (its chunks are let go).
+    fn reset(&mut self) {
+        self.first = First::Zero;
+        self.rest.clear();
+    }
+
     /// Entry `t`.
     #[inline]
     pub fn get(&self, t: usize) -> u32 {
@@ -143,6 +163,115 @@ impl VClock {
             _ => std::ptr::null(),
         };
         std::iter::once(first).chain(self.rest.iter().map(Rc::as_ptr)).collect()
+    }
+}
+
+/// Names a clock of a [`ClockPool`].
+pub(super) type ClockId = u32;
+
+/// The clocks of one execution, by id, each with a count of its holders
+/// (its task, the resources it touched). A clock no longer held goes back
+/// to the pool and the next step writes over it: a step allocates no clock
+/// (one `Rc<VClock>` per step was a quarter of the allocator's work in an
+/// exploration), and what is held is what `Rc`s held, the clocks some task
+/// or resource still names.
+#[derive(Debug, Default)]
+pub(super) struct ClockPool {
+    clocks: Vec<VClock>,
+    holders: Vec<u32>,
+    free: Vec<ClockId>,
+}
+
+impl ClockPool {
+    /// Clock `c`.
+    #[inline]
+    pub fn get(&self, c: ClockId) -> &VClock {
+        &self.clocks[c as usize]
+    }
+
+    /// A new clock, a copy of `from`'s (all zero for `None`), held once (by
+    /// the caller), who changes it with [`ClockPool::join_into`] and
+    /// [`ClockPool::set`] before anyone else holds it.
+    pub fn copy_of(&mut self, from: Option<ClockId>) -> ClockId {
+        let c = match self.free.pop() {
+            Some(c) => c,
+            None => {
+                self.clocks.push(VClock::default());
+                self.holders.push(0);
+                (self.clocks.len() - 1) as ClockId
+            }
+        };
+        debug_assert_eq!(self.holders[c as usize], 0);
+        self.holders[c as usize] = 1;
+        match from {
+            Some(f) => {
+                let (clock, from) = self.pair(c, f);
+                clock.clone_from(from);
+            }
+            None => self.clocks[c as usize].reset(),
+        }
+        c
+    }
+
+    /// Clock `c` (being made) and clock `other` (another).
+    #[inline]
+    fn pair(&mut self, c: ClockId, other: ClockId) -> (&mut VClock, &VClock) {
+        debug_assert_eq!(self.holders[c as usize], 1, "a clock is changed only before it is shared");
+        let (c, o) = (c as usize, other as usize);
+        if c < o {
+            let (low, high) = self.clocks.split_at_mut(o);
+            (&mut low[c], &high[0])
+        } else {
+            let (low, high) = self.clocks.split_at_mut(c);
+            (&mut high[0], &low[o])
+        }
+    }
+
+    /// Raises clock `c` (being made) to at least `other`'s entries.
+    #[inline]
+    pub fn join_into(&mut self, c: ClockId, other: ClockId) {
+        let (clock, other) = self.pair(c, other);
+        clock.join(other);
+    }
+
+    /// Sets entry `t` of clock `c` (being made).
+    #[inline]
+    pub fn set(&mut self, c: ClockId, t: usize, v: u32) {
+        debug_assert_eq!(self.holders[c as usize], 1, "a clock is changed only before it is shared");
+        self.clocks[c as usize].set(t, v);
+    }
+
+    /// One holder more for `c`.
+    #[inline]
+    pub fn hold(&mut self, c: ClockId) {
+        self.holders[c as usize] += 1;
+    }
+
+    /// One holder less for `c`; with none left, it goes back to the pool.
+    #[inline]
+    pub fn release(&mut self, c: ClockId) {
+        let h = &mut self.holders[c as usize];
+        *h -= 1;
+        if *h == 0 {
+            self.free.push(c);
+        }
+    }
+
+    /// Every clock back to the pool, its chunks let go (an execution's
+    /// chunks are not kept into the next).
+    pub fn clear(&mut self) {
+        self.free.clear();
+        for (c, clock) in self.clocks.iter_mut().enumerate().rev() {
+            clock.reset();
+            self.free.push(c as ClockId);
+        }
+        self.holders.iter_mut().for_each(|h| *h = 0);
+    }
+
+    /// Clocks made so far (held or free): what the pool's memory grows with.
+    #[cfg(test)]
+    pub fn slots(&self) -> usize {
+        self.clocks.len()
     }
 }
 
@@ -290,5 +419,33 @@ mod tests {
             assert_eq!(shared.get(t), small.get(t), "entry {t}");
         }
         assert_eq!((shared.get(5), shared.get(2), shared.get(SMALL)), (8, 4, 1));
+    }
+
+    #[test]
+    fn a_pool_reuses_a_clock_only_once_nobody_holds_it() {
+        let mut pool = ClockPool::default();
+        let a = pool.copy_of(None);
+        pool.set(a, 0, 1);
+        pool.hold(a); // a second holder
+        let b = pool.copy_of(Some(a));
+        pool.set(b, 1, 2);
+        assert_eq!((pool.get(a).get(1), pool.get(b).get(0), pool.get(b).get(1)), (0, 1, 2));
+        pool.release(a);
+        // Still held once: a new clock takes another slot.
+        let c = pool.copy_of(None);
+        assert!(c != a && c != b);
+        pool.join_into(c, b);
+        assert_eq!((pool.get(c).get(0), pool.get(c).get(1)), (1, 2));
+        pool.release(a);
+        // Free now: the next clock is written over it, from zero.
+        let d = pool.copy_of(None);
+        assert_eq!(d, a);
+        assert_eq!(pool.get(d).get(0), 0);
+        assert_eq!(pool.slots(), 3);
+        // Clearing frees every slot and lets every chunk go.
+        pool.set(d, CHUNK + 1, 9);
+        pool.clear();
+        let e = pool.copy_of(None);
+        assert_eq!((pool.slots(), pool.get(e).get(CHUNK + 1)), (3, 0));
     }
 }
