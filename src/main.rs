@@ -210,7 +210,17 @@ impl WhichArgs {
 }
 
 /// A failure that ends the command with exit code 2 (bad usage or input).
+/// An empty message is one said on stderr already ([`UsageError::said`]).
 pub struct UsageError(pub String);
+
+impl UsageError {
+    /// An error already said on stderr (a file a search could not write,
+    /// said before its report): the command ends with exit 2 and says
+    /// nothing more, so that stderr has the one line.
+    pub fn said() -> UsageError {
+        UsageError(String::new())
+    }
+}
 
 impl From<String> for UsageError {
     fn from(s: String) -> Self {
@@ -319,7 +329,9 @@ fn main() -> ExitCode {
         Ok(false) if hunt_cmd::CUT_SHORT_BY_CTRL_C.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(130),
         Ok(false) => ExitCode::from(0),
         Err(UsageError(msg)) => {
-            eprintln!("deadsim: error: {msg}");
+            if !msg.is_empty() {
+                eprintln!("deadsim: error: {msg}");
+            }
             ExitCode::from(2)
         }
     }

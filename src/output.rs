@@ -72,6 +72,17 @@ pub fn write_charts_and_trace(
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
     let staged = render.map(|out| crate::render::render_trace(t, out)).transpose().map_err(UsageError)?;
+    if let (Some(path), Some(set)) = (trace, &staged) {
+        // The trace written over one of the charts would be put back under
+        // the chart's name: refused, with every file left as it was.
+        if let Some(chart) = set.same_file_as(path) {
+            return Err(UsageError(format!(
+                "--trace {}: the same file as the chart {} of --render; give the trace another name",
+                path.display(),
+                chart.display()
+            )));
+        }
+    }
     if let Some(path) = trace {
         // On an error the staged charts are dropped, and with them their files.
         write_trace(path, t)?;
@@ -91,14 +102,18 @@ pub fn write_charts_and_trace(
 }
 
 /// [`write_charts_and_trace`] for a search, whose result stands even when
-/// its files cannot be written: the error is said at once, the report
-/// follows, and the command then fails with it.
+/// its files cannot be written: the error is said at once (a report cut
+/// short by a closed or full stdout cannot hide it), the report follows,
+/// and the command then ends with exit 2 without saying it again.
 pub fn write_files_before_report(
     render: Option<&Path>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    write_charts_and_trace(render, trace, t).inspect_err(|e| eprintln!("deadsim: error: {}; the report follows", e.0))
+    write_charts_and_trace(render, trace, t).map_err(|e| {
+        eprintln!("deadsim: error: {}; the report follows", e.0);
+        UsageError::said()
+    })
 }
 
 /// Removes a deadsim trace at `path` that this command did not write (a

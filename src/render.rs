@@ -462,6 +462,12 @@ pub struct StagedCharts {
 }
 
 impl StagedCharts {
+    /// The chart that `path` names too (the same name, or a link to it), if any.
+    pub fn same_file_as(&self, path: &Path) -> Option<&Path> {
+        let to = sim::fsutil::Staged::target(path)?;
+        self.files.iter().find(|f| sim::fsutil::Staged::target(f).as_ref() == Some(&to)).map(PathBuf::as_path)
+    }
+
     /// Puts the charts in place, and only then removes an older chart of a
     /// kind this trace has none of (under the same name, it would pass for
     /// this run's); gives a line for each chart left out.

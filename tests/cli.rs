@@ -1356,8 +1356,42 @@ fn a_trace_that_cannot_be_written_fails_after_the_report_and_is_said_at_once() {
             err.lines().next().is_some_and(|l| l.starts_with(said) && l.ends_with("; the report follows")),
             "{err}"
         );
-        assert!(err.trim_end().lines().last().is_some_and(|l| l.starts_with(said)), "{args:?}: {err}");
+        // Said once: the exit code says the rest.
+        assert_eq!(err.matches("deadsim: error").count(), 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was() {
+    let dir = std::env::temp_dir().join(format!("deadsim-trace-is-chart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let figs = format!("{}/", dir.display());
+    let (code, _, err) = deadsim(&["run", "abba", "--render", &figs]);
+    assert_eq!(code, 1, "{err}");
+    let locks = dir.join("abba-a5167e82-seed0-locks.png");
+    let read_all = || {
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files.into_iter().map(|p| (p.clone(), std::fs::read(p).unwrap())).collect::<Vec<_>>()
+    };
+    let before = read_all();
+    // By its name, and through a link to another chart.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("abba-a5167e82-seed0-timeline.png", dir.join("link.json")).unwrap();
+    let before_link = read_all();
+    for (trace, chart) in [(locks.clone(), "seed0-locks.png"), (dir.join("link.json"), "seed0-timeline.png")] {
+        if !trace.exists() && trace != locks {
+            continue; // no links here
+        }
+        let (code, out, err) = deadsim(&["run", "abba", "--trace", trace.to_str().unwrap(), "--render", &figs]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.starts_with("abba seed 0: deadlock"), "the report follows: {out}");
+        assert!(err.contains("the same file as the chart") && err.contains(chart), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert!(before.len() == 3 && read_all() == before_link, "a file changed");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

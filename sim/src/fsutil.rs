@@ -102,6 +102,15 @@ impl Staged {
         }
     }
 
+    /// Where a write to `path` lands, as a set compares its names (links
+    /// followed); `None` for a path that is not a regular file's.
+    pub fn target(path: &Path) -> Option<std::path::PathBuf> {
+        match target_of(path) {
+            Ok(Target::File(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Puts every staged file in place (a rename each, in one folder, which
     /// does not fail for want of space). On an error the files not yet in
     /// place are removed and the error names the one that failed.
