@@ -213,7 +213,13 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["resources"][0]["kind"] = serde_json::json!("pipe");
     let e = err(&v.to_string());
+    assert!(e.contains("resources[0].capacity: null, but a pipe has one (0 when unbuffered)"), "{e}");
+    v["resources"][0]["capacity"] = serde_json::json!(0);
+    let e = err(&v.to_string());
     assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["resources"][1]["capacity"] = serde_json::json!(5);
+    assert!(err(&v.to_string()).contains("resources[1].capacity: 5, but a mutex has none (null)"));
     // A wake with no block before it: refused. (A run of abba --fixed where
     // a task waits for a lock and is woken; its block event taken out.)
     let m = models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
@@ -519,7 +525,17 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
         (
             "holds",
             edit(&|v| v["deadlock"]["cycle"][0]["holds"][0]["resource"] = "B".into()),
-            "deadlock.cycle[0].holds[0]: mutex \"B\", which the events do not leave task 1 holding",
+            "deadlock.cycle[0].holds: mutex \"B\", but the events leave task 1 holding mutex \"A\"",
+        ),
+        (
+            "holds emptied",
+            edit(&|v| v["deadlock"]["cycle"][0]["holds"] = serde_json::json!([])),
+            "deadlock.cycle[0].holds: nothing, but the events leave task 1 holding mutex \"A\"",
+        ),
+        (
+            "stack emptied",
+            edit(&|v| v["deadlock"]["cycle"][1]["stack"] = serde_json::json!([])),
+            "deadlock.cycle[1].stack: empty, but the task blocked in abba::worker (",
         ),
         (
             "released_by",
@@ -687,4 +703,106 @@ fn a_partial_report_names_the_tasks_behind_its_cycle() {
         assert!(e.contains("deadlock.behind: task") && e.contains(&format!("(\"{name}\") {want}")), "{op}: {e}");
         assert!(e.ends_with("which the report says can never run, but the report does not name it"), "{e}");
     }
+}
+
+/// A recorded run of `model` with `params`, as JSON to damage.
+fn recorded_json(model: &str, params: &[(&str, &str)], seed: u64) -> serde_json::Value {
+    let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let t = models::find(model).unwrap().configure(&params).unwrap().run(seed, true).trace.unwrap();
+    serde_json::from_str(&t.to_json()).unwrap()
+}
+
+/// Index of the first event for which `f` holds.
+fn first(v: &serde_json::Value, f: impl Fn(&serde_json::Value) -> bool) -> usize {
+    v["events"].as_array().unwrap().iter().position(f).expect("such an event")
+}
+
+#[test]
+fn channels_and_pipes_fill_and_drain_as_their_events_say() {
+    let err = |v: &serde_json::Value| Trace::parse(&v.to_string(), "t.json").expect_err("rejected").to_string();
+    // ttrpc with a small socket buffer: writes that do not all fit, bytes
+    // moved in as the reader frees room, reads of what is buffered.
+    let pb = recorded_json("ttrpc", &[("pipe-buffer", "5000")], 0);
+    Trace::parse(&pb.to_string(), "t.json").expect("the engine's trace loads");
+    let w = first(&pb, |e| e["kind"] == "write" && e["amount"].as_u64() > Some(0));
+    let mut v = pb.clone();
+    v["events"][w]["amount"] = serde_json::json!(4999);
+    assert!(err(&v).contains(&format!("events[{w}]: a write of 4999 bytes into pipe")), "{}", err(&v));
+    let mut v = pb.clone();
+    v["events"][w]["buffered"] = serde_json::json!(0);
+    assert!(err(&v).contains("leaves 0 buffered"), "{}", err(&v));
+    // The write taken out: the reader then reads from an empty pipe.
+    let mut v = pb.clone();
+    v["events"].as_array_mut().unwrap().remove(w);
+    let e = err(&v);
+    assert!(e.contains("a read of") && e.contains("which buffered 0"), "{e}");
+    let r = first(&pb, |e| e["kind"] == "read" && e["amount"].as_u64() > Some(0));
+    let mut v = pb.clone();
+    let twice = v["events"][r].clone();
+    v["events"].as_array_mut().unwrap().insert(r + 1, twice);
+    assert!(err(&v).contains(&format!("events[{}]: a read of", r + 1)), "{}", err(&v));
+    // A pipe with more room than the trace says: a writer would not have blocked.
+    let mut v = pb.clone();
+    let pipe = v["events"][w]["resource"].as_u64().unwrap() as usize;
+    v["resources"][pipe]["capacity"] = serde_json::json!(1_000_000);
+    let e = err(&v);
+    assert!(e.contains("blocks in write on pipe") && e.contains("of 1000000 bytes and no write is in progress"), "{e}");
+
+    // The default ttrpc run: unbuffered channels and net.Pipes.
+    let tt = recorded_json("ttrpc", &[], 0);
+    // An unbuffered channel given room: the select that waits to send on it had a ready case.
+    let sel = first(&tt, |e| {
+        e["kind"] == "block" && e["op"] == "select" && e["cases"].as_array().unwrap().iter().any(|c| c["dir"] == "send")
+    });
+    let case = tt["events"][sel]["cases"].as_array().unwrap().iter().position(|c| c["dir"] == "send").unwrap();
+    let chan = tt["events"][sel]["cases"][case]["resource"].as_u64().unwrap() as usize;
+    let mut v = tt.clone();
+    v["resources"][chan]["capacity"] = serde_json::json!(1);
+    let e = err(&v);
+    assert!(
+        e.contains("blocks in a select, but its send case on channel") && e.contains("is ready (0 of 1 messages"),
+        "{e}"
+    );
+    // A hand-off to a waiting receiver whose send is taken out.
+    let handed = first(&tt, |e| e["kind"] == "recv" && !e["peer"].is_null());
+    let mut v = tt.clone();
+    v["events"].as_array_mut().unwrap().remove(handed - 1);
+    let e = err(&v);
+    assert!(
+        e.contains(&format!("events[{}]: task", handed - 1)) && e.contains("but the event before is not that send"),
+        "{e}"
+    );
+    // A task that blocks twice with no wake between.
+    let block = first(&tt, |e| e["kind"] == "block");
+    let mut v = tt.clone();
+    let again = v["events"][block].clone();
+    v["events"].as_array_mut().unwrap().insert(block + 1, again);
+    assert!(
+        err(&v).contains(&format!("events[{}]: task", block + 1)) && err(&v).contains("blocks again"),
+        "{}",
+        err(&v)
+    );
+}
+
+#[test]
+fn the_meta_and_task_table_agree_with_the_run() {
+    let err = |v: &serde_json::Value| Trace::parse(&v.to_string(), "t.json").expect_err("rejected").to_string();
+    let good = recorded_json("abba", &[], 0);
+    let mut v = good.clone();
+    v["meta"]["message"] = serde_json::json!("two\nlines");
+    assert!(err(&v).contains("meta.message: more than one line"));
+    // The schedule string of other parameters, or of another model.
+    let mut v = good.clone();
+    v["meta"]["params"][1]["value"] = serde_json::json!("7");
+    assert!(err(&v).contains("meta.replay: this schedule was recorded with other parameters of abba"), "{}", err(&v));
+    let mut v = good.clone();
+    v["meta"]["replay"] = serde_json::json!("ds1:flink:a5167e82:1.2");
+    assert!(err(&v).contains("meta.replay: this schedule was recorded on model flink, not abba"), "{}", err(&v));
+    // A task in the table that no event spawns.
+    let mut v = good.clone();
+    v["tasks"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": 3, "name": "ghost", "background": false, "parent": 0}));
+    assert!(err(&v).contains("tasks[3]: \"ghost\" is never spawned"), "{}", err(&v));
 }

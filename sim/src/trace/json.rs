@@ -198,6 +198,17 @@ impl Trace {
             if r.id as usize != i {
                 return Err(format!("resources[{i}].id is {}, expected {i}", r.id));
             }
+            // Channels and pipes have a capacity (0: unbuffered, a net.Pipe); nothing else has.
+            match (r.kind.as_str(), r.capacity) {
+                ("chan" | "pipe", None) => {
+                    return Err(format!("resources[{i}].capacity: null, but a {} has one (0 when unbuffered)", r.kind))
+                }
+                ("chan" | "pipe", Some(_)) | (_, None) => {}
+                (kind, Some(c)) => return Err(format!("resources[{i}].capacity: {c}, but a {kind} has none (null)")),
+            }
+        }
+        if self.meta.message.contains('\n') {
+            return Err("meta.message: more than one line (it is the report's one-line summary)".into());
         }
         let (nt, nr, nf) = (self.tasks.len() as u64, self.resources.len() as u64, self.frames.len() as u64);
         let (mut last_step, mut last_time) = (0, 0);
@@ -327,6 +338,12 @@ impl Trace {
         for (i, e) in self.events.iter().enumerate() {
             let t = e.task as usize;
             match e.kind {
+                super::EventKind::Block | super::EventKind::Sleep if waiting[t] => {
+                    return Err(format!(
+                        "events[{i}]: task {t} {} again, with no wake since its last block or sleep",
+                        if e.kind == super::EventKind::Block { "blocks" } else { "sleeps" }
+                    ));
+                }
                 super::EventKind::Block | super::EventKind::Sleep => waiting[t] = true,
                 super::EventKind::Wake if !waiting[t] => {
                     return Err(format!("events[{i}]: task {t} wakes, but no block or sleep of it comes before"));
@@ -338,6 +355,12 @@ impl Trace {
         let locks = self.validate_locks()?;
         if last_time > self.meta.time_ns {
             return Err(format!("events: an event at {last_time} ns, but meta.time_ns is {}", self.meta.time_ns));
+        }
+        if let Some(t) = life.iter().position(|&l| l == 0) {
+            return Err(format!(
+                "tasks[{t}]: \"{}\" is never spawned (the events have no spawn of it)",
+                self.tasks[t].name
+            ));
         }
         for (i, t) in self.tasks.iter().enumerate() {
             // A task is spawned by one spawned before it.
@@ -368,6 +391,8 @@ impl Trace {
             _ => {}
         }
         self.validate_schedule()?;
+        self.validate_levels()?;
+        self.validate_replay()?;
         self.validate_outcome()?;
         self.validate_deadlock_tasks(&locks)
     }
@@ -807,40 +832,296 @@ impl Trace {
         if b.waits_for != waits_for {
             return Err(format!("waits_for: \"{}\", but the task's block event says \"{waits_for}\"", b.waits_for));
         }
-        if let (Some(top), Some(f)) = (b.stack.first(), e.frame.map(|f| &self.frames[f as usize])) {
-            if (&top.name, &top.site) != (&f.name, &f.site) {
+        match (b.stack.first(), e.frame.map(|f| &self.frames[f as usize])) {
+            (Some(top), Some(f)) if (&top.name, &top.site) != (&f.name, &f.site) => {
                 return Err(format!(
                     "stack[0]: {} ({}), but the task blocked in {} ({})",
                     top.name, top.site, f.name, f.site
                 ));
             }
+            (None, Some(f)) => return Err(format!("stack: empty, but the task blocked in {} ({})", f.name, f.site)),
+            (Some(top), None) => {
+                return Err(format!("stack[0]: {} ({}), but the task blocked outside any frame", top.name, top.site))
+            }
+            _ => {}
         }
         for name in &b.released_by {
             if !self.tasks.iter().any(|t| &t.name == name) {
                 return Err(format!("released_by: \"{name}\" is not a task"));
             }
         }
+        // Every lock the events leave the task holding, in resource order,
+        // as the engine lists them (a read lock taken twice, twice).
         let t = b.task;
-        for (k, h) in b.holds.iter().enumerate() {
-            let holds = |r: usize| match (h.kind.as_str(), h.mode.as_str()) {
-                ("mutex", _) | ("rwmutex", "write") => locks.holder[r] == Some(t),
-                ("rwmutex", "read") => locks.readers[r].contains(&t),
-                ("monitor", _) => locks.owner[r].is_some_and(|(o, _)| o == t),
-                _ => false,
-            };
-            let found = self
-                .resources
-                .iter()
-                .enumerate()
-                .any(|(r, res)| res.name == h.resource && res.kind == h.kind && holds(r));
-            if !found {
-                return Err(format!(
-                    "holds[{k}]: {} \"{}\", which the events do not leave task {t} holding",
-                    h.kind, h.resource
-                ));
+        let mut held: Vec<(&str, &str, &str)> = Vec::new();
+        for (r, res) in self.resources.iter().enumerate() {
+            let (name, kind) = (res.name.as_str(), res.kind.as_str());
+            match kind {
+                "mutex" if locks.holder[r] == Some(t) => held.push((name, kind, "")),
+                "monitor" if locks.owner[r].is_some_and(|(o, _)| o == t) => held.push((name, kind, "")),
+                "rwmutex" => {
+                    if locks.holder[r] == Some(t) {
+                        held.push((name, kind, "write"));
+                    }
+                    for _ in locks.readers[r].iter().filter(|&&x| x == t) {
+                        held.push((name, kind, "read"));
+                    }
+                }
+                _ => {}
             }
         }
+        let said: Vec<(&str, &str, &str)> =
+            b.holds.iter().map(|h| (h.resource.as_str(), h.kind.as_str(), h.mode.as_str())).collect();
+        if said != held {
+            let list = |v: &[(&str, &str, &str)]| {
+                let items: Vec<String> = v
+                    .iter()
+                    .map(|(n, k, m)| if m.is_empty() { format!("{k} \"{n}\"") } else { format!("{k} \"{n}\" ({m})") })
+                    .collect();
+                if items.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    items.join(", ")
+                }
+            };
+            return Err(format!("holds: {}, but the events leave task {t} holding {}", list(&said), list(&held)));
+        }
         Ok(())
+    }
+
+    /// Checks that channels and pipes fill and drain as the engine moves
+    /// messages and bytes. Each send and receive states the messages its
+    /// channel buffers after it, each pipe event the bytes its pipe buffers
+    /// after it, and that follows from the level before and the event; a
+    /// task blocks in a send only on a full channel, in a receive only on an
+    /// empty one, in a pipe write only when its bytes did not all fit or
+    /// another write is in progress, and in a read only on an empty pipe
+    /// with no write in progress.
+    fn validate_levels(&self) -> Result<(), String> {
+        use super::EventKind::*;
+        let n = self.resources.len();
+        let mut level = vec![0u64; n];
+        // A channel's message moved in by a receiver from a parked sender,
+        // in the receiver's step: its receive leaves the level as it was.
+        let mut moved_in: Vec<Option<u32>> = vec![None; n];
+        // A pipe's write in progress (its writer blocked until the rest is
+        // read), and the pipe each such writer writes to.
+        let mut active: Vec<Option<u32>> = vec![None; n];
+        let mut writing: Vec<Option<u32>> = vec![None; self.tasks.len()];
+        // The pipe whose write the task made in this step (a write that did
+        // not all fit blocks right after it).
+        let mut wrote: Option<(u32, u32, u64)> = None;
+        // A waiting sender's message moved into a channel, whose receiver
+        // is still to receive it: (event, receiver, step).
+        let mut moved: Option<(usize, u32, u64)> = None;
+        for (i, e) in self.events.iter().enumerate() {
+            let t = e.task;
+            if e.kind == Wake {
+                // The writer of a write in progress is woken when the rest is read.
+                if let Some(p) = writing[t as usize].take() {
+                    active[p as usize] = None;
+                }
+                continue;
+            }
+            if let Some((j, p, step)) = moved {
+                // The receiver of a waiting sender's message receives it in that step.
+                if e.step != step {
+                    return Err(format!(
+                        "events[{j}]: a waiting sender's message moved into a channel by task {p}, which then receives nothing in that step"
+                    ));
+                }
+            }
+            if e.kind == Block && e.op.as_deref() == Some("select") {
+                // A select blocks only when no case is ready: as far as the
+                // buffers tell, every send case full and every receive case empty.
+                for (j, c) in e.cases.iter().enumerate() {
+                    let (l, cap) =
+                        (level[c.resource as usize], self.resources[c.resource as usize].capacity.unwrap_or(0));
+                    let ready = match c.dir {
+                        super::CaseDir::Send => l < cap,
+                        super::CaseDir::Recv => l > 0,
+                    };
+                    if ready {
+                        return Err(format!(
+                            "events[{i}].cases[{j}]: task {t} blocks in a select, but its {} case on channel {} (\"{}\") is ready ({l} of {cap} messages buffered)",
+                            c.dir.as_str(),
+                            c.resource,
+                            self.resources[c.resource as usize].name
+                        ));
+                    }
+                }
+            }
+            let Some(r) = e.resource else { continue };
+            let (ri, res) = (r as usize, &self.resources[r as usize]);
+            let cap = res.capacity.unwrap_or(0);
+            let name = &res.name;
+            let l = level[ri];
+            let field = |f: &str, v: Option<u64>| {
+                v.ok_or_else(|| {
+                    format!("events[{i}]: {} on {} {r} (\"{name}\") without {f}", an_event(e.kind), res.kind)
+                })
+            };
+            match (res.kind.as_str(), e.kind, e.peer) {
+                // A send: into the buffer, or handed to a parked receiver.
+                ("chan", Send, None) => {
+                    let a = field("amount", e.amount)?;
+                    if a != l + 1 && !(a == 0 && l == 0) {
+                        return Err(format!(
+                            "events[{i}].amount: {a} messages buffered after a send into channel {r} (\"{name}\"), which buffered {l} (a send leaves {} there, or 0 when it hands the message to a waiting receiver)",
+                            l + 1
+                        ));
+                    }
+                    level[ri] = a;
+                }
+                // A parked sender's message moved in by receiver `p`.
+                ("chan", Send, Some(p)) => {
+                    let a = field("amount", e.amount)?;
+                    if a != l {
+                        return Err(format!(
+                            "events[{i}].amount: {a} messages buffered after a waiting sender's message moved into channel {r} (\"{name}\"), which buffered {l} (the receive took one, the sender put one)"
+                        ));
+                    }
+                    moved_in[ri] = Some(p);
+                    moved = Some((i, p, e.step));
+                }
+                ("chan", Recv, None) => {
+                    let a = field("amount", e.amount)?;
+                    let refilled = moved_in[ri].take() == Some(t);
+                    if refilled {
+                        moved = None;
+                    }
+                    let ok = if refilled {
+                        a == l
+                    } else if l > 0 {
+                        a == l - 1
+                    } else {
+                        a == 0
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "events[{i}].amount: {a} messages buffered after a receive from channel {r} (\"{name}\"), which buffered {l}"
+                        ));
+                    }
+                    level[ri] = a;
+                }
+                // A message handed to a parked receiver by the send just before.
+                ("chan", Recv, Some(p)) => {
+                    let a = field("amount", e.amount)?;
+                    let prev = i.checked_sub(1).map(|j| &self.events[j]);
+                    if !prev.is_some_and(|s| (s.kind, s.task, s.resource, s.peer) == (Send, p, Some(r), None)) {
+                        return Err(format!(
+                            "events[{i}]: task {t} receives from channel {r} (\"{name}\") what task {p} handed it, but the event before is not that send"
+                        ));
+                    }
+                    if (a, l) != (0, 0) {
+                        return Err(format!(
+                            "events[{i}].amount: {a}, a message handed to a waiting receiver through channel {r} (\"{name}\"), which buffered {l} (a receiver waits only on an empty channel)"
+                        ));
+                    }
+                }
+                ("pipe", Write, peer) => {
+                    let (a, b) = (field("amount", e.amount)?, field("buffered", e.buffered)?);
+                    match (peer, active[ri]) {
+                        (None, Some(w)) if w != t => {
+                            return Err(format!(
+                                "events[{i}]: task {t} writes to pipe {r} (\"{name}\") while the write of task {w} is in progress"
+                            ))
+                        }
+                        (Some(_), w) if w != Some(t) => {
+                            return Err(format!(
+                                "events[{i}]: bytes of task {t} moved into pipe {r} (\"{name}\"), but no write of it is in progress there"
+                            ))
+                        }
+                        _ => {}
+                    }
+                    if a > cap - l.min(cap) || b != l + a {
+                        return Err(format!(
+                            "events[{i}]: a write of {a} bytes into pipe {r} (\"{name}\"), which buffered {l} of {cap}, leaves {b} buffered"
+                        ));
+                    }
+                    level[ri] = b;
+                    wrote = Some((t, r, e.step));
+                }
+                ("pipe", Read, _) => {
+                    let (k, b) = (field("amount", e.amount)?, field("buffered", e.buffered)?);
+                    let ok = if l > 0 {
+                        k > 0 && k <= l && b == l - k
+                    } else if cap == 0 && active[ri].is_some() {
+                        // net.Pipe: straight from the write in progress.
+                        k > 0 && b == 0
+                    } else {
+                        // Only the end of the stream reads nothing.
+                        k == 0 && b == 0
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "events[{i}]: a read of {k} bytes from pipe {r} (\"{name}\"), which buffered {l}{}, leaves {b} buffered",
+                            if active[ri].is_some() { " with a write in progress" } else { "" }
+                        ));
+                    }
+                    level[ri] = b;
+                }
+                ("pipe", Close, _) => {
+                    let b = field("buffered", e.buffered)?;
+                    if b != l {
+                        return Err(format!(
+                            "events[{i}].buffered: {b}, but pipe {r} (\"{name}\") buffered {l} when it was closed"
+                        ));
+                    }
+                }
+                (_, Block, _) => {
+                    let op = e.op.as_deref().unwrap_or("");
+                    let why = match (res.kind.as_str(), op) {
+                        ("chan", "send") if l < cap => Some(format!("it buffers {l} of {cap} messages")),
+                        ("chan", "recv") if l > 0 => Some(format!("it buffers {l} messages")),
+                        ("pipe", "write") => {
+                            // Its own write filled the pipe, in this step: the rest waits.
+                            let filled = wrote == Some((t, r, e.step)) && l == cap;
+                            match active[ri] {
+                                None if filled => {
+                                    active[ri] = Some(t);
+                                    writing[t as usize] = Some(r);
+                                    None
+                                }
+                                Some(w) if w != t && !filled => None,
+                                _ => Some(format!(
+                                    "it buffers {l} of {cap} bytes and {}",
+                                    match active[ri] {
+                                        Some(w) => format!("task {w}'s write is in progress"),
+                                        None => "no write is in progress".to_string(),
+                                    }
+                                )),
+                            }
+                        }
+                        ("pipe", "read") if l > 0 || active[ri].is_some() => Some(format!(
+                            "it buffers {l} bytes{}",
+                            if active[ri].is_some() { " and a write is in progress" } else { "" }
+                        )),
+                        _ => None,
+                    };
+                    if let Some(why) = why {
+                        return Err(format!(
+                            "events[{i}]: task {t} blocks in {op} on {} {r} (\"{name}\"), but {why}",
+                            if res.kind == "chan" { "channel" } else { "pipe" }
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((j, p, _)) = moved {
+            return Err(format!(
+                "events[{j}]: a waiting sender's message moved into a channel by task {p}, which then receives nothing in that step"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that `meta.replay` is a schedule string of this trace's model
+    /// and parameters (what `deadsim replay --schedule` checks it against).
+    fn validate_replay(&self) -> Result<(), String> {
+        let s = crate::scheduler::Schedule::parse(&self.meta.replay).map_err(|e| format!("meta.replay: {e}"))?;
+        s.check_for(&self.meta.model, &self.meta.params).map_err(|e| format!("meta.replay: {e}"))
     }
 
     /// Checks that the schedule and the events tell one story. An event a

@@ -63,7 +63,7 @@ pub struct Meta {
     /// `shrink`: the seed shrunk from, or 0) draws nothing from it: `replay`
     /// says what ran.
     pub seed: u64,
-    /// `random`, `pct:D`, `replay` or `shrink`.
+    /// `random`, `pct:D`, `replay`, `dfs` (`explore`'s failing schedule) or `shrink`, or the name of a strategy of the caller's own.
     pub strategy: String,
     /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
     pub verdict: String,
