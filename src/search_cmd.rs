@@ -205,9 +205,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         Some(k) => format!("every schedule within {}", count(k.into(), "preemption")),
         None => "every schedule".to_string(),
     };
-    // The largest bound every schedule within which was run (none without a bound).
+    // The largest bound every schedule within which was run (none without a
+    // bound). Exhausted below the bound asked for, no higher bound had more
+    // to see: the bound asked for is proved.
     let proved_within = match (a.preemptions, r.bound) {
-        (Some(_), Some(b)) if r.exhausted => Some(b),
+        (Some(k), Some(_)) if r.exhausted => Some(k),
         // Cut short or failing within b: every schedule within b - 1 ran.
         (Some(_), Some(b)) if b > 0 => Some(b - 1),
         _ => None,
