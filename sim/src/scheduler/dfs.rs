@@ -219,6 +219,9 @@ struct Search {
     cuts: Cuts,
     /// The tasks cut at the node being made (reused from node to node).
     cut_here: TaskSet,
+    /// The emptied sleep and taken lists of nodes gone, for new nodes: a
+    /// node made past the replayed prefix allocates none.
+    spare: Vec<Vec<(TaskId, Footprint)>>,
 }
 
 impl Search {
@@ -337,20 +340,31 @@ impl Search {
 
     /// The sleep set a node starts with: its parent's sleepers and the
     /// tasks the parent already explored, less those the parent's step wakes.
-    fn inherited_sleep(&self) -> Vec<(TaskId, Footprint)> {
+    fn inherited_sleep(&mut self) -> Vec<(TaskId, Footprint)> {
         if !self.sleep_sets() {
             return Vec::new();
         }
         let Some(last) = self.steps.last() else { return Vec::new() };
+        let mut out = self.spare.pop().unwrap_or_default();
         let (task, fp) = (last.task, &self.last_fp);
-        let Node::Task { sleep, taken, done, .. } = &self.nodes[last.node] else { return Vec::new() };
-        let mut out: Vec<(TaskId, Footprint)> = Vec::new();
+        let Node::Task { sleep, taken, done, .. } = &self.nodes[last.node] else { return out };
         for (p, f) in sleep.iter().chain(taken.iter().filter(|(p, _)| done.contains(*p))) {
             if *p != task && !f.conflicts(fp) && !out.iter().any(|(q, _)| q == p) {
                 out.push((*p, f.clone()));
             }
         }
         out
+    }
+
+    /// Drops the nodes from `len` on, keeping their lists for new nodes.
+    fn truncate_nodes(&mut self, len: usize) {
+        while self.nodes.len() > len {
+            if let Some(Node::Task { mut sleep, mut taken, .. }) = self.nodes.pop() {
+                sleep.clear();
+                taken.clear();
+                self.spare.extend([sleep, taken].into_iter().filter(|l| l.capacity() > 0));
+            }
+        }
     }
 }
 
@@ -450,6 +464,7 @@ impl Strategy for DfsStrategy {
         backtrack.insert(t);
         let mut done = TaskSet::new();
         done.insert(t);
+        let taken = if s.sleep_sets() { s.spare.pop().unwrap_or_default() } else { Vec::new() };
         s.nodes.push(Node::Task {
             enabled: FrozenTaskSet::from(enabled),
             last,
@@ -458,7 +473,7 @@ impl Strategy for DfsStrategy {
             done,
             all_enabled: false,
             sleep,
-            taken: Vec::new(),
+            taken,
             preemptions,
         });
         t
@@ -619,7 +634,8 @@ fn next_branch(s: &mut Search) -> bool {
                 }
             }
         }
-        s.nodes.pop();
+        let below = s.nodes.len() - 1;
+        s.truncate_nodes(below);
     }
     false
 }
@@ -750,6 +766,7 @@ pub(super) fn explore_pass(
         deferred: collect.then(Roots::default),
         cuts: Cuts::default(),
         cut_here: TaskSet::new(),
+        spare: Vec::new(),
     }));
     let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
     // Every return gives the result, whether the bound kept a branch out,
@@ -831,7 +848,7 @@ pub(super) fn explore_pass(
         }
         // Nodes past the end of this run (a shorter run after a branch) are stale.
         let used = s.pos;
-        s.nodes.truncate(used);
+        s.truncate_nodes(used);
         if !next_branch(&mut s) {
             result.exhausted = true;
             return done(result, &mut s);
