@@ -1396,6 +1396,16 @@ fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was()
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     assert!(before.len() == 3 && read_all() == before_link, "a file changed");
+    // Charts not made yet, the trace's name spelt another way: refused
+    // before anything is written.
+    let fresh = dir.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    let other = dir.join("fresh/../fresh/abba-a5167e82-seed0-locks.png");
+    let (code, _, err) =
+        deadsim(&["run", "abba", "--trace", other.to_str().unwrap(), "--render", &format!("{}/", fresh.display())]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the same file as the chart"), "{err}");
+    assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "a file was written");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -76,9 +76,10 @@ impl Staged {
             Target::Special => return write_atomic(path, bytes),
             Target::File(p) => p,
         };
-        // Two names of the set that lead to one file (a link) would put one
-        // file's bytes in the other's place.
-        if self.files.iter().any(|(_, p)| *p == path) {
+        // Two names of the set that lead to one file (a link, or `out/x`
+        // and `./out/x`) would put one file's bytes in the other's place.
+        let id = identity(&path);
+        if self.files.iter().any(|(_, p)| identity(p) == id) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,
                 format!("another file of this set is written to {} too (a link?)", path.display()),
@@ -106,7 +107,7 @@ impl Staged {
     /// followed); `None` for a path that is not a regular file's.
     pub fn target(path: &Path) -> Option<std::path::PathBuf> {
         match target_of(path) {
-            Ok(Target::File(p)) => Some(p),
+            Ok(Target::File(p)) => Some(identity(&p)),
             _ => None,
         }
     }
@@ -139,6 +140,17 @@ impl Drop for Staged {
             // Only if empty: remove_dir refuses a folder with anything in it.
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+/// A file's one name: `path` (a target, its links resolved) with its folder
+/// made absolute and free of `.`, `..` and links, so that two spellings of
+/// a file not yet made compare equal (an existing one is canonical already).
+fn identity(path: &Path) -> std::path::PathBuf {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
     }
 }
 

@@ -207,7 +207,9 @@ impl Sim {
         let raw = exec.run(async move { main().await });
         let trace = raw.recorded.map(|recorded| {
             let rt::execution::Recorded { recorder: rec, tasks, resources } = *recorded;
-            let outcome_line = raw.outcome.summary();
+            // One line, as the format says: a panic's message (an
+            // `assert_eq!`'s left and right) may have several.
+            let outcome_line = one_line(&raw.outcome.summary());
             Trace {
                 format: trace::FORMAT.to_string(),
                 version: trace::VERSION,
@@ -245,4 +247,12 @@ impl Sim {
             lock_order: raw.lock_order,
         }
     }
+}
+
+/// `text` on one line: its lines trimmed and joined with "; ".
+fn one_line(text: &str) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text.to_string();
+    }
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
 }

@@ -794,10 +794,14 @@ fn the_meta_and_task_table_agree_with_the_run() {
     // The schedule string of other parameters, or of another model.
     let mut v = good.clone();
     v["meta"]["params"][1]["value"] = serde_json::json!("7");
-    assert!(err(&v).contains("meta.replay: this schedule was recorded with other parameters of abba"), "{}", err(&v));
+    assert!(err(&v).contains("meta.replay: fingerprint a5167e82, but meta.model and meta.params give"), "{}", err(&v));
     let mut v = good.clone();
     v["meta"]["replay"] = serde_json::json!("ds1:flink:a5167e82:1.2");
-    assert!(err(&v).contains("meta.replay: this schedule was recorded on model flink, not abba"), "{}", err(&v));
+    assert!(
+        err(&v).contains("meta.replay: \"ds1:flink:a5167e82:1.2\" is not a schedule string of model abba"),
+        "{}",
+        err(&v)
+    );
     // A task in the table that no event spawns.
     let mut v = good.clone();
     v["tasks"]
@@ -805,4 +809,30 @@ fn the_meta_and_task_table_agree_with_the_run() {
         .unwrap()
         .push(serde_json::json!({"id": 3, "name": "ghost", "background": false, "parent": 0}));
     assert!(err(&v).contains("tasks[3]: \"ghost\" is never spawned"), "{}", err(&v));
+}
+
+#[test]
+fn traces_of_a_library_users_model_load() {
+    // A model labelled freely, whose task panics with a multi-line message
+    // (an `assert_eq!`) and reads 0 bytes of a pipe with bytes in it: the
+    // trace the engine writes loads, its message on one line.
+    let params = vec![sim::trace::Param { name: "mode".into(), value: "a b".into() }];
+    let run = sim::Sim::new(0).record(true).label("bank v2", params).run(|| async {
+        let pipe: sim::sync::Pipe<()> = sim::sync::Pipe::new("p", 10);
+        pipe.write(4, None).await.unwrap();
+        let mut got = Vec::new();
+        assert_eq!(pipe.read(0, &mut got).await, Ok(0));
+        assert_eq!(pipe.buffered(), 4, "the read took nothing");
+        assert_eq!(1 + 1, 3, "the model's own check");
+    });
+    let t = run.trace.unwrap();
+    assert!(
+        t.meta.message.starts_with(
+            "panic in \"main\": assertion `left == right` failed: the model's own check; left: 2; right: 3"
+        ),
+        "{}",
+        t.meta.message
+    );
+    let loaded = Trace::parse(&t.to_json(), "t.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.meta.model, "bank v2");
 }
