@@ -453,7 +453,7 @@ fn node_size(n: &Node) -> (i32, i32) {
 
 /// Lays out the wait-for graph of `m`: the cycle on a ring (an ellipse when
 /// it is too wide for the picture), then the tasks blocked behind it, one
-/// row each. Without a cycle, every node in layers ([`place_in_layers`]).
+/// row each. Without a cycle, every node in layers: columns from the left when they fit, else rows.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let g = Graph::new(m);
     if !g.has_edges() {

@@ -43,7 +43,7 @@ impl Footprint {
 const INLINE: usize = 6;
 
 /// A small set of resource ids in the order they were added. The first
-/// [`INLINE`] are kept in place, so that an exploration, which stores and
+/// six (`INLINE`) are kept in place, so that an exploration, which stores and
 /// copies a footprint at every step, allocates nothing for one.
 #[derive(Clone, Default)]
 pub struct ResSet {
