@@ -223,6 +223,14 @@ pub fn takes(mode: crate::model::Mode) -> &'static str {
     }
 }
 
+/// How a last-step note says a lock is let go of: "lets go of", or "read-unlocks".
+pub fn releases(mode: crate::model::Mode) -> &'static str {
+    match mode {
+        crate::model::Mode::Read => "read-unlocks",
+        crate::model::Mode::Exclusive => "lets go of",
+    }
+}
+
 /// The x of the line [`deadlock_line`] draws, if the window shows it: text
 /// laid across the plot stops short of it.
 pub fn end_mark_x(m: &Model, xm: &XMap) -> Option<i32> {

@@ -243,6 +243,12 @@ fn last_step_notes(m: &Model, locks: &[u32], xm: &XMap) -> Vec<String> {
     for &r in locks {
         let res = &m.resources[r as usize];
         let name = m.resource_name(r);
+        for h in res.holds.iter().filter(|h| !h.open && h.end == xm.b && h.start < xm.b) {
+            notes.push(format!("{} {} {name}", m.task_name(h.task), layout::releases(h.mode)));
+        }
+        for w in res.waits.iter().filter(|w| !w.open && w.end == xm.b && w.start < xm.b) {
+            notes.push(format!("{} stops waiting for {name}", m.task_name(w.task)));
+        }
         for h in res.holds.iter().filter(|h| h.start == xm.b) {
             let how = layout::takes(h.mode);
             notes.push(format!("{} {how} {name}", m.task_name(h.task)));

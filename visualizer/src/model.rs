@@ -192,15 +192,21 @@ pub struct Failure {
     pub what: &'static str,
 }
 
+/// The steps at the end of a run whose lock holders come first for colours:
+/// the longest window `auto` draws.
+const RECENT: u64 = 400;
+
 /// Each task's slot in the palette's cycle of [`crate::palette::TASK_COLOURS`]
 /// colours. A trace of no more tasks than that gives each task its id. A
 /// larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
-/// first to the tasks of the deadlock cycle, then to the others by their
-/// last event, latest first (the end of the run is what a figure shows by
-/// default), ties by id. Tasks a figure shows side by side then differ in
-/// colour as far as the palette allows.
-fn colour_slots(trace: &Trace) -> Vec<u32> {
+/// first to the tasks of the deadlock cycle, then to the tasks holding a
+/// lock in the last [`RECENT`] steps (the lanes and the legend of a default
+/// locks chart), then to the others by their last event, latest first (the
+/// end of the run is what a figure shows by default), ties by id. Tasks a
+/// figure shows side by side then differ in colour as far as the palette
+/// allows.
+fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64) -> Vec<u32> {
     let n = trace.tasks.len();
     if n <= crate::palette::TASK_COLOURS as usize {
         return (0..n as u32).collect();
@@ -214,7 +220,9 @@ fn colour_slots(trace: &Trace) -> Vec<u32> {
     let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
     let mut order: Vec<u32> = cycle.clone();
     let mut rest: Vec<u32> = (0..n as u32).filter(|t| !cycle.contains(t)).collect();
-    rest.sort_by_key(|&t| (std::cmp::Reverse(last[t as usize]), t));
+    let since = end.saturating_sub(RECENT);
+    let holds_late = |t: u32| tracks.get(t as usize).is_some_and(|tt| tt.holds.iter().any(|h| h.end > since));
+    rest.sort_by_key(|&t| (!holds_late(t), std::cmp::Reverse(last[t as usize]), t));
     order.extend(rest);
     let mut slots = vec![0u32; n];
     for (slot, &t) in order.iter().enumerate() {
@@ -454,7 +462,7 @@ impl<'a> Model<'a> {
             };
             Some(Failure { pos: e.step.min(end), task: e.task, what })
         });
-        let colour_slots = colour_slots(trace);
+        let colour_slots = colour_slots(trace, &tasks, end);
         Ok(Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots })
     }
 

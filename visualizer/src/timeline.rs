@@ -179,18 +179,22 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let tail_for = |right: i32| widest.unwrap_or(0).clamp(TAIL, ((right - left) / 5).max(TAIL));
     // Arrow columns closer together in a narrow picture.
     let arrow_gap = if width < NARROW { 10 } else { 16 };
-    let strip_for =
-        |label_w: i32| if arrows.is_empty() { 0 } else { 14 + label_w + 12 + taken.len() as i32 * arrow_gap + 8 };
+    let any_arrow = !arrows.is_empty();
+    let strip_for = |label_w: i32| if any_arrow { 14 + label_w + 12 + taken.len() as i32 * arrow_gap + 8 } else { 0 };
     // In a narrow picture the arrows go unlabelled if the final column (which
     // a window with the deadlock always has) names in full what each task of
     // an arrow waits for: the plot needs the room more.
     let unlabelled_tail = tail_for(width - MARGIN - strip_for(0));
     let said = |a: &Arrow| final_wait(m, a.from).is_some_and(|w| fonts::width(&w, TINY, true) + 8 <= unlabelled_tail);
-    let arrow_label_w = if width < NARROW && arrows.iter().all(said) {
-        0
-    } else {
-        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10)
-    };
+    // Each arrow the final column names in full goes unlabelled there; the
+    // others keep theirs.
+    if width < NARROW {
+        for a in arrows.iter_mut().filter(|a| said(a)) {
+            a.what.clear();
+        }
+    }
+    let arrow_label_w =
+        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10);
     let right = width - MARGIN - strip_for(arrow_label_w);
     // When the window reaches the end of the trace, a short tail after the
     // axis shows the final state of every task (a task that blocks in the
@@ -366,14 +370,22 @@ fn alive_in(tt: &crate::model::TaskTrack, a: u64, b: u64, end: u64) -> bool {
 }
 
 /// What the window's last step does to the tasks drawn, which happens at
-/// the window's right edge with no width to draw it in: the locks they
-/// take, the waits they start, their finish ("T2 takes B, T1 blocks on
-/// A"), for [`layout::last_step_line`].
+/// the window's right edge with no width to draw it in: their wakes, the
+/// locks they let go of and take, the waits they start, their finish ("T2
+/// takes B, T1 blocks on A"), for [`layout::last_step_line`].
 fn last_step_notes(m: &Model, shown: &[u32], xm: &XMap) -> Vec<String> {
     let mut notes = Vec::new();
     for &t in shown {
         let tt = &m.tasks[t as usize];
         let mut did: Vec<String> = Vec::new();
+        // A wake and a release draw nothing either: the stretch or the row
+        // just reaches the edge.
+        if tt.blocks.iter().any(|blk| !blk.open && blk.end == xm.b && blk.start < xm.b) {
+            did.push("wakes".to_string());
+        }
+        for h in tt.holds.iter().filter(|h| !h.open && h.end == xm.b && h.start < xm.b) {
+            did.push(format!("{} {}", layout::releases(h.mode), m.resource_name(h.resource)));
+        }
         for h in tt.holds.iter().filter(|h| h.start == xm.b) {
             let how = layout::takes(h.mode);
             did.push(format!("{how} {}", m.resource_name(h.resource)));
@@ -411,7 +423,8 @@ fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[us
         let xc = col0 + a.col as i32 * gap;
         s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
         s.arrow_head((xc, y1), (right + 1, y1), 10, color);
-        if let Some(t) = fonts::fit(&a.what, TINY, true, col0 - right - 10).filter(|_| col0 - right > 26) {
+        let label = fonts::fit(&a.what, TINY, true, col0 - right - 10).filter(|t| !t.is_empty() && col0 - right > 26);
+        if let Some(t) = label {
             s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);
         }
     }
@@ -658,8 +671,20 @@ fn draw_lane(
             s.text_mid(xm.left - 8, (y0 + y1) / 2, &texts[i], TINY, false, palette::MUTED, Anchor::Right);
         } else if i == 0 {
             // Held and read-locked apart, as the rows of a roomy lane name them.
+            // The locks still held at the window's end first: at a deadlock,
+            // the ones the cycle is about, which a count must not hide.
+            let tt = &m.tasks[lane.task as usize];
+            let at_end = |r: u32, mode: Mode| {
+                tt.holds.iter().any(|h| (h.resource, h.mode) == (r, mode) && h.start <= xm.b && h.end >= xm.b)
+            };
             let names = |mode: Mode| -> Vec<&str> {
-                lane.rows.iter().filter(|x| x.1 == mode).map(|x| m.resource_name(x.0)).collect()
+                let of = |end: bool| {
+                    lane.rows
+                        .iter()
+                        .filter(move |x| x.1 == mode && at_end(x.0, mode) == end)
+                        .map(|x| m.resource_name(x.0))
+                };
+                of(true).chain(of(false)).collect()
             };
             let text = held_names(&[("holds", names(Mode::Exclusive)), ("reads", names(Mode::Read))], label_w - 24);
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);

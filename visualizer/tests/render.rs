@@ -1081,10 +1081,17 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     let abba = visualizer::load(&committed()).unwrap();
     assert_eq!((count(&texts_at(&abba, 1200), "B"), count(&texts_at(&abba, 600), "B")), (2, 1));
     // ttrpc v1.2.3 at 600 px: the final column cuts the pipes' names, so
-    // the arrows keep theirs.
+    // those arrows keep theirs; it names the locks in full, so the lock
+    // arrows lose theirs (each arrow on its own).
     let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let narrow = texts_at(&ttrpc, 600);
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
+    let wide = texts_at(&ttrpc, 1200);
+    for lock in ["streamLock", "sendLock"] {
+        // The final column names it for each task waiting for it at the end,
+        // at both widths; the arrow's label only in the wide picture.
+        assert_eq!(count(&wide, lock), count(&narrow, lock) + 1, "{lock}: {narrow:?}");
+    }
 }
 
 /// The "At the end of step N, the window's last: ..." line of `chart` over
@@ -1107,6 +1114,25 @@ fn a_timeline_says_what_the_windows_last_step_did() {
     let who = &trace.tasks[took.task as usize].name;
     let what = &trace.resources[took.resource.unwrap() as usize].name;
     assert!(last.contains(&format!("{who} takes {what}")), "{last}");
+    // A step that only lets go of a lock and wakes its waiter draws nothing
+    // at the edge either: both are said, in the timeline and the locks chart.
+    let unlock = trace
+        .events
+        .iter()
+        .find(|e| {
+            e.kind == sim::trace::EventKind::Unlock
+                && trace.events.iter().any(|w| w.step == e.step && w.kind == sim::trace::EventKind::Wake)
+        })
+        .expect("an unlock that wakes a waiter");
+    let wake = trace.events.iter().find(|w| w.step == unlock.step && w.kind == sim::trace::EventKind::Wake).unwrap();
+    let (who, woken) = (&trace.tasks[unlock.task as usize].name, &trace.tasks[wake.task as usize].name);
+    let what = &trace.resources[unlock.resource.unwrap() as usize].name;
+    let window = Window::Steps(unlock.step - 1, unlock.step);
+    let last = line(window).expect("a line for the unlock's step");
+    assert!(last.contains(&format!("{who} lets go of {what}")) && last.contains(&format!("{woken} wakes")), "{last}");
+    let locks = last_step_line(&trace, Chart::Locks, window).expect("a locks chart line");
+    assert!(locks.contains(&format!("{who} lets go of {what}")), "{locks}");
+    assert!(locks.contains(&format!("{woken} stops waiting for {what}")), "{locks}");
     // A window to the end of the run says nothing: its final column shows it.
     assert_eq!(line(Window::All), None);
 }
@@ -1171,7 +1197,7 @@ fn a_joined_task_that_is_not_blocked_says_its_state() {
 }
 
 #[test]
-fn in_a_trace_of_many_tasks_the_cycle_and_the_last_to_act_differ_in_colour() {
+fn in_a_trace_of_many_tasks_the_cycle_the_late_lock_holders_and_the_last_to_act_differ_in_colour() {
     use visualizer::palette;
     let p = |k: &str, v: &str| (k.to_string(), v.to_string());
     let ttrpc = sim::models::find("ttrpc").unwrap();
@@ -1197,14 +1223,21 @@ fn in_a_trace_of_many_tasks_the_cycle_and_the_last_to_act_differ_in_colour() {
     };
     let colours = colours_of(&cycle);
     assert_eq!(colours.len(), cycle.len(), "the cycle's tasks differ in colour");
-    // The tasks that acted last (what a figure of the end shows) take the
-    // next colours, each its own.
+    // The tasks that held a lock in the last 400 steps (a default locks
+    // chart's lanes and legend), then those that acted last (what a figure
+    // of the end shows), take the next colours, each its own.
     let mut last = vec![0u64; n as usize];
     for e in &trace.events {
         last[e.task as usize] = e.step;
     }
+    let since = m.end.saturating_sub(400);
+    let held_late = |t: u32| m.tasks[t as usize].holds.iter().any(|h| h.end > since);
+    let late: Vec<u32> = (0..n).filter(|&t| !cycle.contains(&t) && held_late(t)).collect();
+    assert!(!late.is_empty(), "some task outside the cycle held a lock late");
+    let colours = colours_of(&cycle.iter().copied().chain(late.iter().copied()).collect::<Vec<_>>());
+    assert_eq!(colours.len(), cycle.len() + late.len(), "the cycle and the late holders differ in colour");
     let mut by_last: Vec<u32> = (0..n).filter(|t| !cycle.contains(t)).collect();
-    by_last.sort_by_key(|&t| (std::cmp::Reverse(last[t as usize]), t));
+    by_last.sort_by_key(|&t| (!held_late(t), std::cmp::Reverse(last[t as usize]), t));
     let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(palette::TASK_COLOURS as usize).collect();
     let colours = colours_of(&shown);
     assert_eq!(colours.len(), shown.len());
