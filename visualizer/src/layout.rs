@@ -386,6 +386,21 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
             return h + tail;
         }
     }
+    // An instance's field (`channel-1.bufferQueue`, `holds stream#3.recv`):
+    // the instance, a word with a number, is what tells it from its
+    // siblings, so the field gives way from its end while the instance and
+    // the dot fit.
+    let instance = |d: usize| {
+        let word = &text[text[..d].rfind(' ').map_or(0, |i| i + 1)..d];
+        word.bytes().any(|b| b.is_ascii_digit())
+    };
+    if let Some(dot) = text.find('.').filter(|&d| instance(d)) {
+        if let Some(t) =
+            fonts::fit(text, size, bold, max).filter(|t| t.chars().count() > text[..=dot].chars().count() + 1)
+        {
+            return t;
+        }
+    }
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
 }
 
@@ -427,6 +442,25 @@ mod tests {
         assert_eq!(cut[2], fit_or_cut(labels[2], TINY, false, max));
         // Labels that fit are left whole.
         assert_eq!(fit_distinct(&["holds A", "holds B"], TINY, false, 500), ["holds A", "holds B"]);
+    }
+
+    #[test]
+    fn a_cut_field_of_a_numbered_instance_keeps_the_instance() {
+        // Alone in its lane, the lock the Channel state writer holds at the
+        // FLINK-22946 deadlock: which channel is the fact to keep.
+        let max = fonts::width("holds channel-1.b…", TINY, false) + 2;
+        let cut = fit_or_cut("holds channel-1.bufferQueue", TINY, false, max);
+        assert!(cut.starts_with("holds channel-1.b") && cut.ends_with('…'), "{cut}");
+        // Too narrow for the instance and its dot: the middle cut as before.
+        let narrow = fonts::width("holds ch…Queue", TINY, false);
+        assert_eq!(
+            fit_or_cut("holds channel-1.bufferQueue", TINY, false, narrow),
+            fonts::fit_middle("holds channel-1.bufferQueue", TINY, false, narrow).unwrap()
+        );
+        // A number elsewhere than in the dotted word changes nothing.
+        let text = "recv errs#2 | recv c.ctx.Done()";
+        let max = fonts::width("recv errs#2 | recv c.c", TINY, true);
+        assert_eq!(fit_or_cut(text, TINY, true, max), fonts::fit_middle(text, TINY, true, max).unwrap());
     }
 
     #[test]
