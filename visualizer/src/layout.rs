@@ -377,6 +377,14 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     if fonts::width(text, size, bold) <= max {
         return text.to_string();
     }
+    // A select's cases ("send requests | recv done"): each keeps its
+    // operation and the start of its channel, so that the cut shows every
+    // case, not the first case's start and the last case's end.
+    if text.contains(" | ") {
+        if let Some(t) = fit_cases(text, size, bold, max) {
+            return t;
+        }
+    }
     let numbered = |sep: char| {
         text.rfind(sep).filter(|&i| i > 0 && text.len() > i + 1 && text[i + 1..].bytes().all(|b| b.is_ascii_digit()))
     };
@@ -402,6 +410,37 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
         }
     }
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
+}
+
+/// The cases of a select (`text` split at " | ") cut to share `max` pixels:
+/// every case is cut to one widest width, the largest that lets them all
+/// fit, so the short ones stay whole and the long ones give way from their
+/// ends. `None` if a case would keep less than its operation and two
+/// characters of its channel.
+fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
+    const SEP: &str = " | ";
+    let cases: Vec<&str> = text.split(SEP).collect();
+    let room = max - fonts::width(SEP, size, bold) * (cases.len() as i32 - 1);
+    let cut_to = |cap: i32| -> Option<Vec<String>> {
+        cases
+            .iter()
+            .map(|c| {
+                let keep = c.find(' ').map_or(2, |sp| c[..sp].chars().count() + 3);
+                fonts::fit(c, size, bold, cap).filter(|t| *t == *c || t.chars().count() > keep)
+            })
+            .collect()
+    };
+    let total = |v: &[String]| v.iter().map(|t| fonts::width(t, size, bold)).sum::<i32>();
+    // The largest cap whose cuts fit the room (the cut widths grow with it).
+    let (mut lo, mut hi) = (0, room.max(0));
+    while lo < hi {
+        let mid = (lo + hi + 1) / 2;
+        match cut_to(mid) {
+            Some(v) if total(&v) <= room => lo = mid,
+            _ => hi = mid - 1,
+        }
+    }
+    cut_to(lo).filter(|v| total(v) <= room).map(|v| v.join(SEP))
 }
 
 /// [`fit_or_cut`] for labels shown side by side: two labels that would cut
@@ -458,9 +497,30 @@ mod tests {
             fonts::fit_middle("holds channel-1.bufferQueue", TINY, false, narrow).unwrap()
         );
         // A number elsewhere than in the dotted word changes nothing.
-        let text = "recv errs#2 | recv c.ctx.Done()";
-        let max = fonts::width("recv errs#2 | recv c.c", TINY, true);
+        let text = "errs#2 then c.ctx.Done()";
+        let max = fonts::width("errs#2 then c.c", TINY, true);
         assert_eq!(fit_or_cut(text, TINY, true, max), fonts::fit_middle(text, TINY, true, max).unwrap());
+    }
+
+    #[test]
+    fn a_cut_select_keeps_each_case() {
+        let text = "send requests | recv done";
+        let max = fonts::width("send req… | recv d…", TINY, true);
+        let cut = fit_or_cut(text, TINY, true, max);
+        let cases: Vec<&str> = cut.split(" | ").collect();
+        assert_eq!(cases.len(), 2, "{cut}");
+        assert!(cases[0].starts_with("send re") && cases[1].starts_with("recv d"), "{cut}");
+        assert!(fonts::width(&cut, TINY, true) <= max, "{cut}");
+        // A short case stays whole and leaves its room to the long one.
+        let text = "recv errs#2 | recv c.ctx.Done()";
+        let max = fonts::width("recv errs#2 | recv c.ctx…", TINY, true);
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv errs#2 | recv c.ctx…");
+        // Too narrow for every case's operation and a start: the middle cut.
+        let tiny = fonts::width("send…done", TINY, true);
+        assert_eq!(
+            fit_or_cut("send requests | recv done", TINY, true, tiny),
+            fonts::fit_middle("send requests | recv done", TINY, true, tiny).unwrap()
+        );
     }
 
     #[test]
