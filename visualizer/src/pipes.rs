@@ -163,8 +163,20 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         s.rect(xm.left - 1, p0, xm.left, p1 + 1, palette::AXIS);
         s.rect(xm.left - 5, p1, xm.left, p1 + 1, palette::AXIS);
         s.text_mid(xm.left - 8, p1, "0", TINY, false, palette::MUTED, Anchor::Right);
-        s.rect(xm.left - 5, yv(scale), xm.left, yv(scale) + 1, palette::AXIS);
-        s.text_mid(xm.left - 8, yv(scale), &format!("{} B", group(scale)), TINY, false, palette::MUTED, Anchor::Right);
+        // An unbuffered pipe with nothing handed over in the window has no
+        // scale to give: its axis says 0 alone (not a made-up "1 B").
+        if !(unbuffered && handed.iter().all(|&h| h == 0)) {
+            s.rect(xm.left - 5, yv(scale), xm.left, yv(scale) + 1, palette::AXIS);
+            s.text_mid(
+                xm.left - 8,
+                yv(scale),
+                &format!("{} B", group(scale)),
+                TINY,
+                false,
+                palette::MUTED,
+                Anchor::Right,
+            );
+        }
         s.text_mid(xm.left - 8, (wr.0 + wr.1) / 2, "writes", TINY, false, palette::MUTED, Anchor::Right);
         s.text_mid(xm.left - 8, (rd.0 + rd.1) / 2, "reads", TINY, false, palette::MUTED, Anchor::Right);
 

@@ -1248,3 +1248,17 @@ fn in_a_trace_of_many_tasks_the_cycle_the_late_lock_holders_and_the_last_to_act_
         assert_eq!(m.task_colour(t), palette::task(t));
     }
 }
+
+#[test]
+fn an_unbuffered_pipe_with_nothing_handed_over_in_the_window_has_no_made_up_scale() {
+    // ttrpc #72, the first steps: the net.Pipes exist, no read has taken
+    // bytes from a writer yet.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
+    let first_read = trace.events.iter().find(|e| e.kind == sim::trace::EventKind::Read).expect("a read").step;
+    let opts = Options { window: Window::Steps(1, first_read - 1), x: XAxis::Steps, ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &opts), opts.width);
+    assert!(!texts.iter().any(|t| t.ends_with(" B")), "{texts:?}");
+    // The whole run has a scale: the bytes each read took.
+    let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &Options::default()), 1200);
+    assert!(texts.iter().any(|t| t.ends_with("010 B")), "{texts:?}");
+}
