@@ -427,11 +427,17 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     }
     blocks.sort_by_key(|b| b.seeds.first);
     let lowest = blocks.iter().filter_map(|b| b.seed.map(|s| (s, b.v))).min_by_key(|(s, _)| *s);
-    // The failure's report is made again from its seed, not copied: a field
-    // edited in a shard (a `replay` command above all) is refused.
-    if let Some((seed, v)) = lowest {
-        let name = &shards.iter().find(|(_, x)| std::ptr::eq(x, v)).expect("a shard's").0;
-        check_failure_fields(name, v, seed)?;
+    // Each failure a shard claims is made again from its seed, not copied:
+    // a field edited in a shard (a `replay` command above all) is refused.
+    // Every shard's, not only the lowest's, and with --keep-going each
+    // distinct failure's lowest seed too: a failure a seed does not give
+    // would stand in the merged list. (One run a failure.)
+    for b in &blocks {
+        let name = &shards.iter().find(|(_, x)| std::ptr::eq(x, b.v)).expect("a shard's").0;
+        if let Some(seed) = b.seed {
+            check_failure_fields(name, b.v, seed)?;
+        }
+        check_distinct(name, b.v)?;
     }
     let keep_going = first.get("failures").is_some();
     // What the shards ran: all their seeds, or fewer if a time budget or Ctrl-C stopped one.
@@ -882,7 +888,12 @@ fn params_by_value(v: &serde_json::Value) -> serde_json::Value {
 /// Runs the lowest failing `seed` of shard `name` (JSON `v`) again, as the
 /// hunt did, and refuses the shard if the fields that report it (`verdict`,
 /// `cycle`, `message`, `schedule`, `replay`) are not what that run gives.
-fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<(), UsageError> {
+/// Runs seed `seed` of the hunt shard `v` (file `name`) describes, recorded.
+fn rerun(
+    name: &str,
+    v: &serde_json::Value,
+    seed: u64,
+) -> Result<(&'static dyn models::Model, Configured, sim::Run), UsageError> {
     let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
     let model_name = v["model"].as_str().unwrap_or("");
     let m = models::find(model_name).map_err(|_| bad("model", format!("is {}, not a model of deadsim", v["model"])))?;
@@ -894,6 +905,29 @@ fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<
         .filter(|&n| n > 0)
         .ok_or_else(|| bad("max_steps", format!("is {}, not a step limit", v["max_steps"])))?;
     let run = kind.run(&cfg, seed, true, max_steps);
+    Ok((m, cfg, run))
+}
+
+/// Checks a `--keep-going` shard's distinct failures against their seeds:
+/// each lowest seed, run again, fails with that verdict and signature.
+fn check_distinct(name: &str, v: &serde_json::Value) -> Result<(), UsageError> {
+    for (k, d) in v["distinct"].as_array().into_iter().flatten().enumerate() {
+        let Some(seed) = d["seed"].as_u64() else { continue };
+        let (_, _, run) = rerun(name, v, seed)?;
+        let (verdict, sig) = (run.outcome.verdict(), sim::hunt::signature(&run.outcome));
+        if d["verdict"] != json!(verdict) || d["signature"] != json!(sig) {
+            return Err(UsageError(format!(
+                "{name}: field `distinct[{k}]` says seed {seed} fails with {} ({}), but it gives {verdict} ({sig}) (edited, or made by another build of deadsim)",
+                d["verdict"], d["signature"]
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<(), UsageError> {
+    let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
+    let (m, cfg, run) = rerun(name, v, seed)?;
     let schedule = run.trace.as_ref().map(|t| t.meta.replay.clone());
     let expected = [
         ("verdict", json!(run.outcome.verdict())),

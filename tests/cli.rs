@@ -1424,3 +1424,42 @@ fn shrink_says_when_its_budget_ends_before_the_search_of_fewer_preemptions() {
     assert_eq!(v["fewest_preemptions_at_least"], 0, "{v}");
     assert_eq!((v["step_limit_hit"].as_bool(), v["nondeterminism"].is_null()), (Some(false), true), "{v}");
 }
+
+#[test]
+fn merge_makes_every_claimed_failure_again_not_only_the_lowest() {
+    let dir = std::env::temp_dir().join(format!("deadsim-merge-claims-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let shard = |extra: &[&str], i: u32, name: &str| -> (std::path::PathBuf, serde_json::Value) {
+        let s = format!("{i}/2");
+        let (_, out, _) =
+            deadsim(&[&["hunt", "abba", "--seeds", "0..99", "--shard", &s, "--json"][..], extra].concat());
+        let f = dir.join(name);
+        std::fs::write(&f, &out).unwrap();
+        (f, serde_json::from_str(&out).unwrap())
+    };
+    let write = |name: &str, v: &serde_json::Value| {
+        let f = dir.join(name);
+        std::fs::write(&f, v.to_string()).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    // Both shards fail (seeds 0 and 49): the second's message, edited, is
+    // refused although the merged result takes the first's.
+    let (a0, _) = shard(&[], 0, "a0.json");
+    let (a1, mut v) = shard(&[], 1, "a1.json");
+    let (code, _, err) = deadsim(&["merge", a0.to_str().unwrap(), a1.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(v["seed"].as_u64() > Some(0), "{v}");
+    v["message"] = json!("deadlock: made up");
+    let (code, _, err) = deadsim(&["merge", a0.to_str().unwrap(), &write("a1b.json", &v)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a1b.json: field `message`") && err.contains("gives"), "{err}");
+    // --keep-going: a distinct failure's signature, edited.
+    let (k0, _) = shard(&["--keep-going"], 0, "k0.json");
+    let (_, mut v) = shard(&["--keep-going"], 1, "k1.json");
+    v["distinct"][0]["signature"] = json!("deadlock: T2 lock A -> T1 lock B");
+    let (code, _, err) = deadsim(&["merge", k0.to_str().unwrap(), &write("k1b.json", &v)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("k1b.json: field `distinct[0]` says seed"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
