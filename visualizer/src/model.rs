@@ -200,13 +200,14 @@ const RECENT: u64 = 400;
 /// colours. A trace of no more tasks than that gives each task its id. A
 /// larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
-/// first to the tasks of the deadlock cycle, then to the tasks holding a
-/// lock in the last [`RECENT`] steps (the lanes and the legend of a default
-/// locks chart), then to the others by their last event, latest first (the
+/// first to the tasks of the deadlock cycle, then to the other tasks the
+/// wait-for graph draws (`drawn`), then to the tasks holding a lock in the
+/// last [`RECENT`] steps (the lanes and the legend of a default locks
+/// chart), then to the others by their last event, latest first (the
 /// end of the run is what a figure shows by default), ties by id. Tasks a
 /// figure shows side by side then differ in colour as far as the palette
 /// allows.
-fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64) -> Vec<u32> {
+fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64, drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
     if n <= crate::palette::TASK_COLOURS as usize {
         return (0..n as u32).collect();
@@ -221,8 +222,18 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64) -> Vec<u32> {
     let mut order: Vec<u32> = cycle.clone();
     let mut rest: Vec<u32> = (0..n as u32).filter(|t| !cycle.contains(t)).collect();
     let since = end.saturating_sub(RECENT);
-    let holds_late = |t: u32| tracks.get(t as usize).is_some_and(|tt| tt.holds.iter().any(|h| h.end > since));
-    rest.sort_by_key(|&t| (!holds_late(t), std::cmp::Reverse(last[t as usize]), t));
+    let late: Vec<bool> =
+        (0..n).map(|t| tracks.get(t).is_some_and(|tt| tt.holds.iter().any(|h| h.end > since))).collect();
+    let mut in_graph = vec![false; n];
+    for &t in drawn {
+        if let Some(d) = in_graph.get_mut(t as usize) {
+            *d = true;
+        }
+    }
+    rest.sort_by_key(|&t| {
+        let t_ = t as usize;
+        (!in_graph[t_], !late[t_], std::cmp::Reverse(last[t_]), t)
+    });
     order.extend(rest);
     let mut slots = vec![0u32; n];
     for (slot, &t) in order.iter().enumerate() {
@@ -462,8 +473,23 @@ impl<'a> Model<'a> {
             };
             Some(Failure { pos: e.step.min(end), task: e.task, what })
         });
-        let colour_slots = colour_slots(trace, &tasks, end);
-        Ok(Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots })
+        let slots = colour_slots(trace, &tasks, end, &[]);
+        let mut m = Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots: slots };
+        if m.tasks.len() > crate::palette::TASK_COLOURS as usize {
+            // The tasks the wait-for graph draws (each its own node) come
+            // right after the cycle: a task blocked behind it, or main
+            // joining, must not wear a cycle task's colour there.
+            let drawn: Vec<u32> = crate::waitfor::Graph::new(&m)
+                .nodes
+                .iter()
+                .filter_map(|n| match n.kind {
+                    crate::waitfor::NodeKind::Task(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            m.colour_slots = colour_slots(m.trace, &m.tasks, end, &drawn);
+        }
+        Ok(m)
     }
 
     /// The colour of task `t`, the same in every chart of this trace.

@@ -1197,7 +1197,7 @@ fn a_joined_task_that_is_not_blocked_says_its_state() {
 }
 
 #[test]
-fn in_a_trace_of_many_tasks_the_cycle_the_late_lock_holders_and_the_last_to_act_differ_in_colour() {
+fn in_a_trace_of_many_tasks_the_cycle_the_graphs_tasks_the_late_lock_holders_and_the_last_to_act_differ_in_colour() {
     use visualizer::palette;
     let p = |k: &str, v: &str| (k.to_string(), v.to_string());
     let ttrpc = sim::models::find("ttrpc").unwrap();
@@ -1230,6 +1230,16 @@ fn in_a_trace_of_many_tasks_the_cycle_the_late_lock_holders_and_the_last_to_act_
     for e in &trace.events {
         last[e.task as usize] = e.step;
     }
+    // The tasks the wait-for graph draws, each its own node, differ in colour.
+    let drawn: Vec<u32> = visualizer::waitfor::Graph::new(&m)
+        .nodes
+        .iter()
+        .filter_map(|n| match n.kind {
+            visualizer::waitfor::NodeKind::Task(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(colours_of(&drawn).len(), drawn.len(), "the wait-for graph's tasks differ in colour");
     let since = m.end.saturating_sub(400);
     let held_late = |t: u32| m.tasks[t as usize].holds.iter().any(|h| h.end > since);
     let late: Vec<u32> = (0..n).filter(|&t| !cycle.contains(&t) && held_late(t)).collect();
@@ -1237,10 +1247,34 @@ fn in_a_trace_of_many_tasks_the_cycle_the_late_lock_holders_and_the_last_to_act_
     let colours = colours_of(&cycle.iter().copied().chain(late.iter().copied()).collect::<Vec<_>>());
     assert_eq!(colours.len(), cycle.len() + late.len(), "the cycle and the late holders differ in colour");
     let mut by_last: Vec<u32> = (0..n).filter(|t| !cycle.contains(t)).collect();
-    by_last.sort_by_key(|&t| (!held_late(t), std::cmp::Reverse(last[t as usize]), t));
+    by_last.sort_by_key(|&t| (!drawn.contains(&t), !held_late(t), std::cmp::Reverse(last[t as usize]), t));
     let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(palette::TASK_COLOURS as usize).collect();
     let colours = colours_of(&shown);
     assert_eq!(colours.len(), shown.len());
+    // Seed 0 of 200 callers making 3 calls: the graph draws main and
+    // callers behind the cycle too (by their last events, main would wear a
+    // cycle task's colour).
+    let cfg = ttrpc.configure(&[p("client", "v1.2.3"), p("callers", "200"), p("calls", "3")]).unwrap();
+    let trace = *cfg.run(0, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let drawn: Vec<u32> = visualizer::waitfor::Graph::new(&m)
+        .nodes
+        .iter()
+        .filter_map(|n| match n.kind {
+            visualizer::waitfor::NodeKind::Task(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let cycle = trace.deadlock.as_ref().expect("seed 0 deadlocks").cycle.len();
+    assert!(drawn.len() > cycle && drawn.contains(&0), "{drawn:?}");
+    let colours: BTreeSet<(u8, u8, u8)> = drawn
+        .iter()
+        .map(|&t| {
+            let c = m.task_colour(t);
+            (c.0, c.1, c.2)
+        })
+        .collect();
+    assert_eq!(colours.len(), drawn.len(), "{drawn:?}");
     // A trace of a few tasks keeps the colour of each id.
     let abba = committed_trace("abba-deadlock.json");
     let m = Model::new(&abba).unwrap();
