@@ -434,10 +434,8 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     // would stand in the merged list. (One run a failure.)
     for b in &blocks {
         let name = &shards.iter().find(|(_, x)| std::ptr::eq(x, b.v)).expect("a shard's").0;
-        if let Some(seed) = b.seed {
-            check_failure_fields(name, b.v, seed)?;
-        }
-        check_distinct(name, b.v)?;
+        let run = b.seed.map(|seed| check_failure_fields(name, b.v, seed)).transpose()?;
+        check_distinct(name, b.v, b.seed.zip(run.as_ref()))?;
     }
     let keep_going = first.get("failures").is_some();
     // What the shards ran: all their seeds, or fewer if a time budget or Ctrl-C stopped one.
@@ -884,11 +882,7 @@ fn params_by_value(v: &serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// One shard's JSON, its fields checked against each other and the split.
-/// Runs the lowest failing `seed` of shard `name` (JSON `v`) again, as the
-/// hunt did, and refuses the shard if the fields that report it (`verdict`,
-/// `cycle`, `message`, `schedule`, `replay`) are not what that run gives.
-/// Runs seed `seed` of the hunt shard `v` (file `name`) describes, recorded.
+/// Runs seed `seed` of the hunt that shard `v` (file `name`) is of, recorded.
 fn rerun(
     name: &str,
     v: &serde_json::Value,
@@ -910,10 +904,18 @@ fn rerun(
 
 /// Checks a `--keep-going` shard's distinct failures against their seeds:
 /// each lowest seed, run again, fails with that verdict and signature.
-fn check_distinct(name: &str, v: &serde_json::Value) -> Result<(), UsageError> {
+/// `known` is a run made already (the shard's failing seed's), not made twice.
+fn check_distinct(name: &str, v: &serde_json::Value, known: Option<(u64, &sim::Run)>) -> Result<(), UsageError> {
     for (k, d) in v["distinct"].as_array().into_iter().flatten().enumerate() {
         let Some(seed) = d["seed"].as_u64() else { continue };
-        let (_, _, run) = rerun(name, v, seed)?;
+        let made;
+        let run = match known {
+            Some((s, run)) if s == seed => run,
+            _ => {
+                made = rerun(name, v, seed)?.2;
+                &made
+            }
+        };
         let (verdict, sig) = (run.outcome.verdict(), sim::hunt::signature(&run.outcome));
         if d["verdict"] != json!(verdict) || d["signature"] != json!(sig) {
             return Err(UsageError(format!(
@@ -925,7 +927,11 @@ fn check_distinct(name: &str, v: &serde_json::Value) -> Result<(), UsageError> {
     Ok(())
 }
 
-fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<(), UsageError> {
+/// Runs the failing `seed` of shard `name` (JSON `v`) again, as the hunt
+/// did, and refuses the shard if the fields that report it (`verdict`,
+/// `cycle`, `message`, `schedule`, `replay`) are not what that run gives.
+/// Gives the run.
+fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<sim::Run, UsageError> {
     let bad = |field: &str, why: String| UsageError(format!("{name}: field `{field}` {why}"));
     let (m, cfg, run) = rerun(name, v, seed)?;
     let schedule = run.trace.as_ref().map(|t| t.meta.replay.clone());
@@ -947,7 +953,7 @@ fn check_failure_fields(name: &str, v: &serde_json::Value, seed: u64) -> Result<
             ));
         }
     }
-    Ok(())
+    Ok(run)
 }
 
 struct Shard<'a> {

@@ -385,10 +385,7 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
             return t;
         }
     }
-    let numbered = |sep: char| {
-        text.rfind(sep).filter(|&i| i > 0 && text.len() > i + 1 && text[i + 1..].bytes().all(|b| b.is_ascii_digit()))
-    };
-    if let Some(i) = numbered('#').or_else(|| numbered('-')) {
+    if let Some(i) = numbered_at(text, '#').or_else(|| numbered_at(text, '-')) {
         let (head, tail) = text.split_at(i);
         if let Some(h) = fonts::fit_middle(head, size, bold, max - fonts::width(tail, size, bold)) {
             return h + tail;
@@ -398,9 +395,11 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     // the instance, a word with a number, is what tells it from its
     // siblings, so the field gives way from its end while the instance and
     // the dot fit.
+    // The dotted word must be numbered as instances are (`channel-1`,
+    // `stream#3`), not a version or a protocol (`v1.2.3`, `http2.conn`).
     let instance = |d: usize| {
         let word = &text[text[..d].rfind(' ').map_or(0, |i| i + 1)..d];
-        word.bytes().any(|b| b.is_ascii_digit())
+        numbered_at(word, '-').or_else(|| numbered_at(word, '#')).is_some()
     };
     if let Some(dot) = text.find('.').filter(|&d| instance(d)) {
         if let Some(t) =
@@ -414,33 +413,55 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
 
 /// The cases of a select (`text` split at " | ") cut to share `max` pixels:
 /// every case is cut to one widest width, the largest that lets them all
-/// fit, so the short ones stay whole and the long ones give way from their
-/// ends. `None` if a case would keep less than its operation and two
-/// characters of its channel.
+/// fit, so the short ones stay whole and the long ones give way (from
+/// their ends, or before a `#N` they end with). `None` if a case would keep
+/// less than its operation and two characters of its channel.
 fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
     const SEP: &str = " | ";
     let cases: Vec<&str> = text.split(SEP).collect();
-    let room = max - fonts::width(SEP, size, bold) * (cases.len() as i32 - 1);
-    let cut_to = |cap: i32| -> Option<Vec<String>> {
-        cases
-            .iter()
-            .map(|c| {
-                let keep = c.find(' ').map_or(2, |sp| c[..sp].chars().count() + 3);
-                fonts::fit(c, size, bold, cap).filter(|t| *t == *c || t.chars().count() > keep)
-            })
-            .collect()
+    if cases.iter().any(|c| c.trim().is_empty()) {
+        return None;
+    }
+    let cut = |c: &str, cap: i32| -> Option<String> {
+        if fonts::width(c, size, bold) <= cap {
+            return Some(c.to_string());
+        }
+        match numbered_at(c, '#') {
+            Some(i) => fonts::fit(&c[..i], size, bold, cap - fonts::width(&c[i..], size, bold)).map(|h| h + &c[i..]),
+            None => fonts::fit(c, size, bold, cap),
+        }
     };
-    let total = |v: &[String]| v.iter().map(|t| fonts::width(t, size, bold)).sum::<i32>();
-    // The largest cap whose cuts fit the room (the cut widths grow with it).
-    let (mut lo, mut hi) = (0, room.max(0));
+    let joined = |cap: i32| -> Option<String> {
+        cases.iter().map(|c| cut(c, cap)).collect::<Option<Vec<_>>>().map(|v| v.join(SEP))
+    };
+    // The largest cap whose joined cut fits, measured whole (widths rounded
+    // per piece would add up past `max`). The joined width grows with the
+    // cap, so the search is sound; the rule on what each case keeps is
+    // applied once, after.
+    let fits = |cap: i32| joined(cap).is_some_and(|t| fonts::width(&t, size, bold) <= max);
+    let (mut lo, mut hi) = (0, max.max(0));
     while lo < hi {
         let mid = (lo + hi + 1) / 2;
-        match cut_to(mid) {
-            Some(v) if total(&v) <= room => lo = mid,
-            _ => hi = mid - 1,
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
     }
-    cut_to(lo).filter(|v| total(v) <= room).map(|v| v.join(SEP))
+    if !fits(lo) {
+        return None;
+    }
+    let pieces: Vec<String> = cases.iter().map(|c| cut(c, lo)).collect::<Option<_>>()?;
+    let enough = cases.iter().zip(&pieces).all(|(c, p)| {
+        let keep = c.find(' ').map_or(2, |sp| c[..sp].chars().count() + 3);
+        *p == *c || p.chars().count() > keep
+    });
+    enough.then(|| pieces.join(SEP))
+}
+
+/// Where a `#N` (or `-N`, with `sep` '-') that `text` ends with starts.
+fn numbered_at(text: &str, sep: char) -> Option<usize> {
+    text.rfind(sep).filter(|&i| i > 0 && text.len() > i + 1 && text[i + 1..].bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// [`fit_or_cut`] for labels shown side by side: two labels that would cut
@@ -496,10 +517,40 @@ mod tests {
             fit_or_cut("holds channel-1.bufferQueue", TINY, false, narrow),
             fonts::fit_middle("holds channel-1.bufferQueue", TINY, false, narrow).unwrap()
         );
+        // A version or a protocol is no instance: the middle cut.
+        for text in ["v1.2.3 sendLock", "http2.serverConn.mu"] {
+            let max = fonts::width(text, TINY, false) * 2 / 3;
+            assert_eq!(
+                fit_or_cut(text, TINY, false, max),
+                fonts::fit_middle(text, TINY, false, max).unwrap(),
+                "{text}"
+            );
+        }
         // A number elsewhere than in the dotted word changes nothing.
         let text = "errs#2 then c.ctx.Done()";
         let max = fonts::width("errs#2 then c.c", TINY, true);
         assert_eq!(fit_or_cut(text, TINY, true, max), fonts::fit_middle(text, TINY, true, max).unwrap());
+    }
+
+    #[test]
+    fn a_cut_select_fits_at_every_width_and_keeps_instance_numbers() {
+        for text in ["send incoming | recv c.ctx.Done()", "recv a | recv b | recv c | recv d | recv e"] {
+            for max in 20..400 {
+                let cut = fit_or_cut(text, TINY, true, max);
+                assert!(fonts::width(&cut, TINY, true) <= max, "{max}: {cut}");
+            }
+        }
+        // Widening never turns a case cut back into a middle cut.
+        let text = "send incoming | recv c.ctx.Done()";
+        let first = (20..400).find(|&w| fit_or_cut(text, TINY, true, w).contains(" | ")).unwrap();
+        for w in first..400 {
+            assert!(fit_or_cut(text, TINY, true, w).contains(" | "), "{w}");
+        }
+        // A case that ends with an instance number keeps it.
+        let text = "recv errs#10 | recv c.ctx.Done()";
+        let max = fonts::width(text, TINY, true) - 30;
+        let cut = fit_or_cut(text, TINY, true, max);
+        assert!(cut.contains(" | ") && cut.split(" | ").next().unwrap().ends_with("#10"), "{cut}");
     }
 
     #[test]

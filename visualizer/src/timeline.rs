@@ -184,17 +184,32 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // In a narrow picture the arrows go unlabelled if the final column (which
     // a window with the deadlock always has) names in full what each task of
     // an arrow waits for: the plot needs the room more.
-    let unlabelled_tail = tail_for(width - MARGIN - strip_for(0));
-    let said = |a: &Arrow| final_wait(m, a.from).is_some_and(|w| fonts::width(&w, TINY, true) + 8 <= unlabelled_tail);
+    // The final column's text has its width less 14 px (see `wait_texts`).
+    let said_in =
+        |a: &Arrow, tail: i32| final_wait(m, a.from).is_some_and(|w| fonts::width(&w, TINY, true) <= tail - 14);
+    let label_w_of = |ws: &mut dyn Iterator<Item = &Arrow>| {
+        ws.map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10)
+    };
     // Each arrow the final column names in full goes unlabelled there; the
-    // others keep theirs.
+    // others keep theirs. The labels kept narrow the column, which may then
+    // cut a name it held whole: settled by raising the labels' width until
+    // it no longer changes (it only grows, to at most 120 px).
+    let mut arrow_label_w = 0;
     if width < NARROW {
-        for a in arrows.iter_mut().filter(|a| said(a)) {
-            a.what.clear();
+        loop {
+            let tail = tail_for(width - MARGIN - strip_for(arrow_label_w));
+            let w = label_w_of(&mut arrows.iter().filter(|a| !said_in(a, tail)));
+            if w <= arrow_label_w {
+                for a in arrows.iter_mut().filter(|a| said_in(a, tail)) {
+                    a.what.clear();
+                }
+                break;
+            }
+            arrow_label_w = w;
         }
+    } else {
+        arrow_label_w = label_w_of(&mut arrows.iter());
     }
-    let arrow_label_w =
-        arrows.iter().map(|a| fonts::width(&a.what, TINY, true)).max().unwrap_or(0).min(120).min(width / 10);
     let right = width - MARGIN - strip_for(arrow_label_w);
     // When the window reaches the end of the trace, a short tail after the
     // axis shows the final state of every task (a task that blocks in the
