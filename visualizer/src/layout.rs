@@ -431,14 +431,12 @@ fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
             None => fonts::fit(c, size, bold, cap),
         }
     };
-    let joined = |cap: i32| -> Option<String> {
-        cases.iter().map(|c| cut(c, cap)).collect::<Option<Vec<_>>>().map(|v| v.join(SEP))
-    };
+    let cut_all = |cap: i32| -> Option<Vec<String>> { cases.iter().map(|c| cut(c, cap)).collect() };
     // The largest cap whose joined cut fits, measured whole (widths rounded
     // per piece would add up past `max`). The joined width grows with the
     // cap, so the search is sound; the rule on what each case keeps is
     // applied once, after.
-    let fits = |cap: i32| joined(cap).is_some_and(|t| fonts::width(&t, size, bold) <= max);
+    let fits = |cap: i32| cut_all(cap).is_some_and(|v| fonts::width(&v.join(SEP), size, bold) <= max);
     let (mut lo, mut hi) = (0, max.max(0));
     while lo < hi {
         let mid = (lo + hi + 1) / 2;
@@ -451,7 +449,7 @@ fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
     if !fits(lo) {
         return None;
     }
-    let pieces: Vec<String> = cases.iter().map(|c| cut(c, lo)).collect::<Option<_>>()?;
+    let pieces = cut_all(lo)?;
     let enough = cases.iter().zip(&pieces).all(|(c, p)| {
         let keep = c.find(' ').map_or(2, |sp| c[..sp].chars().count() + 3);
         *p == *c || p.chars().count() > keep

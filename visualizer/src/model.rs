@@ -479,14 +479,7 @@ impl<'a> Model<'a> {
             // The tasks the wait-for graph draws (each its own node) come
             // right after the cycle: a task blocked behind it, or main
             // joining, must not wear a cycle task's colour there.
-            let drawn: Vec<u32> = crate::waitfor::Graph::new(&m)
-                .nodes
-                .iter()
-                .filter_map(|n| match n.kind {
-                    crate::waitfor::NodeKind::Task(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
+            let drawn = crate::waitfor::Graph::new(&m).tasks();
             m.colour_slots = colour_slots(m.trace, &m.tasks, end, &drawn);
         }
         Ok(m)

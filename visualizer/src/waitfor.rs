@@ -91,6 +91,17 @@ fn frame_text(name: &str, site: &str) -> String {
 
 impl Graph {
     /// The graph at the deadlock of `m`, or at the end of the trace.
+    /// The tasks drawn, each its own node, in node order.
+    pub fn tasks(&self) -> Vec<u32> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n.kind {
+                NodeKind::Task(t) => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn new(m: &Model) -> Graph {
         let mut g = Graph { nodes: Vec::new(), edges: Vec::new(), ring: Vec::new(), caption: String::new() };
         match &m.trace.deadlock {

@@ -1231,14 +1231,7 @@ fn in_a_trace_of_many_tasks_the_cycle_the_graphs_tasks_the_late_lock_holders_and
         last[e.task as usize] = e.step;
     }
     // The tasks the wait-for graph draws, each its own node, differ in colour.
-    let drawn: Vec<u32> = visualizer::waitfor::Graph::new(&m)
-        .nodes
-        .iter()
-        .filter_map(|n| match n.kind {
-            visualizer::waitfor::NodeKind::Task(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let drawn = visualizer::waitfor::Graph::new(&m).tasks();
     assert_eq!(colours_of(&drawn).len(), drawn.len(), "the wait-for graph's tasks differ in colour");
     let since = m.end.saturating_sub(400);
     let held_late = |t: u32| m.tasks[t as usize].holds.iter().any(|h| h.end > since);
@@ -1257,23 +1250,10 @@ fn in_a_trace_of_many_tasks_the_cycle_the_graphs_tasks_the_late_lock_holders_and
     let cfg = ttrpc.configure(&[p("client", "v1.2.3"), p("callers", "200"), p("calls", "3")]).unwrap();
     let trace = *cfg.run(0, true).trace.unwrap();
     let m = Model::new(&trace).unwrap();
-    let drawn: Vec<u32> = visualizer::waitfor::Graph::new(&m)
-        .nodes
-        .iter()
-        .filter_map(|n| match n.kind {
-            visualizer::waitfor::NodeKind::Task(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let drawn = visualizer::waitfor::Graph::new(&m).tasks();
     let cycle = trace.deadlock.as_ref().expect("seed 0 deadlocks").cycle.len();
     assert!(drawn.len() > cycle && drawn.contains(&0), "{drawn:?}");
-    let colours: BTreeSet<(u8, u8, u8)> = drawn
-        .iter()
-        .map(|&t| {
-            let c = m.task_colour(t);
-            (c.0, c.1, c.2)
-        })
-        .collect();
+    let colours: BTreeSet<String> = drawn.iter().map(|&t| m.task_colour(t).hex()).collect();
     assert_eq!(colours.len(), drawn.len(), "{drawn:?}");
     // A trace of a few tasks keeps the colour of each id.
     let abba = committed_trace("abba-deadlock.json");

@@ -901,9 +901,6 @@ impl Trace {
         use super::EventKind::*;
         let n = self.resources.len();
         let mut level = vec![0u64; n];
-        // A channel's message moved in by a receiver from a parked sender,
-        // in the receiver's step: its receive leaves the level as it was.
-        let mut moved_in: Vec<Option<u32>> = vec![None; n];
         // A pipe's write in progress (its writer blocked until the rest is
         // read), and the pipe each such writer writes to.
         let mut active: Vec<Option<u32>> = vec![None; n];
@@ -911,9 +908,10 @@ impl Trace {
         // The pipe whose write the task made in this step (a write that did
         // not all fit blocks right after it).
         let mut wrote: Option<(u32, u32, u64)> = None;
-        // A waiting sender's message moved into a channel, whose receiver
-        // is still to receive it: (event, receiver, step).
-        let mut moved: Option<(usize, u32, u64)> = None;
+        // A waiting sender's message moved into a channel by a receiver, in
+        // the receiver's step, its receive still to come (that receive leaves
+        // the level as it was): (event, channel, receiver, step).
+        let mut moved: Option<(usize, u32, u32, u64)> = None;
         for (i, e) in self.events.iter().enumerate() {
             let t = e.task;
             if e.kind == Wake {
@@ -923,7 +921,7 @@ impl Trace {
                 }
                 continue;
             }
-            if let Some((j, p, step)) = moved {
+            if let Some((j, _, p, step)) = moved {
                 // The receiver of a waiting sender's message receives it in that step.
                 if e.step != step {
                     return Err(format!(
@@ -981,12 +979,11 @@ impl Trace {
                             "events[{i}].amount: {a} messages buffered after a waiting sender's message moved into channel {r} (\"{name}\"), which buffered {l} (the receive took one, the sender put one)"
                         ));
                     }
-                    moved_in[ri] = Some(p);
-                    moved = Some((i, p, e.step));
+                    moved = Some((i, r, p, e.step));
                 }
                 ("chan", Recv, None) => {
                     let a = field("amount", e.amount)?;
-                    let refilled = moved_in[ri].take() == Some(t);
+                    let refilled = moved.is_some_and(|(_, c, p, _)| (c, p) == (r, t));
                     if refilled {
                         moved = None;
                     }
@@ -1110,7 +1107,7 @@ impl Trace {
                 _ => {}
             }
         }
-        if let Some((j, p, _)) = moved {
+        if let Some((j, _, p, _)) = moved {
             return Err(format!(
                 "events[{j}]: a waiting sender's message moved into a channel by task {p}, which then receives nothing in that step"
             ));
