@@ -180,6 +180,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             format!("{how}, the bound raised from 0: none fails within {}, one within {b}", b - 1)
         }
         (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
+        // The search without a bound, run beside the passes, covered every schedule first.
+        (Some(_), Some(b)) if r.unbounded_covered => format!(
+            "{how}, the bound raised from 0 to {b}, and beside it the search without a bound, which covered every schedule"
+        ),
         // Plain DFS ran out of schedules; the reduced search out of
         // branches the bound refused: every schedule is covered, up to the
         // order of independent steps.

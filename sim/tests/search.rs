@@ -144,6 +144,42 @@ fn a_preemption_bound_is_raised_from_zero_so_failures_need_the_fewest() {
 }
 
 #[test]
+fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
+    // Bounded passes have no sleep sets and run the lower bounds' schedules
+    // again; where the bound does not bind, the reduced search without a
+    // bound, run beside them, covers every schedule far sooner.
+    for (name, params) in [
+        ("abba", vec![("fixed", "true")]),
+        ("philosophers", vec![("philosophers", "4"), ("ordered", "true"), ("rounds", "1")]),
+        ("flink", vec![("scenario", "minimal"), ("flink-version", "1.13.2")]),
+    ] {
+        let m = model(name, &params);
+        let every = explore(&m, &cfg(true, None, 200_000));
+        assert!(every.exhausted && every.failure.is_none(), "{name}");
+        let r = explore(&m, &cfg(true, Some(100), 200_000));
+        assert!(r.exhausted && r.failure.is_none() && r.unbounded_covered, "{name}: {r:?}");
+        // It is given as many executions as the passes took, no more: what
+        // it ran is the count without a bound, the rest went to the passes.
+        let passes = r.executions - every.executions;
+        assert!(every.executions <= passes, "{name}: {} without a bound, {passes} in passes", every.executions);
+        // The passes alone (as they run with `keep_going`) cost more.
+        let alone = explore(&m, &ExploreConfig { keep_going: true, ..cfg(true, Some(100), 20_000) });
+        assert!(alone.executions > r.executions, "{name}: {} alone vs {}", alone.executions, r.executions);
+        assert!(!alone.unbounded_covered);
+    }
+    // Where the bound binds, the proof is the passes' own.
+    let fixed = model("abba", &[("fixed", "true")]);
+    let r = explore(&fixed, &cfg(true, Some(1), 1_000));
+    assert!(r.exhausted && !r.unbounded_covered && r.bound == Some(1), "{r:?}");
+    // The execution budget caps both searches together.
+    let all = explore(&fixed, &cfg(true, Some(100), 1_000)).executions;
+    for max in 1..all {
+        let r = explore(&fixed, &cfg(true, Some(100), max));
+        assert!(r.executions == max && !r.exhausted, "--max-executions {max}: {} run", r.executions);
+    }
+}
+
+#[test]
 fn reduction_matters_and_beats_loom_on_abba() {
     // loom 0.7 explores abba --fixed (3 rounds) in 70 executions.
     let r = explore(&model("abba", &[("fixed", "true")]), &cfg(true, None, 1_000));

@@ -9,8 +9,9 @@
 //! (which equivalent orders a sleeper stands for depends on preemptions the
 //! bound counts), a race's branch taken only within the bound, and the
 //! racing task also tried at the last context switch before the race, where
-//! taking it may cost no preemption more. Each bound is a pass of its own.
-//! Without reduction, a bound gives plain DFS, and each pass runs only the
+//! taking it may cost no preemption more. Each bound is a pass of its own,
+//! and the search without a bound runs beside the passes, as long as they
+//! have, for where the bound does not bind. Without reduction, a bound gives plain DFS, and each pass runs only the
 //! schedules the pass before kept out.
 //!
 //! Each execution replays the prefix of the previous one up to its deepest
@@ -114,6 +115,9 @@ pub struct ExploreResult {
     /// The lock-order facts of every execution run, merged in execution
     /// order (first-seen sites kept): what `hunt` reports over its seeds.
     pub lock_order: crate::lockorder::LockOrder,
+    /// With a bound and reduction: true if the search without a bound, run
+    /// beside the passes, covered every schedule before they did (see [`explore`]).
+    pub unbounded_covered: bool,
 }
 
 impl ExploreResult {
@@ -149,6 +153,7 @@ impl ExploreResult {
             bound,
             stopped_early: false,
             lock_order: Default::default(),
+            unbounded_covered: false,
         }
     }
 }
@@ -654,7 +659,11 @@ fn next_branch(s: &mut Search) -> bool {
 /// With reduction, each pass is a whole bounded reduced search of its own
 /// bound (the schedules of the passes before run again, a fraction of the
 /// last pass's), and a pass whose bound kept no race's branch out covers
-/// every schedule: the passes stop there.
+/// every schedule: the passes stop there. Beside the passes runs the reduced
+/// search without a bound, given as many executions as the passes took: when
+/// it covers every schedule first, the exploration ends there
+/// ([`ExploreResult::unbounded_covered`]); a failure it finds is reported
+/// once the passes below its preemptions found none.
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
     if cfg.reduction {
@@ -702,31 +711,101 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     total
 }
 
-/// [`explore`] with reduction within bound `k`: a reduced pass per bound, from 0.
+/// [`explore`] with reduction within bound `k`: a reduced pass per bound,
+/// from 0, and beside them the reduced search without a bound.
+///
+/// A bounded pass has no sleep sets and runs the schedules of the lower
+/// bounds again, so where the bound does not bind it costs far more than the
+/// search without one (`abba --fixed`: 35 executions cover every schedule,
+/// the passes up to the bound of 6 that refuses no branch take 410). So after
+/// each pass the search without a bound goes on, from where it stopped, until
+/// it has run as many executions as the passes so far: it never costs more
+/// than the passes, and settles the exploration when it covers every schedule
+/// (then every schedule within `k` completes). A failure it finds has some
+/// number `p` of preemptions, more than any pass run so far found none with:
+/// the passes go on up to `p - 1`, and if none of them fails it is one with
+/// the fewest. Only counts decide, so the result does not depend on timing.
+/// With `keep_going` (every distinct failure, each with its fewest
+/// preemptions) the passes run alone.
 fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> ExploreResult {
     let started = Instant::now();
+    let time_left = || cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
     let mut total = ExploreResult::nothing_yet(None);
+    let mut unbounded = (!cfg.keep_going)
+        .then(|| Pass::new(model, &ExploreConfig { preemption_bound: None, ..cfg.clone() }, vec![], false));
+    // Executions the passes took, and the unbounded search's so far (in `total` already).
+    let (mut by_passes, mut by_unbounded, mut pruned_unbounded) = (0, 0, 0);
     for b in 0..=k {
+        if unbounded.as_ref().and_then(|u| u.failed_with).is_some_and(|p| p <= b) {
+            // No pass below `b` fails: the unbounded search's failure has the fewest preemptions.
+            total.bound = Some(b);
+            return with_known_failure(total, unbounded, true);
+        }
         let left = cfg.max_executions.saturating_sub(total.executions);
         if left == 0 {
-            return total;
+            return with_known_failure(total, unbounded, false);
         }
         total.bound = Some(b);
-        let time_budget = cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
         let (pass, cut) = explore_within(
             model,
-            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget, ..cfg.clone() },
+            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget: time_left(), ..cfg.clone() },
             total.executions == 0,
         );
+        by_passes += pass.executions;
         if total.absorb(pass) {
+            if total.failure.is_none() && total.nondeterminism.is_none() {
+                // Cut short: a failure the unbounded search found still counts.
+                return with_known_failure(total, unbounded, false);
+            }
             return total;
         }
         if !cut {
             // No branch needed more preemptions: every schedule has been seen.
             break;
         }
+        let Some(u) = unbounded.as_mut().filter(|u| !u.over && b < k) else { continue };
+        let until = by_passes.min(by_unbounded + cfg.max_executions.saturating_sub(total.executions));
+        if until <= by_unbounded {
+            // No budget left for it (the next pass says so), or no more than it had.
+            continue;
+        }
+        u.resume(until, false, time_left());
+        let r = &mut u.result;
+        total.executions += r.executions - by_unbounded;
+        total.pruned += r.pruned - pruned_unbounded;
+        (by_unbounded, pruned_unbounded) = (r.executions, r.pruned);
+        total.lock_order.merge(&std::mem::take(&mut r.lock_order));
+        if r.nondeterminism.is_some() || r.stopped_early {
+            total.nondeterminism = r.nondeterminism.take();
+            total.stopped_early = r.stopped_early;
+            return total;
+        }
+        if r.exhausted {
+            // Every schedule completes, so every one within `k` does.
+            total.exhausted = true;
+            total.unbounded_covered = true;
+            return total;
+        }
+        if u.failed_with.is_some_and(|p| p > k) {
+            // Outside the bound: the passes go on alone.
+            unbounded = None;
+        }
     }
     total.exhausted = true;
+    total
+}
+
+/// `total`, given the failure the unbounded search beside the passes found,
+/// if it found one (see [`explore_bounded_reduced`]). The passes below its
+/// preemptions found none; unless they all ran (`fewest`), it is still a
+/// failure, but not one known to have the fewest: the result names no bound.
+fn with_known_failure(mut total: ExploreResult, unbounded: Option<Pass<'_>>, fewest: bool) -> ExploreResult {
+    if let Some(u) = unbounded.filter(|u| u.failed_with.is_some()) {
+        total.failure = u.finish().0.failure;
+        if !fewest {
+            total.bound = None;
+        }
+    }
     total
 }
 
@@ -749,113 +828,161 @@ pub(super) fn explore_pass(
     forced: Vec<u32>,
     collect: bool,
 ) -> (ExploreResult, bool, Roots) {
-    let search = Rc::new(RefCell::new(Search {
-        cfg: cfg.clone(),
-        nodes: Vec::new(),
-        pos: 0,
-        steps: Vec::new(),
-        task_clock: Vec::new(),
-        clocks: ClockPool::default(),
-        last_fp: Footprint::default(),
-        touches: Touches::default(),
-        halt: None,
-        error: None,
-        cut: false,
-        interrupted: false,
-        forced,
-        deferred: collect.then(Roots::default),
-        cuts: Cuts::default(),
-        cut_here: TaskSet::new(),
-        spare: Vec::new(),
-    }));
-    let mut result = ExploreResult::nothing_yet(cfg.preemption_bound);
-    // Every return gives the result, whether the bound kept a branch out,
-    // and the branches it kept out.
-    let done = |result: ExploreResult, s: &mut Search| {
-        let deferred = s.deferred.take().unwrap_or_default();
-        (result, s.cut, deferred)
-    };
-    let started = Instant::now();
-    let out_of_time = |executions: u64| {
-        cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
-            || (cfg.time_budget.is_some_and(|b| started.elapsed() >= b) && (executions > 0 || !first))
-    };
-    loop {
-        // Checked before each execution, so a budget spent already (a
-        // later pass of `explore`) runs none.
-        if out_of_time(result.executions) {
-            result.stopped_early = true;
-            return done(result, &mut search.borrow_mut());
+    let mut pass = Pass::new(model, cfg, forced, collect);
+    pass.resume(cfg.max_executions, first, cfg.time_budget);
+    pass.finish()
+}
+
+/// One depth-first search, kept between calls: [`Pass::resume`] takes
+/// executions until the search ends or has run a given number, and a later
+/// call goes on from the branch where it stopped. A bounded exploration runs
+/// the search without a bound beside its passes this way (see
+/// [`explore_bounded_reduced`]).
+pub(super) struct Pass<'m> {
+    model: &'m Configured,
+    cfg: ExploreConfig,
+    search: Rc<RefCell<Search>>,
+    result: ExploreResult,
+    /// True once the search ended: every schedule run, a failure, a model
+    /// that does not replay, a stop or a spent time budget.
+    over: bool,
+    /// The preemptions of the failing schedule, once one failed.
+    failed_with: Option<u32>,
+}
+
+impl<'m> Pass<'m> {
+    pub(super) fn new(model: &'m Configured, cfg: &ExploreConfig, forced: Vec<u32>, collect: bool) -> Pass<'m> {
+        let search = Rc::new(RefCell::new(Search {
+            cfg: cfg.clone(),
+            nodes: Vec::new(),
+            pos: 0,
+            steps: Vec::new(),
+            task_clock: Vec::new(),
+            clocks: ClockPool::default(),
+            last_fp: Footprint::default(),
+            touches: Touches::default(),
+            halt: None,
+            error: None,
+            cut: false,
+            interrupted: false,
+            forced,
+            deferred: collect.then(Roots::default),
+            cuts: Cuts::default(),
+            cut_here: TaskSet::new(),
+            spare: Vec::new(),
+        }));
+        Pass {
+            model,
+            cfg: cfg.clone(),
+            search,
+            result: ExploreResult::nothing_yet(cfg.preemption_bound),
+            over: false,
+            failed_with: None,
         }
-        {
-            let mut s = search.borrow_mut();
-            s.pos = 0;
-            s.steps.clear();
-            s.task_clock.clear();
-            s.touches.clear();
-            s.clocks.clear();
-            s.halt = None;
-        }
-        let run = model.run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(search.clone()))));
-        result.executions += 1;
-        if !run.lock_order.is_empty() {
-            result.lock_order.merge(&run.lock_order);
-        }
-        if let Some(p) = &cfg.progress {
-            p.fetch_add(1, Ordering::Relaxed);
-        }
-        let mut s = search.borrow_mut();
-        if !s.cuts.is_empty() {
-            // The nodes of the cuts are this execution's (only later ones
-            // may be stale).
-            let (path, mut cuts) = (path_choices(&s.nodes), std::mem::take(&mut s.cuts));
-            s.deferred.as_mut().expect("cuts are kept when collecting").add(&path, &cuts);
-            cuts.clear();
-            s.cuts = cuts;
-        }
-        if s.interrupted {
-            // Cut short by Ctrl-C: not an execution that ran, nor a pruned one.
-            result.executions -= 1;
-            result.stopped_early = true;
-            return done(result, &mut s);
-        }
-        if let Some(e) = s.error.take() {
-            result.nondeterminism = Some(e);
-            return done(result, &mut s);
-        }
-        if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
-            result.pruned += 1;
-        } else if run.outcome.is_failure() && cfg.keep_going {
-            let choices = choices_of(&s);
-            let sig = crate::hunt::signature(&run.outcome);
-            let wanted = cfg.stop_at.as_ref() == Some(&sig);
-            result.distinct.entry(sig).or_insert(choices);
-            if wanted {
-                return done(result, &mut s);
+    }
+
+    /// Runs executions until the search ends or `until` of them have run in
+    /// all (at least one when none has), within `time_budget` from now. The
+    /// `first` call of an exploration runs one execution whatever its time
+    /// budget, so that any budget gives a result.
+    pub(super) fn resume(&mut self, until: u64, first: bool, time_budget: Option<Duration>) {
+        let cfg = &self.cfg;
+        let started = Instant::now();
+        let out_of_time = |executions: u64| {
+            cfg.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+                || (time_budget.is_some_and(|b| started.elapsed() >= b) && (executions > 0 || !first))
+        };
+        let result = &mut self.result;
+        let ran_before = result.executions;
+        while !self.over && result.executions < until.max(1) {
+            // Checked before each execution, so a budget spent already (a
+            // later pass of `explore`) runs none.
+            if out_of_time(result.executions - ran_before) {
+                result.stopped_early = true;
+                self.over = true;
+                return;
             }
-        } else if run.outcome.is_failure() {
-            let choices = choices_of(&s);
-            let (_, cut, deferred) = done(ExploreResult::nothing_yet(None), &mut s);
-            drop(s);
-            let recorded = model.run_with(
-                Sim::new(0)
-                    .record(true)
-                    .max_steps(cfg.max_steps)
-                    .strategy(Box::new(ReplayStrategy::named(choices.clone(), "dfs"))),
-            );
-            result.failure = Some((recorded, choices));
-            return (result, cut, deferred);
+            {
+                let mut s = self.search.borrow_mut();
+                s.pos = 0;
+                s.steps.clear();
+                s.task_clock.clear();
+                s.touches.clear();
+                s.clocks.clear();
+                s.halt = None;
+            }
+            let run = self
+                .model
+                .run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(self.search.clone()))));
+            result.executions += 1;
+            if !run.lock_order.is_empty() {
+                result.lock_order.merge(&run.lock_order);
+            }
+            if let Some(p) = &cfg.progress {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut s = self.search.borrow_mut();
+            if !s.cuts.is_empty() {
+                // The nodes of the cuts are this execution's (only later ones
+                // may be stale).
+                let (path, mut cuts) = (path_choices(&s.nodes), std::mem::take(&mut s.cuts));
+                s.deferred.as_mut().expect("cuts are kept when collecting").add(&path, &cuts);
+                cuts.clear();
+                s.cuts = cuts;
+            }
+            if s.interrupted {
+                // Cut short by Ctrl-C: not an execution that ran, nor a pruned one.
+                result.executions -= 1;
+                result.stopped_early = true;
+                self.over = true;
+                return;
+            }
+            if let Some(e) = s.error.take() {
+                result.nondeterminism = Some(e);
+                self.over = true;
+                return;
+            }
+            if matches!(run.outcome, crate::Outcome::Stopped { .. }) {
+                result.pruned += 1;
+            } else if run.outcome.is_failure() && cfg.keep_going {
+                let choices = choices_of(&s);
+                let sig = crate::hunt::signature(&run.outcome);
+                let wanted = cfg.stop_at.as_ref() == Some(&sig);
+                result.distinct.entry(sig).or_insert(choices);
+                if wanted {
+                    self.over = true;
+                    return;
+                }
+            } else if run.outcome.is_failure() {
+                let choices = choices_of(&s);
+                self.failed_with = Some(s.preemptions_at(s.pos));
+                drop(s);
+                let recorded = self.model.run_with(
+                    Sim::new(0)
+                        .record(true)
+                        .max_steps(cfg.max_steps)
+                        .strategy(Box::new(ReplayStrategy::named(choices.clone(), "dfs"))),
+                );
+                result.failure = Some((recorded, choices));
+                self.over = true;
+                return;
+            }
+            // Nodes past the end of this run (a shorter run after a branch) are stale.
+            let used = s.pos;
+            s.truncate_nodes(used);
+            if !next_branch(&mut s) {
+                result.exhausted = true;
+                self.over = true;
+            }
         }
-        // Nodes past the end of this run (a shorter run after a branch) are stale.
-        let used = s.pos;
-        s.truncate_nodes(used);
-        if !next_branch(&mut s) {
-            result.exhausted = true;
-            return done(result, &mut s);
-        }
-        if result.executions >= cfg.max_executions {
-            return done(result, &mut s);
-        }
+    }
+
+    /// The result, whether the bound kept any branch out, and the branches
+    /// it kept out (when collecting).
+    pub(super) fn finish(self) -> (ExploreResult, bool, Roots) {
+        let mut s = self.search.borrow_mut();
+        let deferred = s.deferred.take().unwrap_or_default();
+        (self.result, s.cut, deferred)
     }
 }
 
