@@ -175,14 +175,39 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     let reduced = !a.no_reduction;
     // Within a bound, the reduction is bounded (no sleep sets; see `sim::scheduler::explore`).
     let how = if reduced { "partial-order reduction" } else { "plain DFS" };
+    // What ended a search before it was done.
+    let stopped = match (r.stopped_early, interrupted) {
+        (true, true) => "it was interrupted".to_string(),
+        (true, false) => format!(
+            "the time budget (--time-budget {}) ran out",
+            crate::secs(a.time_budget.map_or(0.0, |d| d.as_secs_f64()))
+        ),
+        (false, _) if a.via_hunt => format!(
+            "the budget of {} (`deadsim explore` sets it with --max-executions) ran out",
+            count(a.max_executions, "execution")
+        ),
+        (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
+    };
     let bounded = match (a.preemptions, r.bound) {
+        // Found beside the passes, which stopped before they could show it needs the fewest.
+        (Some(_), Some(b)) if r.failure.is_some() && r.unbounded_failure.is_some() => {
+            let p = r.unbounded_failure.unwrap_or_default();
+            let below = if b > 0 { format!("none fails within {}; ", b - 1) } else { String::new() };
+            format!(
+                "{how}, the bound raised from 0: {below}this one, found by the search without a bound, has {}, \
+                 and {stopped} before the passes showed whether fewer fail",
+                count(p.into(), "preemption")
+            )
+        }
         (Some(_), Some(b)) if r.failure.is_some() && b > 0 => {
             format!("{how}, the bound raised from 0: none fails within {}, one within {b}", b - 1)
         }
         (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
         // The search without a bound, run beside the passes, covered every schedule first.
         (Some(_), Some(b)) if r.unbounded_covered => format!(
-            "{how}, the bound raised from 0 to {b}, and beside it the search without a bound, which covered every schedule"
+            "{how}: the passes raised the bound from 0 to {b}, and the search without a bound beside them \
+             covered every schedule first, in {} of them",
+            r.unbounded_executions
         ),
         // Plain DFS ran out of schedules; the reduced search out of
         // branches the bound refused: every schedule is covered, up to the
@@ -261,18 +286,6 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 ),
                 _ => (scope, String::new()),
             };
-            let stopped = match (r.stopped_early, interrupted) {
-                (true, true) => "it was interrupted".to_string(),
-                (true, false) => format!(
-                    "the time budget (--time-budget {}) ran out",
-                    crate::secs(a.time_budget.map_or(0.0, |d| d.as_secs_f64()))
-                ),
-                (false, _) if a.via_hunt => format!(
-                    "the budget of {} (`deadsim explore` sets it with --max-executions) ran out",
-                    count(a.max_executions, "execution")
-                ),
-                (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
-            };
             format!(
                 "no failure in {}, but {stopped} before {scope} was covered{covered}",
                 count(r.executions, "execution")
@@ -295,12 +308,15 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": null, "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "strategy": "dfs", "message": message,
                    "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
-                   "complete": r.exhausted || r.failure.is_some(),
+                   "complete": r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()),
                    // The bound asked for (`preemptions` in shrink's JSON counts a schedule's own).
                    "preemption_bound": a.preemptions, "reduction": reduced,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
-                   "found_within": r.failure.as_ref().and(r.bound), "schedule": schedule, "replay": replay,
+                   "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none()),
+                   // Of `executions`, those of the search without a bound beside the passes.
+                   "unbounded_executions": r.unbounded_executions,
+                   "schedule": schedule, "replay": replay,
                    "warnings": warnings})
         );
         return written.map(|()| r.failure.is_some());
@@ -331,7 +347,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
 /// "time-budget", "max-executions", or null (exhausted, or a failure found).
 fn stopped_json(r: &sim::scheduler::ExploreResult) -> serde_json::Value {
     match r.stopped_early {
-        _ if r.exhausted || r.failure.is_some() => json!(null),
+        _ if r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()) => json!(null),
         true => json!(crate::hunt_cmd::early_stop()),
         false => json!("max-executions"),
     }

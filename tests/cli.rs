@@ -216,13 +216,13 @@ fn explore_proves_or_finds_and_schedules_replay() {
     assert!(out.contains("proved: 35 executions, every schedule completes without deadlock"), "{out}");
     // Within a bound: the reduction by default, plain DFS on request, each
     // saying how the search ended. A bound no schedule reaches is settled by
-    // the search without a bound, run beside the passes (they alone took
-    // 410 executions, every interleaving is 160).
+    // the search without a bound, taking turns with the passes (they alone
+    // took 410 executions, every interleaving is 160).
     let (code, out, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "100"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("proved: 89 executions, every schedule within 100 preemptions completes")
-            && out.contains("(partial-order reduction, the bound raised from 0 to 2, and beside it the search without a bound, which covered every schedule)"),
+        out.contains("proved: 163 executions, every schedule within 100 preemptions completes")
+            && out.contains("(partial-order reduction: the passes raised the bound from 0 to 4, and the search without a bound beside them covered every schedule first, in 35 of them)"),
         "{out}"
     );
     let (code, out, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "100", "--no-reduction"]);

@@ -158,10 +158,11 @@ fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
         assert!(every.exhausted && every.failure.is_none(), "{name}");
         let r = explore(&m, &cfg(true, Some(100), 200_000));
         assert!(r.exhausted && r.failure.is_none() && r.unbounded_covered, "{name}: {r:?}");
-        // It is given as many executions as the passes took, no more: what
-        // it ran is the count without a bound, the rest went to the passes.
+        // It is given half as many executions as the passes took, no more:
+        // what it ran is the count without a bound (resumed, it is the same
+        // search), the rest went to the passes.
         let passes = r.executions - every.executions;
-        assert!(every.executions <= passes, "{name}: {} without a bound, {passes} in passes", every.executions);
+        assert!(2 * every.executions <= passes, "{name}: {} without a bound, {passes} in passes", every.executions);
         // The passes alone (as they run with `keep_going`) cost more.
         let alone = explore(&m, &ExploreConfig { keep_going: true, ..cfg(true, Some(100), 20_000) });
         assert!(alone.executions > r.executions, "{name}: {} alone vs {}", alone.executions, r.executions);
@@ -176,6 +177,35 @@ fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
     for max in 1..all {
         let r = explore(&fixed, &cfg(true, Some(100), max));
         assert!(r.executions == max && !r.exhausted, "--max-executions {max}: {} run", r.executions);
+    }
+}
+
+#[test]
+fn a_bounded_exploration_cut_short_claims_exactly_the_passes_it_finished() {
+    // Cut at every budget, a bounded exploration names as its bound the pass
+    // it was in: every pass below it finished, and that one did not. The
+    // passes alone (as `keep_going` runs them) give each pass's end.
+    for (name, params) in [
+        ("abba", vec![("fixed", "true")]),
+        ("philosophers", vec![("philosophers", "3"), ("ordered", "true"), ("rounds", "1")]),
+        ("flink", vec![("scenario", "minimal"), ("flink-version", "1.13.2")]),
+    ] {
+        let m = model(name, &params);
+        let ends: Vec<u64> = (0..=8)
+            .map(|j| explore(&m, &ExploreConfig { keep_going: true, ..cfg(true, Some(j), 100_000) }).executions)
+            .collect();
+        let all = explore(&m, &cfg(true, Some(100), 100_000));
+        assert!(all.exhausted && all.unbounded_covered, "{name}: {all:?}");
+        for n in 1..all.executions {
+            let r = explore(&m, &cfg(true, Some(100), n));
+            assert!(r.executions == n && !r.exhausted && r.failure.is_none(), "{name} --max-executions {n}: {r:?}");
+            let b = r.bound.expect("a bound") as usize;
+            let by_passes = n - r.unbounded_executions;
+            // The search without a bound is given half of the passes' executions.
+            assert!(2 * r.unbounded_executions <= by_passes, "{name} --max-executions {n}: {r:?}");
+            assert!(b == 0 || ends[b - 1] <= by_passes, "{name} --max-executions {n}: pass {} had not ended", b - 1);
+            assert!(by_passes < ends[b], "{name} --max-executions {n}: pass {b} had ended");
+        }
     }
 }
 

@@ -10,8 +10,8 @@
 //! bound counts), a race's branch taken only within the bound, and the
 //! racing task also tried at the last context switch before the race, where
 //! taking it may cost no preemption more. Each bound is a pass of its own,
-//! and the search without a bound runs beside the passes, as long as they
-//! have, for where the bound does not bind. Without reduction, a bound gives plain DFS, and each pass runs only the
+//! and the search without a bound takes turns with the passes, half as
+//! long as they run, for where the bound does not bind. Without reduction, a bound gives plain DFS, and each pass runs only the
 //! schedules the pass before kept out.
 //!
 //! Each execution replays the prefix of the previous one up to its deepest
@@ -107,7 +107,8 @@ pub struct ExploreResult {
     /// choices of the first schedule that showed it, in signature order.
     pub distinct: std::collections::BTreeMap<String, Vec<u32>>,
     /// With a preemption bound: the bound of the last pass (see
-    /// [`explore`]); for a failure, the fewest preemptions that fail.
+    /// [`explore`]); for a failure, the fewest preemptions that fail
+    /// (unless [`ExploreResult::unbounded_failure`] says otherwise).
     pub bound: Option<u32>,
     /// True if the time budget or the stop flag ended the exploration
     /// before it was exhausted (see [`ExploreConfig::time_budget`]).
@@ -118,6 +119,15 @@ pub struct ExploreResult {
     /// With a bound and reduction: true if the search without a bound, run
     /// beside the passes, covered every schedule before they did (see [`explore`]).
     pub unbounded_covered: bool,
+    /// Set when [`ExploreResult::failure`] was found by the search without a
+    /// bound and the exploration stopped (its budget, its time budget or a
+    /// stop) before the passes showed that none fails with fewer
+    /// preemptions: the failure's own preemptions. [`ExploreResult::bound`]
+    /// is then the pass that was cut short, not the failure's.
+    pub unbounded_failure: Option<u32>,
+    /// With a bound and reduction: how many of [`ExploreResult::executions`]
+    /// the search without a bound ran (the rest are the passes').
+    pub unbounded_executions: u64,
 }
 
 impl ExploreResult {
@@ -154,6 +164,8 @@ impl ExploreResult {
             stopped_early: false,
             lock_order: Default::default(),
             unbounded_covered: false,
+            unbounded_failure: None,
+            unbounded_executions: 0,
         }
     }
 }
@@ -659,11 +671,11 @@ fn next_branch(s: &mut Search) -> bool {
 /// With reduction, each pass is a whole bounded reduced search of its own
 /// bound (the schedules of the passes before run again, a fraction of the
 /// last pass's), and a pass whose bound kept no race's branch out covers
-/// every schedule: the passes stop there. Beside the passes runs the reduced
-/// search without a bound, given as many executions as the passes took: when
-/// it covers every schedule first, the exploration ends there
-/// ([`ExploreResult::unbounded_covered`]); a failure it finds is reported
-/// once the passes below its preemptions found none.
+/// every schedule: the passes stop there. Taking turns with the passes runs
+/// the reduced search without a bound, given half as many executions as
+/// they took: when it covers every schedule first, the exploration ends
+/// there ([`ExploreResult::unbounded_covered`]); a failure it finds is
+/// reported once the passes below its preemptions found none.
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
     if cfg.reduction {
@@ -717,94 +729,151 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 /// A bounded pass has no sleep sets and runs the schedules of the lower
 /// bounds again, so where the bound does not bind it costs far more than the
 /// search without one (`abba --fixed`: 35 executions cover every schedule,
-/// the passes up to the bound of 6 that refuses no branch take 410). So after
-/// each pass the search without a bound goes on, from where it stopped, until
-/// it has run as many executions as the passes so far: it never costs more
-/// than the passes, and settles the exploration when it covers every schedule
-/// (then every schedule within `k` completes). A failure it finds has some
-/// number `p` of preemptions, more than any pass run so far found none with:
-/// the passes go on up to `p - 1`, and if none of them fails it is one with
-/// the fewest. Only counts decide, so the result does not depend on timing.
-/// With `keep_going` (every distinct failure, each with its fewest
-/// preemptions) the passes run alone.
+/// the passes up to the bound of 6 that refuses no branch take 410). So the
+/// two take turns: each time the passes' executions reach a checkpoint (1,
+/// 2, 4, 8, ...), the search without a bound goes on from where it stopped
+/// until it has run [`UNBOUNDED_SHARE`] of them. It settles the exploration
+/// when it covers every schedule (then every one within `k` completes). A
+/// failure it finds has some number `p` of preemptions, and the passes
+/// below the current one found none: once they have shown that none fails
+/// within `p - 1` (at once if `p` is the current pass's bound), it is a
+/// failure with the fewest. Only counts decide, so the result does not
+/// depend on timing. With `keep_going` (every distinct failure, each with
+/// its fewest preemptions) the passes run alone.
 fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> ExploreResult {
     let started = Instant::now();
     let time_left = || cfg.time_budget.map(|t| t.saturating_sub(started.elapsed()));
     let mut total = ExploreResult::nothing_yet(None);
-    let mut unbounded = (!cfg.keep_going)
-        .then(|| Pass::new(model, &ExploreConfig { preemption_bound: None, ..cfg.clone() }, vec![], false));
-    // Executions the passes took, and the unbounded search's so far (in `total` already).
-    let (mut by_passes, mut by_unbounded, mut pruned_unbounded) = (0, 0, 0);
+    let mut unbounded = (!cfg.keep_going).then(|| Side {
+        pass: Pass::new(model, &ExploreConfig { preemption_bound: None, ..cfg.clone() }, vec![], false),
+        seen: (0, 0),
+    });
+    // The passes' executions so far, and where the unbounded search next catches up.
+    let (mut by_passes, mut checkpoint) = (0u64, 1u64);
     for b in 0..=k {
-        if unbounded.as_ref().and_then(|u| u.failed_with).is_some_and(|p| p <= b) {
-            // No pass below `b` fails: the unbounded search's failure has the fewest preemptions.
-            total.bound = Some(b);
-            return with_known_failure(total, unbounded, true);
-        }
-        let left = cfg.max_executions.saturating_sub(total.executions);
-        if left == 0 {
-            return with_known_failure(total, unbounded, false);
-        }
         total.bound = Some(b);
-        let (pass, cut) = explore_within(
-            model,
-            &ExploreConfig { preemption_bound: Some(b), max_executions: left, time_budget: time_left(), ..cfg.clone() },
-            total.executions == 0,
-        );
-        by_passes += pass.executions;
-        if total.absorb(pass) {
-            if total.failure.is_none() && total.nondeterminism.is_none() {
-                // Cut short: a failure the unbounded search found still counts.
-                return with_known_failure(total, unbounded, false);
+        if let Some(p) = unbounded.as_ref().and_then(|u| u.pass.failed_with) {
+            debug_assert!(p >= b, "a failure with {p} preemptions that the passes below {b} missed");
+            if p <= b {
+                // No pass below `b` fails: its failure has the fewest preemptions.
+                return unbounded.take().expect("checked").report(total, p);
             }
+        }
+        let mut pass = Side {
+            pass: Pass::new(model, &ExploreConfig { preemption_bound: Some(b), ..cfg.clone() }, vec![], false),
+            seen: (0, 0),
+        };
+        while !pass.pass.over {
+            let left = cfg.max_executions.saturating_sub(total.executions);
+            if left == 0 {
+                return cut_short(total, unbounded);
+            }
+            let until = pass.pass.result.executions + left.min(checkpoint.saturating_sub(by_passes).max(1));
+            pass.pass.resume(until, total.executions == 0, time_left());
+            by_passes += pass.take_progress(&mut total);
+            if by_passes < checkpoint || pass.pass.over {
+                continue;
+            }
+            checkpoint = checkpoint.saturating_mul(2);
+            let Some(u) = unbounded.as_mut().filter(|u| !u.pass.over) else { continue };
+            let share = by_passes / UNBOUNDED_SHARE.1 * UNBOUNDED_SHARE.0;
+            let until = share.min(u.seen.0 + cfg.max_executions.saturating_sub(total.executions));
+            if until <= u.seen.0 {
+                continue;
+            }
+            u.pass.resume(until, false, time_left());
+            total.unbounded_executions += u.take_progress(&mut total);
+            let r = &mut u.pass.result;
+            if r.nondeterminism.is_some() {
+                total.nondeterminism = r.nondeterminism.take();
+                return total;
+            }
+            if r.stopped_early {
+                total.stopped_early = true;
+                return cut_short(total, unbounded);
+            }
+            if r.exhausted {
+                // Every schedule completes, so every one within `k` does.
+                total.exhausted = true;
+                total.unbounded_covered = true;
+                return total;
+            }
+            match u.pass.failed_with {
+                // The passes below `b` found none: it has the fewest.
+                Some(p) if p <= b => return unbounded.take().expect("checked").report(total, p),
+                // Outside the bound: the passes go on alone.
+                Some(p) if p > k => unbounded = None,
+                _ => {}
+            }
+        }
+        let (pass, cut, _) = pass.pass.finish();
+        for (sig, choices) in pass.distinct {
+            total.distinct.entry(sig).or_insert(choices);
+        }
+        if pass.nondeterminism.is_some() || pass.failure.is_some() {
+            total.nondeterminism = pass.nondeterminism;
+            total.failure = pass.failure;
             return total;
+        }
+        if !pass.exhausted {
+            // A stop, a spent time budget, or the failure a shrink looks for.
+            total.stopped_early = pass.stopped_early;
+            return cut_short(total, unbounded);
         }
         if !cut {
             // No branch needed more preemptions: every schedule has been seen.
             break;
-        }
-        let Some(u) = unbounded.as_mut().filter(|u| !u.over && b < k) else { continue };
-        let until = by_passes.min(by_unbounded + cfg.max_executions.saturating_sub(total.executions));
-        if until <= by_unbounded {
-            // No budget left for it (the next pass says so), or no more than it had.
-            continue;
-        }
-        u.resume(until, false, time_left());
-        let r = &mut u.result;
-        total.executions += r.executions - by_unbounded;
-        total.pruned += r.pruned - pruned_unbounded;
-        (by_unbounded, pruned_unbounded) = (r.executions, r.pruned);
-        total.lock_order.merge(&std::mem::take(&mut r.lock_order));
-        if r.nondeterminism.is_some() || r.stopped_early {
-            total.nondeterminism = r.nondeterminism.take();
-            total.stopped_early = r.stopped_early;
-            return total;
-        }
-        if r.exhausted {
-            // Every schedule completes, so every one within `k` does.
-            total.exhausted = true;
-            total.unbounded_covered = true;
-            return total;
-        }
-        if u.failed_with.is_some_and(|p| p > k) {
-            // Outside the bound: the passes go on alone.
-            unbounded = None;
         }
     }
     total.exhausted = true;
     total
 }
 
-/// `total`, given the failure the unbounded search beside the passes found,
-/// if it found one (see [`explore_bounded_reduced`]). The passes below its
-/// preemptions found none; unless they all ran (`fewest`), it is still a
-/// failure, but not one known to have the fewest: the result names no bound.
-fn with_known_failure(mut total: ExploreResult, unbounded: Option<Pass<'_>>, fewest: bool) -> ExploreResult {
-    if let Some(u) = unbounded.filter(|u| u.failed_with.is_some()) {
-        total.failure = u.finish().0.failure;
-        if !fewest {
-            total.bound = None;
-        }
+/// The share of the passes' executions the search without a bound is
+/// given, as (numerator, denominator): see [`explore_bounded_reduced`]. Half:
+/// where the passes decide (a failure they find, a bound that binds), it
+/// costs them half as many executions again at most, and where the bound
+/// does not bind the passes stop it from being starved.
+const UNBOUNDED_SHARE: (u64, u64) = (1, 2);
+
+/// A search of a bounded exploration taking turns with another, and how
+/// much of its progress is in the total already.
+struct Side<'m> {
+    pass: Pass<'m>,
+    /// Executions and pruned executions already added to the total.
+    seen: (u64, u64),
+}
+
+impl Side<'_> {
+    /// Adds what the search ran since the last call to `total`: executions,
+    /// pruned ones and lock-order facts. Gives the executions added.
+    fn take_progress(&mut self, total: &mut ExploreResult) -> u64 {
+        let r = &mut self.pass.result;
+        let added = r.executions - self.seen.0;
+        total.executions += added;
+        total.pruned += r.pruned - self.seen.1;
+        self.seen = (r.executions, r.pruned);
+        total.lock_order.merge(&std::mem::take(&mut r.lock_order));
+        added
+    }
+
+    /// `total` with this (unbounded) search's failure, which needs `p`
+    /// preemptions, the fewest of any failure.
+    fn report(self, mut total: ExploreResult, p: u32) -> ExploreResult {
+        total.bound = Some(p);
+        total.failure = self.pass.finish().0.failure;
+        total
+    }
+}
+
+/// `total`, cut short within its bound, with the failure the unbounded
+/// search beside the passes found, if it found one. The passes below its
+/// preemptions did not all run, so it is a failure, but not one known to
+/// need the fewest ([`ExploreResult::unbounded_failure`]).
+fn cut_short(mut total: ExploreResult, unbounded: Option<Side<'_>>) -> ExploreResult {
+    if let Some((u, p)) = unbounded.and_then(|u| u.pass.failed_with.map(|p| (u, p))) {
+        total.failure = u.pass.finish().0.failure;
+        total.unbounded_failure = Some(p);
     }
     total
 }
@@ -1007,4 +1076,33 @@ fn choices_of(s: &Search) -> Vec<u32> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No built-in model reaches this end of a bounded exploration (the
+    /// passes find each of their failures first), so it is tested on its own:
+    /// a failure the unbounded search found stays a failure when the passes
+    /// are cut short, marked as not known to need the fewest preemptions.
+    #[test]
+    fn an_unbounded_failure_survives_passes_cut_short() {
+        let m = crate::models::find("abba").unwrap().configure(&[]).unwrap();
+        let mut u = Side { pass: Pass::new(&m, &ExploreConfig::default(), vec![], false), seen: (0, 0) };
+        u.pass.resume(1_000, true, None);
+        let p = u.pass.failed_with.expect("abba deadlocks");
+        // abba needs a preemption to deadlock; no schedule has more than 6.
+        assert!((1..=6).contains(&p), "{p}");
+        let mut total = ExploreResult::nothing_yet(None);
+        total.bound = Some(1);
+        total.executions = 5;
+        let r = cut_short(total, Some(u));
+        assert!(r.failure.is_some() && r.unbounded_failure == Some(p) && r.bound == Some(1), "{r:?}");
+        assert_eq!(r.executions, 5);
+        // With nothing found beside them, a cut is only a cut.
+        let quiet = Side { pass: Pass::new(&m, &ExploreConfig::default(), vec![], false), seen: (0, 0) };
+        let r = cut_short(ExploreResult::nothing_yet(Some(0)), Some(quiet));
+        assert!(r.failure.is_none() && r.unbounded_failure.is_none());
+    }
 }
