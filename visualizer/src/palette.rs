@@ -90,7 +90,9 @@ pub const EDGE: Rgb = Rgb(0x70, 0x70, 0x70);
 pub const RESOURCE_FILL: Rgb = Rgb(0xF2, 0xF2, 0xF2);
 
 /// Paul Tol's "muted" scheme, reordered so that neighbouring task ids differ
-/// most in lightness.
+/// most in lightness, with its sand (#DDCC77) replaced by a brown: sand and
+/// its lightened form were all but the pale yellow of [`READY`], so a held
+/// lock of task 6 or 15 read as a ready stretch.
 const TASKS: [Rgb; 9] = [
     Rgb(0x33, 0x22, 0x88), // indigo
     Rgb(0xCC, 0x66, 0x77), // rose
@@ -98,7 +100,7 @@ const TASKS: [Rgb; 9] = [
     Rgb(0x88, 0xCC, 0xEE), // cyan
     Rgb(0x88, 0x22, 0x55), // wine
     Rgb(0x44, 0xAA, 0x99), // teal
-    Rgb(0xDD, 0xCC, 0x77), // sand
+    Rgb(0x99, 0x55, 0x22), // brown
     Rgb(0xAA, 0x44, 0x99), // purple
     Rgb(0x99, 0x99, 0x33), // olive
 ];
@@ -127,6 +129,27 @@ pub fn task(id: u32) -> Rgb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The "redmean" colour distance, in integers.
+    fn distance(a: Rgb, b: Rgb) -> i64 {
+        let (Rgb(r1, g1, b1), Rgb(r2, g2, b2)) = (a, b);
+        let rm = (r1 as i64 + r2 as i64) / 2;
+        let (dr, dg, db) = (r1 as i64 - r2 as i64, g1 as i64 - g2 as i64, b1 as i64 - b2 as i64);
+        (((512 + rm) * dr * dr >> 8) + 4 * dg * dg + ((767 - rm) * db * db >> 8)).isqrt()
+    }
+
+    #[test]
+    fn no_task_colour_passes_for_a_task_state() {
+        // A held-lock row in a task's colour sits under the state bar: it
+        // must not read as running, ready or blocked. (The old sand slot was
+        // 67 from ready, its lightened form 59.)
+        for id in 0..TASK_COLOURS {
+            for (state, c) in [("running", RUNNING), ("ready", READY), ("blocked", BLOCKED)] {
+                let d = distance(task(id), c);
+                assert!(d >= 90, "task colour {id} {:?} is {d} from {state}", task(id));
+            }
+        }
+    }
 
     #[test]
     fn text_contrast() {
