@@ -205,8 +205,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
         // The search without a bound, run beside the passes, covered every schedule first.
         (Some(_), Some(b)) if r.unbounded_covered => format!(
-            "{how}: the passes raised the bound from 0 to {b}, and the search without a bound beside them \
-             covered every schedule first, in {} of them",
+            "{how}: the passes had raised the bound from 0 to {b} when the search without a bound beside them \
+             covered every schedule, in {} of them",
             r.unbounded_executions
         ),
         // Plain DFS ran out of schedules; the reduced search out of
@@ -314,8 +314,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none()),
-                   // Of `executions`, those of the search without a bound beside the passes.
-                   "unbounded_executions": r.unbounded_executions,
+                   // Of `executions`, those of the search without a bound beside the passes,
+                   // and the preemptions of a failure it found that the passes could not
+                   // show to need the fewest (see `found_within`).
+                   "unbounded_executions": (a.preemptions.is_some() && reduced).then_some(r.unbounded_executions),
+                   "unbounded_failure": r.unbounded_failure,
                    "schedule": schedule, "replay": replay,
                    "warnings": warnings})
         );

@@ -135,7 +135,7 @@ mod tests {
         let (Rgb(r1, g1, b1), Rgb(r2, g2, b2)) = (a, b);
         let rm = (r1 as i64 + r2 as i64) / 2;
         let (dr, dg, db) = (r1 as i64 - r2 as i64, g1 as i64 - g2 as i64, b1 as i64 - b2 as i64);
-        (((512 + rm) * dr * dr >> 8) + 4 * dg * dg + ((767 - rm) * db * db >> 8)).isqrt()
+        ((((512 + rm) * dr * dr) >> 8) + 4 * dg * dg + (((767 - rm) * db * db) >> 8)).isqrt()
     }
 
     #[test]
