@@ -292,7 +292,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             if !a.keep_going {
                 println!(
                     "{label}: {} at seed {seed} (schedule {} of seeds {range}, strategy {})",
-                    run.outcome.verdict(),
+                    run.outcome.verdict_text(),
                     r.schedules,
                     a.kind
                 );

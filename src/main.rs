@@ -510,7 +510,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 println!(
                     "{} seed {seed}{strategy}: {} after {}",
                     output::model_label(m, &cfg),
-                    run.outcome.verdict(),
+                    run.outcome.verdict_text(),
                     search_cmd::count(run.steps, "step")
                 );
                 if failed {

@@ -78,7 +78,7 @@ impl Which {
                         "--schedule: the run ended at step {} ({}) with {} of the schedule's {} choices unused; \
                          the schedule does not fit this model",
                         run.steps,
-                        run.outcome.verdict(),
+                        run.outcome.verdict_text(),
                         s.choices.len() - used,
                         s.choices.len()
                     )));
@@ -206,8 +206,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         // The search without a bound, run beside the passes, covered every schedule first.
         (Some(_), Some(b)) if r.unbounded_covered => format!(
             "{how}: the passes had raised the bound from 0 to {b} when the search without a bound beside them \
-             covered every schedule, in {} of them",
-            r.unbounded_executions
+             covered every schedule, in {} of the {}",
+            r.unbounded_executions, r.executions
         ),
         // Plain DFS ran out of schedules; the reduced search out of
         // branches the bound refused: every schedule is covered, up to the
@@ -223,6 +223,16 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (Some(0), _) => how.to_string(),
         _ => format!("{how}, the bound raised from 0"),
     };
+    // Where the passes decided, the executions the search beside them ran are part of the count.
+    let bounded = if r.unbounded_executions > 0 && !r.unbounded_covered {
+        format!(
+            "{bounded}; {} of the {} by the search without a bound beside the passes",
+            r.unbounded_executions,
+            count(r.executions, "execution")
+        )
+    } else {
+        bounded
+    };
     let reduction = if a.preemptions.is_some() {
         bounded.as_str()
     } else if a.no_reduction {
@@ -231,6 +241,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         "partial-order reduction"
     };
     let scope = match a.preemptions {
+        // The search without a bound covered them all: the proof is of every schedule.
+        Some(_) if r.unbounded_covered => "every schedule".to_string(),
         Some(k) => format!("every schedule within {}", count(k.into(), "preemption")),
         None => "every schedule".to_string(),
     };
@@ -328,7 +340,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         Some((run, _)) => {
             println!(
                 "{label}: {} found by exhaustive search after {} ({reduction})\n",
-                run.outcome.verdict(),
+                run.outcome.verdict_text(),
                 count(r.executions, "execution")
             );
             print!("{}", run.outcome);
@@ -419,16 +431,22 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
             out["shrunk"] = json!(false);
             out["from_seed"] = json!(from_seed);
             println!("{out}");
-        } else if step_limit {
-            println!(
-                "{}: this run hits the step limit ({}), which is not shrunk: shrink needs a deadlock, \
-                 an invariant violation or a panic",
-                m.name(),
-                count(failing.steps, "step")
-            );
-            println!("{}", replay_line(m, cfg, &failing));
         } else {
-            println!("{}: this run does not fail ({}); nothing to shrink", m.name(), failing.outcome.summary());
+            // Named as `run` names it: the variant, and the seed when there is one.
+            let what = match from_seed {
+                Some(seed) => format!("{} seed {seed}", model_label(m, cfg)),
+                None => model_label(m, cfg),
+            };
+            if step_limit {
+                println!(
+                    "{what}: this run hits the step limit ({}), which is not shrunk: shrink needs a deadlock, \
+                     an invariant violation or a panic",
+                    count(failing.steps, "step")
+                );
+                println!("{}", replay_line(m, cfg, &failing));
+            } else {
+                println!("{what}: this run does not fail ({}); nothing to shrink", failing.outcome.summary());
+            }
         }
         return written.map(|()| step_limit);
     }

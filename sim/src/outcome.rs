@@ -45,6 +45,16 @@ impl Outcome {
         }
     }
 
+    /// The verdict as a report's headline words it: [`Outcome::verdict`]
+    /// in words ("invariant violation", not the JSON's `invariant`).
+    pub fn verdict_text(&self) -> &'static str {
+        match self {
+            Outcome::Invariant { .. } => "invariant violation",
+            Outcome::StepLimit { .. } => "step limit",
+            _ => self.verdict(),
+        }
+    }
+
     /// True for a deadlock, a step limit, a broken invariant or a panic.
     pub fn is_failure(&self) -> bool {
         !matches!(self, Outcome::Completed | Outcome::Stopped { .. })
