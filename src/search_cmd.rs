@@ -39,7 +39,13 @@ impl Which {
         match self {
             Which::Seed(seed, kind) => Ok(kind.run(cfg, *seed, true, max_steps)),
             Which::Schedule(s) => {
-                s.check_for(m.name(), &cfg.params).map_err(|e| UsageError(format!("--schedule: {e}")))?;
+                s.check_for(m.name(), &cfg.params).map_err(|e| {
+                    let hint = match (s.model == m.name()).then(|| parameters_giving(m, cfg, &s.fingerprint)) {
+                        Some(Some(flags)) => format!(" (`{flags}` gives its fingerprint)"),
+                        _ => String::new(),
+                    };
+                    UsageError(format!("--schedule: {e}{hint}"))
+                })?;
                 let run = cfg.run_with(
                     Sim::new(0)
                         .record(true)
@@ -148,7 +154,62 @@ pub struct ExploreArgs {
     pub time_budget: Option<std::time::Duration>,
 }
 
-/// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
+/// The parameters, within two changes of `cfg`'s, that give fingerprint
+/// `fp`, as the model and flags that select them (`abba --fixed`): what a
+/// schedule recorded with other parameters was most likely recorded with.
+/// A fingerprint is a hash, so this tries the values a user may have left
+/// out or mistyped: each flag either way, each choice (a ttrpc tag, a Flink
+/// release), whole numbers from the lowest up to 64 of them, and pairs of
+/// flag or choice changes (a server and a client tag). Only fingerprints are
+/// computed, nothing is run.
+fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String> {
+    use sim::models::ParamKind;
+    let specs = m.params();
+    let base: Vec<(String, String)> = cfg.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+    // The values each parameter may take other than its own.
+    let others = |i: usize| -> Vec<String> {
+        let own = &base[i].1;
+        let all: Vec<String> = match specs[i].kind {
+            ParamKind::Flag => vec!["true".into(), "false".into()],
+            ParamKind::Choice(words) => words.iter().map(|w| w.to_string()).collect(),
+            ParamKind::Int { min, max } => (min..=max.min(min.saturating_add(63))).map(|n| n.to_string()).collect(),
+            ParamKind::Float { .. } => vec![],
+        };
+        all.into_iter().filter(|v| v != own).collect()
+    };
+    let small = |i: usize| matches!(specs[i].kind, ParamKind::Flag | ParamKind::Choice(_));
+    let try_set = |given: &[(String, String)]| -> Option<String> {
+        let c = m.configure(given).ok()?;
+        (sim::scheduler::fingerprint(m.name(), &c.params) == fp).then(|| model_label(m, &c))
+    };
+    let n = base.len().min(specs.len());
+    for i in 0..n {
+        for v in others(i) {
+            let mut given = base.clone();
+            given[i].1 = v;
+            if let Some(found) = try_set(&given) {
+                return Some(found);
+            }
+        }
+    }
+    for i in (0..n).filter(|&i| small(i)) {
+        for j in (i + 1..n).filter(|&j| small(j)) {
+            for v in others(i) {
+                for w in others(j) {
+                    let mut given = base.clone();
+                    given[i].1 = v.clone();
+                    given[j].1 = w;
+                    if let Some(found) = try_set(&given) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `deadsim explore`: every schedule/// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
 pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bool, UsageError> {
     let started = std::time::Instant::now();
     crate::hunt_cmd::install_interrupt_handler();

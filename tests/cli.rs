@@ -242,6 +242,9 @@ fn explore_proves_or_finds_and_schedules_replay() {
     for (args, needle) in [
         (vec!["replay", "philosophers", "--schedule", schedule.as_str()], "recorded on model abba, not philosophers"),
         (vec!["replay", "abba", "--rounds", "2", "--schedule", schedule.as_str()], "recorded with other parameters"),
+        // A schedule for other parameters names those within two changes that give its fingerprint.
+        (vec!["replay", "abba", "--fixed", "--schedule", schedule.as_str()], "(`abba` gives its fingerprint)"),
+        (vec!["replay", "abba", "--rounds", "7", "--schedule", schedule.as_str()], "(`abba` gives its fingerprint)"),
         (vec!["replay", "abba", "--schedule", "ds1:abba:zz:1"], "fingerprint `zz` is not 8 hex digits"),
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
