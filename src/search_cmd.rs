@@ -348,7 +348,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             // are proofs, and the last one is the one cut short.
             let (scope, covered) = match (a.preemptions, r.bound, proved_within) {
                 (Some(k), Some(b), proved) if b < k => (
-                    format!("every schedule within {} (of the {k} asked for)", count(b.into(), "preemption")),
+                    format!(
+                        "every schedule within {} (on the way to the {k} asked for)",
+                        count(b.into(), "preemption")
+                    ),
                     proved.map_or(String::new(), |p| {
                         format!(" (every schedule within {} was covered and completes)", count(p.into(), "preemption"))
                     }),

@@ -618,7 +618,7 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50", "--json"]);
     assert_eq!((v["stopped"].as_str(), v["proved_within"].as_u64()), (Some("max-executions"), Some(1)), "{v}");
     let (_, stdout, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50"]);
-    assert!(stdout.contains("before every schedule within 2 preemptions (of the 3 asked for) was covered (every schedule within 1 preemption was covered"), "{stdout}");
+    assert!(stdout.contains("before every schedule within 2 preemptions (on the way to the 3 asked for) was covered (every schedule within 1 preemption was covered"), "{stdout}");
     // Exhausted below the bound asked for (no schedule has more than 6
     // preemptions): the bound asked for is proved.
     let (code, v) = json(&["explore", "abba", "--fixed", "--preemptions", "100", "--json"]);
