@@ -267,8 +267,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         // The search without a bound, run beside the passes, covered every schedule first.
         (Some(_), Some(b)) if r.unbounded_covered => format!(
             "{how}: the passes had raised the bound from 0 to {b} when the search without a bound beside them \
-             covered every schedule, in {} of the {}",
-            r.unbounded_executions, r.executions
+             covered every schedule, in {} of the {}, {} of them pruned as redundant",
+            r.unbounded_executions, r.executions, r.pruned
         ),
         // Plain DFS ran out of schedules; the reduced search out of
         // branches the bound refused: every schedule is covered, up to the
