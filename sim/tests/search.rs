@@ -172,12 +172,8 @@ fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
     let fixed = model("abba", &[("fixed", "true")]);
     let r = explore(&fixed, &cfg(true, Some(1), 1_000));
     assert!(r.exhausted && !r.unbounded_covered && r.bound == Some(1), "{r:?}");
-    // The execution budget caps both searches together.
-    let all = explore(&fixed, &cfg(true, Some(100), 1_000)).executions;
-    for max in 1..all {
-        let r = explore(&fixed, &cfg(true, Some(100), max));
-        assert!(r.executions == max && !r.exhausted, "--max-executions {max}: {} run", r.executions);
-    }
+    // (That the execution budget caps both searches together is checked at
+    // every budget by the test below.)
 }
 
 #[test]

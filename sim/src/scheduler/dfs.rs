@@ -731,8 +731,8 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 /// search without one (`abba --fixed`: 35 executions cover every schedule,
 /// the passes up to the bound of 6 that refuses no branch take 410). So the
 /// two take turns: after each execution of the passes, the search without a
-/// bound goes on from where it stopped until it has run
-/// [`UNBOUNDED_SHARE`] as many. It settles the exploration when it covers
+/// bound goes on from where it stopped until it has run one for every
+/// [`UNBOUNDED_SHARE`] of theirs. It settles the exploration when it covers
 /// every schedule (then every one within `k` completes). A failure it finds
 /// has some number `p` of preemptions, and the passes below the current one
 /// found none: once they have shown that none fails within `p - 1` (at once
@@ -774,8 +774,8 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
                 continue;
             }
             let Some(u) = unbounded.as_mut().filter(|u| !u.pass.over) else { continue };
-            let share = by_passes / UNBOUNDED_SHARE.1 * UNBOUNDED_SHARE.0;
-            let until = share.min(u.seen.0 + cfg.max_executions.saturating_sub(total.executions));
+            let until =
+                (by_passes / UNBOUNDED_SHARE).min(u.seen.0 + cfg.max_executions.saturating_sub(total.executions));
             if until <= u.seen.0 {
                 continue;
             }
@@ -832,14 +832,14 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
     total
 }
 
-/// The share of the passes' executions the search without a bound is
-/// given, as (numerator, denominator): see [`explore_bounded_reduced`]. Half:
+/// The search without a bound is given one execution for every this many
+/// of the passes' (see [`explore_bounded_reduced`]). Half:
 /// where the passes decide (a failure they find, a bound that binds), it
 /// costs them half as many executions again, and where the bound does not
 /// bind, the exploration takes three times the executions of the search
 /// without a bound. (An equal share cost the passes twice as many where
 /// they decide; turns at doubling counts made a proof cost up to 5 times.)
-const UNBOUNDED_SHARE: (u64, u64) = (1, 2);
+const UNBOUNDED_SHARE: u64 = 2;
 
 /// A search of a bounded exploration taking turns with another, and how
 /// much of its progress is in the total already.
