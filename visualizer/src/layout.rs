@@ -160,23 +160,47 @@ pub fn grid(s: &mut Scene, xm: &XMap, top: i32, bottom: i32) {
 /// and returns the y below it.
 pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
     s.rect(xm.left, y, xm.left + xm.width + 1, y + 1, palette::AXIS);
+    let right = xm.left + xm.width;
+    // Both ends of the window are labelled, whatever the ticks: the time or
+    // step of a deadlock at the run's end, or of a window's first and last
+    // step, is what a reader looks for on the axis. An end is labelled as
+    // exactly as the axis unit allows (`22.713 µs`); the right one ends at
+    // its tick, clear of the final column's "final" ("100.000 msfinal"
+    // otherwise).
+    let end_label = |v: u64| columns::label(v, xm.time, v, xm.x1);
+    let (first, last) = (end_label(xm.x0), end_label(xm.x1));
+    let first_span = {
+        let w = fonts::width(&first, SMALL, false);
+        let x0 = (xm.left - w / 2).max(MARGIN);
+        (x0, x0 + w)
+    };
+    let last_span = (right - fonts::width(&last, SMALL, false), right);
+    let mut labels = vec![(xm.left, first, first_span), (right, last, last_span)];
     let ticks = columns::ticks(xm.x0, xm.x1, xm.width, 110);
     let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
     for &t in &ticks {
         let x = xm.px_value(t);
-        if x < xm.left || x > xm.left + xm.width {
+        if x <= xm.left || x >= right {
+            // An end, labelled above (or outside the window).
             continue;
         }
-        s.rect(x, y, x + 1, y + 6, palette::AXIS);
-        // A label at the right end ends at its tick, clear of the final
-        // column's "final" ("100.000 msfinal" otherwise).
         let label = columns::label(t, xm.time, step, xm.x1);
-        let anchor = if x + fonts::width(&label, SMALL, false) / 2 > xm.left + xm.width {
-            Anchor::Right
-        } else {
-            Anchor::Center
-        };
-        s.text(x, y + 22, &label, SMALL, false, palette::MUTED, anchor);
+        let w = fonts::width(&label, SMALL, false);
+        // Centred on its tick, unless it would run past the right end.
+        let span = if x + w / 2 > right { (right - w, right) } else { (x - w / 2, x - w / 2 + w) };
+        // A tick label too close to an end's gives way to it (its tick and
+        // grid line stay).
+        let clear = |o: (i32, i32)| span.1 + 14 <= o.0 || o.1 + 14 <= span.0;
+        if clear(first_span) && clear(last_span) {
+            labels.push((x, label, span));
+        }
+    }
+    // Ticks and labels left to right, so that the scene (and the SVG) reads
+    // in axis order.
+    labels.sort_by_key(|l| l.0);
+    for (x, label, (x0, _)) in &labels {
+        s.rect(*x, y, *x + 1, y + 6, palette::AXIS);
+        s.text(*x0, y + 22, label, SMALL, false, palette::MUTED, Anchor::Left);
     }
     let what = if xm.time { "virtual time" } else { "scheduler step" };
     s.text(xm.left, y + 46, what, SMALL, true, palette::INK, Anchor::Left);
@@ -384,6 +408,23 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
         if let Some(t) = fit_cases(text, size, bold, max) {
             return t;
         }
+        // Too many cases to keep something of each: the first ones that
+        // fit whole (else the first one, cut), and how many more there are
+        // (`recv stream#13.recv | +2`), so that no case is lost without a word.
+        let cases: Vec<&str> = text.split(" | ").collect();
+        let with_more = |k: usize, cut: Option<i32>| {
+            let more = format!(" | +{}", cases.len() - k);
+            let head = match cut {
+                None => cases[..k].join(" | "),
+                Some(room) => fit_cases(cases[0], size, bold, room - fonts::width(&more, size, bold))?,
+            };
+            // Measured whole: widths rounded per piece add up past `max`.
+            Some(head + &more).filter(|t| fonts::width(t, size, bold) <= max)
+        };
+        let whole = (1..cases.len()).rev().find_map(|k| with_more(k, None));
+        if let Some(t) = whole.or_else(|| (max - 2..=max).rev().find_map(|room| with_more(1, Some(room)))) {
+            return t;
+        }
     }
     if let Some(i) = numbered_at(text, '#').or_else(|| numbered_at(text, '-')) {
         let (head, tail) = text.split_at(i);
@@ -564,7 +605,21 @@ mod tests {
         let text = "recv errs#2 | recv c.ctx.Done()";
         let max = fonts::width("recv errs#2 | recv c.ctx…", TINY, true);
         assert_eq!(fit_or_cut(text, TINY, true, max), "recv errs#2 | recv c.ctx…");
-        // Too narrow for every case's operation and a start: the middle cut.
+        // Too narrow for every case's operation and a start: the first
+        // cases that fit, and a count of the others.
+        let text = "recv stream#13.recv | recv stream#13.recvClose | recv c.ctx.Done()";
+        let max = fonts::width("recv stream#13.recv | +2", TINY, true);
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv stream#13.recv | +2");
+        let max = fonts::width("recv stream… | +2", TINY, true);
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv stream… | +2");
+        for max in 20..400 {
+            let cut = fit_or_cut(text, TINY, true, max);
+            assert!(fonts::width(&cut, TINY, true) <= max, "{max}: {cut}");
+            // Either every case shows, or the count says how many do not.
+            let shown = cut.split(" | ").count();
+            assert!(shown == 3 || cut.ends_with(&format!("+{}", 4 - shown)) || !cut.contains(" | "), "{max}: {cut}");
+        }
+        // Too narrow even for one case and a count: the middle cut.
         let tiny = fonts::width("send…done", TINY, true);
         assert_eq!(
             fit_or_cut("send requests | recv done", TINY, true, tiny),

@@ -1276,3 +1276,37 @@ fn an_unbuffered_pipe_with_nothing_handed_over_in_the_window_has_no_made_up_scal
     let texts = check_svg(&render(&trace, Chart::Pipes, Format::Svg, &Options::default()), 1200);
     assert!(texts.iter().any(|t| t.ends_with("010 B")), "{texts:?}");
 }
+
+#[test]
+fn both_ends_of_the_axis_are_labelled() {
+    // ttrpc seed 7 (server v1.0.2, client v1.2.3): a deadlock at step 227,
+    // 22.7 µs of virtual time, which no round tick falls on.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let end_ns = *trace.events.last().map(|e| &e.time).unwrap();
+    assert!(end_ns % 1000 != 0, "the end falls on a round tick: {end_ns} ns");
+    let end_us = format!("{} µs", end_ns as f64 / 1000.0);
+    for chart in [Chart::Timeline, Chart::Locks, Chart::Pipes] {
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &Options::default()), Options::WIDTH);
+        assert!(texts.contains(&"0 µs".to_string()), "{chart:?}: {texts:?}");
+        assert!(texts.contains(&end_us), "{chart:?} has no {end_us}: {texts:?}");
+        // A window of steps: its first and last tick, neither a multiple of 5.
+        let steps = Options { x: XAxis::Steps, window: Window::Last(19), ..Options::default() };
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &steps), Options::WIDTH);
+        for end in ["208", "227"] {
+            assert!(texts.contains(&end.to_string()), "{chart:?} has no {end}: {texts:?}");
+        }
+    }
+}
+
+#[test]
+fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
+    // Three callers of the same trace end blocked in a select of three
+    // cases (`recv stream#13.recv | recv stream#13.recvClose | recv
+    // c.ctx.Done()`), too long for the final column at 1,200 px.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    for n in [11, 13, 15] {
+        let want = format!("recv stream#{n}.recv | +2");
+        assert!(texts.contains(&want), "no {want}: {texts:?}");
+    }
+}
