@@ -472,6 +472,21 @@ pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
             Options::MAX_WIDTH
         )));
     }
+    // A chart of a window colours the tasks for it (see `Model::coloured_for`).
+    let windowed;
+    let m = match chart {
+        Chart::WaitFor => m,
+        _ => {
+            let (a, b, _) = opts.window.resolve(m)?;
+            match m.coloured_for(a, b) {
+                Some(w) => {
+                    windowed = w;
+                    &windowed
+                }
+                None => m,
+            }
+        }
+    };
     match chart {
         Chart::Timeline => timeline::scene(m, opts),
         Chart::Locks => locks::scene(m, opts),

@@ -165,6 +165,7 @@ pub struct ResourceTrack {
 }
 
 /// The derived view of a trace that every chart draws from.
+#[derive(Clone)]
 pub struct Model<'a> {
     pub trace: &'a Trace,
     /// The last position (the number of steps).
@@ -179,6 +180,9 @@ pub struct Model<'a> {
     pub failure: Option<Failure>,
     /// Each task's colour slot (see [`Model::task_colour`]).
     colour_slots: Vec<u32>,
+    /// The tasks the wait-for graph draws, in a trace of more tasks than
+    /// the palette has colours (empty otherwise).
+    drawn: Vec<u32>,
 }
 
 /// A failure other than a deadlock, as the charts mark it.
@@ -192,8 +196,8 @@ pub struct Failure {
     pub what: &'static str,
 }
 
-/// The steps at the end of a run whose lock holders come first for colours:
-/// the longest window `auto` draws.
+/// The steps at the end of a run whose lock holders come first for colours
+/// when no window is given (the wait-for graph): the longest window `auto` draws.
 const RECENT: u64 = 400;
 
 /// Each task's slot in the palette's cycle of [`crate::palette::TASK_COLOURS`]
@@ -201,13 +205,13 @@ const RECENT: u64 = 400;
 /// larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
 /// first to the tasks of the deadlock cycle, then to the other tasks the
-/// wait-for graph draws (`drawn`), then to the tasks holding a lock in the
-/// last [`RECENT`] steps (the lanes and the legend of a default locks
-/// chart), then to the others by their last event, latest first (the
-/// end of the run is what a figure shows by default), ties by id. Tasks a
-/// figure shows side by side then differ in colour as far as the palette
-/// allows.
-fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64, drawn: &[u32]) -> Vec<u32> {
+/// wait-for graph draws (`drawn`), both whatever the window, then to the
+/// tasks holding a lock in the window `a..b`, longest held first (the lanes
+/// and the legend of a locks chart), then to the others by their last
+/// event, latest first (the end of the run is what a figure shows by
+/// default), ties by id. Tasks a figure shows side by side then differ in
+/// colour as far as the palette allows.
+fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
     if n <= crate::palette::TASK_COLOURS as usize {
         return (0..n as u32).collect();
@@ -221,9 +225,16 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64, drawn: &[u32]) ->
     let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
     let mut order: Vec<u32> = cycle.clone();
     let mut rest: Vec<u32> = (0..n as u32).filter(|t| !cycle.contains(t)).collect();
-    let since = end.saturating_sub(RECENT);
-    let late: Vec<bool> =
-        (0..n).map(|t| tracks.get(t).is_some_and(|tt| tt.holds.iter().any(|h| h.end > since))).collect();
+    // Steps of lock holding within the window.
+    let held: Vec<u64> = (0..n)
+        .map(|t| {
+            let holds = tracks.get(t).map_or(&[][..], |tt| &tt.holds[..]);
+            // One more for each hold in the window, so that a lock taken
+            // in the window's last step (at a deadlock) counts.
+            let within = holds.iter().filter(|h| h.end > a && h.start <= b);
+            within.map(|h| h.end.min(b).saturating_sub(h.start.max(a)) + 1).sum()
+        })
+        .collect();
     let mut in_graph = vec![false; n];
     for &t in drawn {
         if let Some(d) = in_graph.get_mut(t as usize) {
@@ -232,7 +243,10 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], end: u64, drawn: &[u32]) ->
     }
     rest.sort_by_key(|&t| {
         let t_ = t as usize;
-        (!in_graph[t_], !late[t_], std::cmp::Reverse(last[t_]), t)
+        // The graph's tasks keep one order whatever the window, so that
+        // they have the colours of the wait-for graph in every chart.
+        let held = if in_graph[t_] { 0 } else { held[t_] };
+        (!in_graph[t_], std::cmp::Reverse(held), std::cmp::Reverse(last[t_]), t)
     });
     order.extend(rest);
     let mut slots = vec![0u32; n];
@@ -473,19 +487,36 @@ impl<'a> Model<'a> {
             };
             Some(Failure { pos: e.step.min(end), task: e.task, what })
         });
-        let slots = colour_slots(trace, &tasks, end, &[]);
-        let mut m = Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots: slots };
+        let recent = (end.saturating_sub(RECENT), end);
+        let slots = colour_slots(trace, &tasks, recent, &[]);
+        let mut m =
+            Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots: slots, drawn: vec![] };
         if m.tasks.len() > crate::palette::TASK_COLOURS as usize {
             // The tasks the wait-for graph draws (each its own node) come
             // right after the cycle: a task blocked behind it, or main
             // joining, must not wear a cycle task's colour there.
-            let drawn = crate::waitfor::Graph::new(&m).tasks();
-            m.colour_slots = colour_slots(m.trace, &m.tasks, end, &drawn);
+            m.drawn = crate::waitfor::Graph::new(&m).tasks();
+            m.colour_slots = colour_slots(m.trace, &m.tasks, recent, &m.drawn);
         }
         Ok(m)
     }
 
-    /// The colour of task `t`, the same in every chart of this trace.
+    /// This model with its colours given for the window `a..b` (see
+    /// [`colour_slots`]): `None` when they would not change, in a trace of
+    /// no more tasks than the palette has colours. A chart of a window
+    /// draws from it, so that the tasks it shows side by side (a locks
+    /// chart of `--window all`, where the holders of long ago are the ones
+    /// drawn) differ in colour; the tasks of the wait-for graph keep theirs.
+    pub fn coloured_for(&self, a: u64, b: u64) -> Option<Model<'a>> {
+        if self.tasks.len() <= crate::palette::TASK_COLOURS as usize {
+            return None;
+        }
+        let slots = colour_slots(self.trace, &self.tasks, (a, b), &self.drawn);
+        (slots != self.colour_slots).then(|| Model { colour_slots: slots, ..self.clone() })
+    }
+
+    /// The colour of task `t`, the same in every chart drawn from this
+    /// model (a chart of a window draws from [`Model::coloured_for`]).
     pub fn task_colour(&self, t: u32) -> crate::palette::Rgb {
         crate::palette::task(self.colour_slots.get(t as usize).copied().unwrap_or(t))
     }

@@ -1310,3 +1310,35 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
         assert!(texts.contains(&want), "no {want}: {texts:?}");
     }
 }
+
+#[test]
+fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
+    use visualizer::palette;
+    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
+    let trace = *cfg.run(7, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let drawn = visualizer::waitfor::Graph::new(&m).tasks();
+    let cycle: Vec<u32> = trace.deadlock.as_ref().expect("seed 7 deadlocks").cycle.iter().map(|b| b.task).collect();
+    // The whole run (`--window all`): the tasks that held locks longest,
+    // most of them long before the end, are what a locks chart draws.
+    let all = m.coloured_for(0, m.end).expect("other colours than the end's");
+    let held = |t: u32| -> u64 { m.tasks[t as usize].holds.iter().map(|h| h.end - h.start + 1).sum() };
+    let mut holders: Vec<u32> =
+        (0..trace.tasks.len() as u32).filter(|t| !drawn.contains(t) && !cycle.contains(t)).collect();
+    holders.sort_by_key(|&t| (std::cmp::Reverse(held(t)), t));
+    let room = palette::TASK_COLOURS as usize - drawn.iter().chain(&cycle).collect::<BTreeSet<_>>().len();
+    let top = &holders[..room];
+    assert!(held(top[room - 1]) > 0, "fewer holders than colours: {top:?}");
+    let colours = |m: &Model, ts: &[u32]| ts.iter().map(|&t| m.task_colour(t).hex()).collect::<BTreeSet<_>>();
+    assert_eq!(colours(&all, top).len(), room, "the longest holders of the run differ in colour");
+    // Colours given for the end repeat among them; the wait-for graph's
+    // tasks (and the cycle's) keep their colours in every window.
+    assert!(colours(&m, top).len() < room, "{top:?}");
+    for &t in drawn.iter().chain(&cycle) {
+        assert_eq!(all.task_colour(t), m.task_colour(t), "task {t}");
+    }
+    // A trace of few tasks has one set of colours.
+    let abba = committed_trace("abba-deadlock.json");
+    assert!(Model::new(&abba).unwrap().coloured_for(0, 1).is_none());
+}
