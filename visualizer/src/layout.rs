@@ -205,10 +205,25 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
     let what = if xm.time { "virtual time" } else { "scheduler step" };
     s.text(xm.left, y + 46, what, SMALL, true, palette::INK, Anchor::Left);
     let wx = xm.left + fonts::width(what, SMALL, true) + 16;
-    if let Some(t) = fonts::fit(note, SMALL, false, xm.left + xm.width - wx) {
-        s.text(xm.left + xm.width, y + 46, &t, SMALL, false, palette::MUTED, Anchor::Right);
+    if fonts::width(note, SMALL, false) <= xm.left + xm.width - wx {
+        s.text(xm.left + xm.width, y + 46, note, SMALL, false, palette::MUTED, Anchor::Right);
+        return y + 58;
     }
-    y + 58
+    // A note too long for the room beside the axis title (a narrow picture
+    // of a long run: "window last:77: steps 4 131–4 207 of 4 207 steps,
+    // ending at the deadlock") goes under it, as wide as the picture allows.
+    note_lines(s, note, xm.left, y + 62, s.width as i32 - MARGIN - xm.left)
+}
+
+/// Writes `text` from (`x`, `y`) in small muted type, over up to three
+/// lines of `max` pixels (cut only on the last), and returns the y below:
+/// the notes under a chart ("3 of 17 tasks not drawn: ...").
+pub fn note_lines(s: &mut Scene, text: &str, x: i32, mut y: i32, max: i32) -> i32 {
+    for t in wrap(text, SMALL, false, max, 3) {
+        s.text(x, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
+        y += 22;
+    }
+    y
 }
 
 /// Draws the dashed deadlock line from `top` to `bottom` (labelled above

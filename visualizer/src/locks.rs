@@ -147,10 +147,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             "{left_out} of {all_locks} locks not drawn: not held or waited for in this window{}",
             if a == 0 && b >= m.end { "" } else { " (--window all shows the whole run)" }
         );
-        if let Some(t) = fonts::fit(&what, SMALL, false, width - MARGIN - xm.left) {
-            s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
-            y += 22;
-        }
+        y = layout::note_lines(&mut s, &what, xm.left, y, width - MARGIN - xm.left);
     }
     let notes = last_step_notes(m, &locks, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);

@@ -269,10 +269,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 g(m.tasks.len() - d)
             ),
         };
-        if let Some(t) = fonts::fit(&left_out, SMALL, false, width - MARGIN - xm.left) {
-            s.text(xm.left, y + 2, &t, SMALL, false, palette::MUTED, Anchor::Left);
-            y += 22;
-        }
+        y = layout::note_lines(&mut s, &left_out, xm.left, y, width - MARGIN - xm.left);
     }
     let notes = last_step_notes(m, &shown, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);

@@ -473,10 +473,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Wait-for graph", MARGIN);
-    if let Some(t) = fonts::fit(&g.caption, SMALL, false, width - 2 * MARGIN) {
-        s.text(MARGIN, y + 8, &t, SMALL, false, palette::MUTED, Anchor::Left);
-    }
-    y += 24;
+    y = layout::note_lines(&mut s, &g.caption, MARGIN, y + 6, width - 2 * MARGIN) - 4;
 
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
     // Without a cycle there is no ring to draw: every node goes in layers instead.

@@ -1342,3 +1342,22 @@ fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_co
     let abba = committed_trace("abba-deadlock.json");
     assert!(Model::new(&abba).unwrap().coloured_for(0, 1).is_none());
 }
+
+#[test]
+fn notes_under_a_narrow_chart_go_on_over_lines_instead_of_being_cut() {
+    // 200 callers, seed 7: a long run (the auto window is its last steps)
+    // with more tasks alive than lanes, drawn at the narrowest width.
+    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
+    let trace = *cfg.run(7, true).trace.unwrap();
+    let opts = Options { width: Options::MIN_WIDTH, ..Options::default() };
+    for chart in [Chart::Timeline, Chart::Locks] {
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &opts), opts.width);
+        let at = texts.iter().position(|t| t.starts_with("window auto")).unwrap_or_else(|| panic!("{texts:?}"));
+        let notes = texts[at..].iter().take_while(|t| !["running", "ready", "blocked"].contains(&t.as_str()));
+        let notes: Vec<&String> = notes.collect();
+        assert!(notes.iter().all(|t| !t.ends_with('…')), "{chart:?}: {notes:?}");
+        let joined = notes.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" ");
+        assert!(joined.contains("ending at the deadlock"), "{chart:?}: {joined}");
+    }
+}
