@@ -217,6 +217,24 @@ fn bad_traces_are_rejected_with_the_field_named() {
     v["resources"][0]["capacity"] = serde_json::json!(0);
     let e = err(&v.to_string());
     assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
+    // A kind the engine has not: refused at the resource, used or not.
+    for r in [0, 1] {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["resources"][r]["kind"] = serde_json::json!("mutexx");
+        let e = err(&v.to_string());
+        assert!(
+            e.contains(&format!(
+                "resources[{r}].kind: \"mutexx\", not one of mutex, rwmutex, monitor, chan, pipe, atomic"
+            )),
+            "{e}"
+        );
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["resources"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": 2, "name": "C", "kind": "banana", "capacity": null}));
+    assert!(err(&v.to_string()).contains("resources[2].kind: \"banana\", not one of"));
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["resources"][1]["capacity"] = serde_json::json!(5);
     assert!(err(&v.to_string()).contains("resources[1].capacity: 5, but a mutex has none (null)"));

@@ -261,6 +261,10 @@ pub enum ResKind {
 }
 
 impl ResKind {
+    /// Every kind, in the order traces list them in their documentation.
+    pub const ALL: [ResKind; 6] =
+        [ResKind::Mutex, ResKind::RwMutex, ResKind::Monitor, ResKind::Chan, ResKind::Pipe, ResKind::Atomic];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ResKind::Mutex => "mutex",

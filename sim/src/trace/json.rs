@@ -198,6 +198,10 @@ impl Trace {
             if r.id as usize != i {
                 return Err(format!("resources[{i}].id is {}, expected {i}", r.id));
             }
+            if !crate::rt::ResKind::ALL.iter().any(|k| k.as_str() == r.kind) {
+                let kinds: Vec<&str> = crate::rt::ResKind::ALL.iter().map(|k| k.as_str()).collect();
+                return Err(format!("resources[{i}].kind: {:?}, not one of {}", r.kind, kinds.join(", ")));
+            }
             // Channels and pipes have a capacity (0: unbuffered, a net.Pipe); nothing else has.
             match (r.kind.as_str(), r.capacity) {
                 ("chan" | "pipe", None) => {

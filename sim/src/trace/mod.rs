@@ -103,7 +103,7 @@ pub struct TaskInfo {
 pub struct ResourceInfo {
     pub id: u32,
     pub name: String,
-    /// `mutex`, `rwmutex`, `monitor`, `chan` or `pipe`.
+    /// `mutex`, `rwmutex`, `monitor`, `chan`, `pipe` or `atomic`.
     pub kind: String,
     /// Channel capacity in messages, pipe capacity in bytes.
     pub capacity: Option<u64>,
