@@ -30,6 +30,22 @@ pub const FAILURE_VERDICTS: [&str; 4] = ["deadlock", "step-limit", "invariant", 
 /// run a replaying or exploring strategy stopped.
 pub const VERDICTS: [&str; 7] = ["no-deadlock", "deadlock", "step-limit", "invariant", "panic", "diverged", "pruned"];
 
+/// A verdict code (a trace's `meta.verdict`, a report's `verdict`) in the
+/// words headlines and chart titles use: "invariant violation" for
+/// `invariant`, "step limit" for `step-limit`, the others as they are.
+///
+/// ```
+/// assert_eq!(sim::outcome::verdict_words("invariant"), "invariant violation");
+/// assert_eq!(sim::outcome::verdict_words("deadlock"), "deadlock");
+/// ```
+pub fn verdict_words(code: &str) -> &str {
+    match code {
+        "invariant" => "invariant violation",
+        "step-limit" => "step limit",
+        other => other,
+    }
+}
+
 impl Outcome {
     /// `no-deadlock`, a failure's (`deadlock`, `step-limit`, `invariant`,
     /// `panic`), or a stopped run's (`diverged`, `pruned`): see [`VERDICTS`].
@@ -48,11 +64,7 @@ impl Outcome {
     /// The verdict as a report's headline words it: [`Outcome::verdict`]
     /// in words ("invariant violation", not the JSON's `invariant`).
     pub fn verdict_text(&self) -> &'static str {
-        match self {
-            Outcome::Invariant { .. } => "invariant violation",
-            Outcome::StepLimit { .. } => "step limit",
-            _ => self.verdict(),
-        }
+        verdict_words(self.verdict())
     }
 
     /// True for a deadlock, a step limit, a broken invariant or a panic.

@@ -48,7 +48,15 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
     let hx = x + fonts::width(&head, TITLE, true);
     // No leading space in the text itself: SVG viewers collapse it.
     let gap = fonts::width("x", TITLE, true) / 2;
-    s.text(hx + gap, y1, &format!("· {}", meta.verdict), TITLE, true, verdict_color, Anchor::Left);
+    s.text(
+        hx + gap,
+        y1,
+        &format!("· {}", sim::outcome::verdict_words(&meta.verdict)),
+        TITLE,
+        true,
+        verdict_color,
+        Anchor::Left,
+    );
 
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
     let mut parts = Vec::new();

@@ -441,21 +441,35 @@ const LINE: i32 = 21;
 /// Cycles with more nodes than this snake through rows when a ring would not fit.
 const SNAKE_ABOVE: usize = 12;
 
-/// A node's second line as drawn: a frame of a very long name is cut to
-/// the width a name may take (see [`label_lines`]), keeping its end, the
-/// source file and line.
-fn detail_line(n: &Node) -> String {
-    layout::fit_or_cut(&n.detail, TINY, false, WRAP + 60)
+/// Height of a node's detail line.
+const DETAIL_LINE: i32 = 14;
+
+/// A node's detail as drawn, under its name: a frame too long for the width
+/// a name may take (see [`label_lines`]) goes on two lines, the function and
+/// then its source file and line (`at ChannelStateWriteRequestExecutorImpl.loop`,
+/// `(ChannelStateWriteRequestExecutorImpl.java:96)`), each cut only if it
+/// still does not fit, keeping its end.
+fn detail_lines(n: &Node) -> Vec<String> {
+    let max = WRAP + 60;
+    if fonts::width(&n.detail, TINY, false) > max {
+        if let Some(i) = n.detail.rfind(" (").filter(|&i| i > 0) {
+            let (call, file) = (&n.detail[..i], &n.detail[i + 1..]);
+            return vec![layout::fit_or_cut(call, TINY, false, max), layout::fit_or_cut(file, TINY, false, max)];
+        }
+    }
+    vec![layout::fit_or_cut(&n.detail, TINY, false, max)]
 }
 
 fn node_size(n: &Node) -> (i32, i32) {
     let lines = label_lines(&n.label);
-    let w = lines.iter().map(|l| fonts::width(l, TEXT, true)).max().unwrap_or(0).max(fonts::width(
-        &detail_line(n),
-        TINY,
-        false,
-    ));
-    let h = 33 + LINE * lines.len() as i32;
+    let details = detail_lines(n);
+    let w = lines
+        .iter()
+        .map(|l| fonts::width(l, TEXT, true))
+        .chain(details.iter().map(|d| fonts::width(d, TINY, false)))
+        .max()
+        .unwrap_or(0);
+    let h = 33 + LINE * lines.len() as i32 + DETAIL_LINE * (details.len() as i32 - 1);
     match n.kind {
         NodeKind::Task(_) | NodeKind::Group(_) => (w + 28, h),
         _ => (w + 48, h - 4),
@@ -990,7 +1004,7 @@ fn draw_node(s: &mut Scene, m: &Model, n: &Node, p: &Placed) {
             for (i, l) in lines.iter().enumerate() {
                 s.text(x + 4, text_top + 2 + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
             }
-            s.text(x + 4, y1 - 11, &detail_line(n), TINY, false, palette::MUTED, Anchor::Center);
+            draw_details(s, n, x + 4, y1 - 11);
         }
         _ => {
             let tip = 18;
@@ -1010,8 +1024,17 @@ fn draw_node(s: &mut Scene, m: &Model, n: &Node, p: &Placed) {
             for (i, l) in lines.iter().enumerate() {
                 s.text(x, text_top + i as i32 * LINE, l, TEXT, true, name_color, Anchor::Center);
             }
-            s.text(x, y1 - 9, &detail_line(n), TINY, false, palette::MUTED, Anchor::Center);
+            draw_details(s, n, x, y1 - 9);
         }
+    }
+}
+
+/// A node's detail lines, centred on `x`, the last at `y`.
+fn draw_details(s: &mut Scene, n: &Node, x: i32, y: i32) {
+    let details = detail_lines(n);
+    let top = y - DETAIL_LINE * (details.len() as i32 - 1);
+    for (i, d) in details.iter().enumerate() {
+        s.text(x, top + DETAIL_LINE * i as i32, d, TINY, false, palette::MUTED, Anchor::Center);
     }
 }
 

@@ -1361,3 +1361,17 @@ fn notes_under_a_narrow_chart_go_on_over_lines_instead_of_being_cut() {
         assert!(joined.contains("ending at the deadlock"), "{chart:?}: {joined}");
     }
 }
+
+#[test]
+fn a_frame_too_long_for_a_wait_for_node_goes_on_two_lines_whole() {
+    // Flink's channel state writer waits in a frame whose function and file
+    // are 90 characters together: once cut to "…eWriteRequestExecutorImpl.java:96)",
+    // which dropped the function.
+    let trace = committed_trace("flink-1.13.1-self-assign-clear-failure.json");
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::WIDTH);
+    for line in ["at ChannelStateWriteRequestExecutorImpl.loop", "(ChannelStateWriteRequestExecutorImpl.java:96)"] {
+        assert!(texts.iter().any(|t| t == line), "no {line}: {texts:?}");
+    }
+    // The title words the verdict as the reports do.
+    assert!(texts.iter().any(|t| t == "· invariant violation"), "{texts:?}");
+}
