@@ -250,6 +250,14 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
     };
     let bounded = match (a.preemptions, r.bound) {
+        // Found beside the passes with more preemptions than asked for; the
+        // passes then showed that every schedule within the bound completes.
+        (Some(k), Some(_)) if r.failure.is_some() && r.exhausted => format!(
+            "{how}, the bound raised from 0: every schedule within {} completes; this one, found by the \
+             search without a bound beside the passes, has {}",
+            count(k.into(), "preemption"),
+            count(r.unbounded_failure.unwrap_or_default().into(), "preemption")
+        ),
         // Found beside the passes, which stopped before they could show it needs the fewest.
         (Some(_), Some(b)) if r.failure.is_some() && r.unbounded_failure.is_some() => {
             let p = r.unbounded_failure.unwrap_or_default();

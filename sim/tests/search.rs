@@ -176,6 +176,55 @@ fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
     // every budget by the test below.)
 }
 
+/// Three tasks take lock S one after the other, then T1 and T2 take A and B
+/// in opposite orders: a deadlock that needs one preemption (T1 stopped
+/// between its two locks). Without preemptions the tasks' orders at S are
+/// what the passes explore, which the search without a bound beside them
+/// does not need before it reaches the deadlock.
+fn contended_abba() -> Configured {
+    Configured::new("contended-abba", Vec::new(), |sim: Sim| {
+        sim.run(|| async {
+            let s = Mutex::new("S");
+            for name in ["x", "y", "z"] {
+                sim::spawn(name, async move {
+                    let g = s.lock().await;
+                    g.unlock().await;
+                });
+            }
+            let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+            for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+                sim::spawn(name, async move {
+                    let g1 = first.lock().await;
+                    let g2 = second.lock().await;
+                    g2.unlock().await;
+                    g1.unlock().await;
+                });
+            }
+        })
+    })
+}
+
+#[test]
+fn a_failure_beyond_the_bound_found_beside_the_passes_is_reported_with_their_proof() {
+    let m = contended_abba();
+    // Within 0 preemptions every schedule completes; the search without a
+    // bound found the deadlock, with 1, before the passes were done: both
+    // are said. (It used to be dropped, and the exploration a proof.)
+    let r = explore(&m, &cfg(true, Some(0), 10_000));
+    assert!(r.exhausted && r.bound == Some(0) && r.unbounded_failure == Some(1), "{r:?}");
+    let (run, _) = r.failure.as_ref().expect("the deadlock found beside the passes");
+    let Outcome::Deadlock(d) = &run.outcome else { panic!("{:?}", run.outcome) };
+    let mut cycle: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+    cycle.sort();
+    assert_eq!(cycle, ["T1", "T2"]);
+    // The passes alone prove the bound, and see no failure.
+    let alone = explore(&m, &ExploreConfig { keep_going: true, ..cfg(true, Some(0), 10_000) });
+    assert!(alone.exhausted && alone.distinct.is_empty(), "{alone:?}");
+    // Within 1, the passes find it themselves, with the fewest preemptions.
+    let r = explore(&m, &cfg(true, Some(1), 10_000));
+    assert!(r.failure.is_some() && r.bound == Some(1) && r.unbounded_failure.is_none(), "{r:?}");
+}
+
 #[test]
 fn a_bounded_exploration_cut_short_claims_exactly_the_passes_it_finished() {
     // Cut at every budget, a bounded exploration names as its bound the pass

@@ -120,10 +120,13 @@ pub struct ExploreResult {
     /// beside the passes, covered every schedule before they did (see [`explore`]).
     pub unbounded_covered: bool,
     /// Set when [`ExploreResult::failure`] was found by the search without a
-    /// bound and the exploration stopped (its budget, its time budget or a
-    /// stop) before the passes showed that none fails with fewer
-    /// preemptions: the failure's own preemptions. [`ExploreResult::bound`]
-    /// is then the pass that was cut short, not the failure's.
+    /// bound, to the failure's own preemptions, in two cases. The
+    /// exploration stopped (its budget, its time budget or a stop) before
+    /// the passes showed that none fails with fewer: [`ExploreResult::bound`]
+    /// is then the pass that was cut short, not the failure's. Or the
+    /// failure has more preemptions than the bound asked for, and the
+    /// passes showed that every schedule within that bound completes
+    /// ([`ExploreResult::exhausted`] is then true).
     pub unbounded_failure: Option<u32>,
     /// With a bound and reduction: how many of [`ExploreResult::executions`]
     /// the search without a bound ran (the rest are the passes').
@@ -750,6 +753,9 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
     });
     // The passes' executions so far.
     let mut by_passes = 0u64;
+    // The search without a bound, stopped at a failure with more
+    // preemptions than `k`.
+    let mut beyond: Option<Side> = None;
     for b in 0..=k {
         total.bound = Some(b);
         if let Some(p) = unbounded.as_ref().and_then(|u| u.pass.failed_with) {
@@ -766,7 +772,7 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
         while !pass.pass.over {
             let left = cfg.max_executions.saturating_sub(total.executions);
             if left == 0 {
-                return cut_short(total, unbounded);
+                return cut_short(total, unbounded.or(beyond));
             }
             pass.pass.resume(pass.pass.result.executions + 1, total.executions == 0, time_left());
             by_passes += pass.take_progress(&mut total);
@@ -788,7 +794,7 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
             }
             if r.stopped_early {
                 total.stopped_early = true;
-                return cut_short(total, unbounded);
+                return cut_short(total, unbounded.or(beyond));
             }
             if r.exhausted {
                 // Every schedule completes, so every one within `k` does.
@@ -799,8 +805,9 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
             match u.pass.failed_with {
                 // The passes below `b` found none: it has the fewest.
                 Some(p) if p <= b => return unbounded.take().expect("checked").report(total, p),
-                // Outside the bound: the passes go on alone.
-                Some(p) if p > k => unbounded = None,
+                // Outside the bound: the passes go on alone, and the
+                // failure is kept, to be reported with what they show.
+                Some(p) if p > k => beyond = unbounded.take(),
                 _ => {}
             }
         }
@@ -816,7 +823,7 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
         if !pass.exhausted {
             // A stop, a spent time budget, or the failure a shrink looks for.
             total.stopped_early = pass.stopped_early;
-            return cut_short(total, unbounded);
+            return cut_short(total, unbounded.or(beyond));
         }
         if !cut {
             // No branch needed more preemptions: every schedule has been seen.
@@ -829,7 +836,16 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
         }
     }
     total.exhausted = true;
-    total
+    match beyond.and_then(|u| u.pass.failed_with.map(|p| (u, p))) {
+        // Every schedule within `k` completes, and one beyond fails: both
+        // are said (`unbounded_failure` > `k`), as a failure.
+        Some((u, p)) => {
+            total.failure = u.pass.finish().0.failure;
+            total.unbounded_failure = Some(p);
+            total
+        }
+        None => total,
+    }
 }
 
 /// The search without a bound is given one execution for every this many
