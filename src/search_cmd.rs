@@ -254,7 +254,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         // passes then showed that every schedule within the bound completes.
         (Some(k), Some(_)) if r.failure.is_some() && r.exhausted => format!(
             "{how}, the bound raised from 0: every schedule within {} completes; this one, found by the \
-             search without a bound beside the passes, has {}",
+             search beside the passes, has {}",
             count(k.into(), "preemption"),
             count(r.unbounded_failure.unwrap_or_default().into(), "preemption")
         ),
