@@ -471,12 +471,14 @@ fn final_wait(m: &Model, t: u32) -> Option<String> {
 }
 
 /// What blocked stretch `blk` waits for: a lock or a pipe by name, a select
-/// by its cases (as the report names them), else the operation (`join`).
+/// by its cases (as the report names them), a join by the task it waits
+/// for (`join T1`), else the operation.
 fn waits_for(m: &Model, blk: &crate::model::Block) -> String {
-    match blk.resource {
-        Some(r) => m.resource_name(r).to_string(),
-        None if !blk.cases.is_empty() => m.trace.cases_label(&blk.cases),
-        None => blk.op.clone(),
+    match (blk.resource, blk.peer) {
+        (Some(r), _) => m.resource_name(r).to_string(),
+        (None, _) if !blk.cases.is_empty() => m.trace.cases_label(&blk.cases),
+        (None, Some(t)) if blk.op == "join" => format!("join {}", m.task_name(t)),
+        (None, _) => blk.op.clone(),
     }
 }
 
@@ -605,9 +607,10 @@ fn draw_lane(
         if x1 - x0 < 44 {
             continue;
         }
-        let what = match blk.resource {
-            Some(r) => format!("{} {}", blk.op, m.resource_name(r)),
-            None => blk.op.clone(),
+        let what = match (blk.resource, blk.peer) {
+            (Some(r), _) => format!("{} {}", blk.op, m.resource_name(r)),
+            (None, Some(_)) if blk.op == "join" => waits_for(m, blk),
+            (None, _) => blk.op.clone(),
         };
         if let Some((gx, text)) = label_gap(&mark_xs, x0, x1, &what) {
             s.text_mid(gx + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);

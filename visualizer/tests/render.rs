@@ -1375,3 +1375,16 @@ fn a_frame_too_long_for_a_wait_for_node_goes_on_two_lines_whole() {
     // The title words the verdict as the reports do.
     assert!(texts.iter().any(|t| t == "· invariant violation"), "{texts:?}");
 }
+
+#[test]
+fn a_join_names_the_task_it_waits_for() {
+    // ttrpc seed 7: main joins caller-0 (the first caller, still blocked) at the end.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let joined =
+        trace.events.iter().rev().find(|e| e.task == 0 && e.op.as_deref() == Some("join")).and_then(|e| e.peer);
+    let name = &trace.tasks[joined.expect("main blocks in a join") as usize].name;
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    let want = format!("join {name}");
+    // In the final column and on the blocked stretch.
+    assert_eq!(texts.iter().filter(|t| **t == want).count(), 2, "no {want} twice: {texts:?}");
+}
