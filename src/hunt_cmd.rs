@@ -218,6 +218,17 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             None if r.covered.is_none() => {
                 ("no-deadlock", None, json!([]), "interrupted before any seed ran".to_string())
             }
+            // Stopped early, it says so, as the report's line does.
+            None if r.stopped_early => {
+                let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
+                let n = crate::search_cmd::count(r.schedules, "schedule");
+                (
+                    "no-deadlock",
+                    None,
+                    json!([]),
+                    format!("{why} after {n} (seeds {covered} covered of {range}), no failure in them"),
+                )
+            }
             None => ("no-deadlock", None, json!([]), format!("no failure in seeds {covered}")),
         };
         let mut out = json!({
