@@ -259,12 +259,17 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             count(r.unbounded_failure.unwrap_or_default().into(), "preemption")
         ),
         // Found beside the passes, which stopped before they could show it needs the fewest.
-        (Some(_), Some(b)) if r.failure.is_some() && r.unbounded_failure.is_some() => {
+        (Some(k), Some(b)) if r.failure.is_some() && r.unbounded_failure.is_some() => {
             let p = r.unbounded_failure.unwrap_or_default();
             let below = if b > 0 { format!("none fails within {}; ", b - 1) } else { String::new() };
+            let after = if p > k {
+                // The passes stop at `k`: they could never show it for fewer than `p`.
+                format!(", more than the {k} asked for, and {stopped} before the passes covered {k}")
+            } else {
+                format!(", and {stopped} before the passes showed whether fewer fail")
+            };
             format!(
-                "{how}, the bound raised from 0: {below}this one, found by the search without a bound, has {}, \
-                 and {stopped} before the passes showed whether fewer fail",
+                "{how}, the bound raised from 0: {below}this one, found by the search without a bound, has {}{after}",
                 count(p.into(), "preemption")
             )
         }

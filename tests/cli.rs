@@ -1472,3 +1472,28 @@ fn merge_makes_every_claimed_failure_again_not_only_the_lowest() {
     assert!(err.contains("k1b.json: field `distinct[0]` says seed"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_failure_beyond_the_bound_is_reported_as_beyond_it() {
+    // Eight philosophers: the search without a bound beside the passes finds
+    // the deadlock with 7 preemptions; the budget runs out before the passes
+    // cover the 1 asked for. A deadlock was seen, so it is reported (exit
+    // 1), as having more preemptions than asked for, not as one the passes
+    // might yet show to need fewer.
+    let args = ["explore", "philosophers", "--philosophers", "8", "--rounds", "1", "--preemptions", "1"];
+    let budget = ["--max-executions", "100000"];
+    let (code, v) = json(&[&args[..], &budget, &["--json"]].concat());
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["verdict"], "deadlock", "{v}");
+    let p = v["unbounded_failure"].as_u64().expect("found beside the passes");
+    assert!(p > 1, "{v}");
+    assert_eq!(
+        (v["complete"].as_bool(), v["found_within"].as_u64(), v["proved_within"].as_u64()),
+        (Some(false), None, Some(0)),
+        "{v}"
+    );
+    let (code, stdout, _) = deadsim(&[&args[..], &budget].concat());
+    assert_eq!(code, 1);
+    let want = format!("has {p} preemptions, more than the 1 asked for, and the budget (--max-executions 100000) ran out before the passes covered 1");
+    assert!(stdout.contains(&want), "{stdout}");
+}

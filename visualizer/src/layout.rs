@@ -183,7 +183,8 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
         (x0, x0 + w)
     };
     let last_span = (right - fonts::width(&last, SMALL, false), right);
-    let mut labels = vec![(xm.left, first, first_span), (right, last, last_span)];
+    // Each tick's x and its label with where it spans, if it has one.
+    let mut ticks_drawn = vec![(xm.left, Some((first, first_span))), (right, Some((last, last_span)))];
     let ticks = columns::ticks(xm.x0, xm.x1, xm.width, 110);
     let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
     for &t in &ticks {
@@ -199,16 +200,17 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
         // A tick label too close to an end's gives way to it (its tick and
         // grid line stay).
         let clear = |o: (i32, i32)| span.1 + 14 <= o.0 || o.1 + 14 <= span.0;
-        if clear(first_span) && clear(last_span) {
-            labels.push((x, label, span));
-        }
+        let labelled = clear(first_span) && clear(last_span);
+        ticks_drawn.push((x, labelled.then_some((label, span))));
     }
     // Ticks and labels left to right, so that the scene (and the SVG) reads
     // in axis order.
-    labels.sort_by_key(|l| l.0);
-    for (x, label, (x0, _)) in &labels {
+    ticks_drawn.sort_by_key(|t| t.0);
+    for (x, label) in &ticks_drawn {
         s.rect(*x, y, *x + 1, y + 6, palette::AXIS);
-        s.text(*x0, y + 22, label, SMALL, false, palette::MUTED, Anchor::Left);
+        if let Some((label, (x0, _))) = label {
+            s.text(*x0, y + 22, label, SMALL, false, palette::MUTED, Anchor::Left);
+        }
     }
     let what = if xm.time { "virtual time" } else { "scheduler step" };
     s.text(xm.left, y + 46, what, SMALL, true, palette::INK, Anchor::Left);
@@ -439,7 +441,18 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
             let more = format!(" | +{}", cases.len() - k);
             let head = match cut {
                 None => cases[..k].join(" | "),
-                Some(room) => fit_cases(cases[0], size, bold, room - fonts::width(&more, size, bold))?,
+                Some(room) => {
+                    let (c, room) = (cases[0], room - fonts::width(&more, size, bold));
+                    // Enough to read: its operation and a start of its channel
+                    // (`recv s…`: the count says more than a cut of the whole would).
+                    let enough = |h: &String| h.chars().count() > c.find(' ').map_or(1, |sp| sp + 2);
+                    // A numbered instance (`stream#13.recv`) is what tells it
+                    // from another select's first case: cut as a name is, to
+                    // keep the number; else from its end.
+                    let numbered = c.split(['#', '-']).skip(1).any(|w| w.starts_with(|ch: char| ch.is_ascii_digit()));
+                    let kept = Some(fit_or_cut(c, size, bold, room)).filter(|h| numbered && enough(h));
+                    kept.or_else(|| fonts::fit(c, size, bold, room).filter(enough))?
+                }
             };
             // Measured whole: widths rounded per piece add up past `max`.
             Some(head + &more).filter(|t| fonts::width(t, size, bold) <= max)
@@ -536,10 +549,20 @@ pub fn fit_distinct(labels: &[&str], size: f64, bold: bool, max: i32) -> Vec<Str
         .map(|i| out.iter().enumerate().any(|(j, t)| j != i && *t == out[i] && labels[j] != labels[i]))
         .collect();
     for (i, clash) in clashes.into_iter().enumerate() {
-        if clash {
-            if let Some(t) = fonts::fit(labels[i], size, bold, max) {
-                out[i] = t;
+        if !clash {
+            continue;
+        }
+        // A select cut to its first case and a count keeps the count.
+        let t = match out[i].rfind(" | +").filter(|_| labels[i].contains(" | ")) {
+            Some(k) => {
+                let more = out[i][k..].to_string();
+                let first = labels[i].split(" | ").next().unwrap_or_default();
+                fonts::fit(first, size, bold, max - fonts::width(&more, size, bold)).map(|h| h + &more)
             }
+            None => fonts::fit(labels[i], size, bold, max),
+        };
+        if let Some(t) = t {
+            out[i] = t;
         }
     }
     out
@@ -633,8 +656,14 @@ mod tests {
         let text = "recv stream#13.recv | recv stream#13.recvClose | recv c.ctx.Done()";
         let max = fonts::width("recv stream#13.recv | +2", TINY, true);
         assert_eq!(fit_or_cut(text, TINY, true, max), "recv stream#13.recv | +2");
+        // The first case cut as a name is, keeping what tells it from
+        // another select's (its instance's number); one with no number,
+        // from its end.
         let max = fonts::width("recv stream… | +2", TINY, true);
-        assert_eq!(fit_or_cut(text, TINY, true, max), "recv stream… | +2");
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv s…3.recv | +2");
+        let text3 = "send requests | recv done | recv errs";
+        let max = fonts::width("send requ… | +2", TINY, true);
+        assert_eq!(fit_or_cut(text3, TINY, true, max), "send requ… | +2");
         for max in 20..400 {
             let cut = fit_or_cut(text, TINY, true, max);
             assert!(fonts::width(&cut, TINY, true) <= max, "{max}: {cut}");

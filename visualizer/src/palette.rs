@@ -3,9 +3,11 @@
 //! Task states use Okabe-Ito colours that differ in lightness as well as in
 //! hue (blue running, pale yellow ready, vermillion blocked, grey finished),
 //! so they stay apart for every kind of colour vision and in greyscale.
-//! Tasks get Paul Tol's "muted" qualitative scheme, indexed by task id, so
-//! the same task has the same colour in the timeline, the lock chart, the
-//! pipe chart and the wait-for graph of one trace.
+//! Tasks get Paul Tol's "muted" qualitative scheme, by task id in a trace of
+//! up to 27 tasks (beyond, by a ranking of the tasks a figure shows; see
+//! `Model::coloured_for`), so the same task has the same colour in the
+//! timeline, the lock chart, the pipe chart and the wait-for graph drawn
+//! of one trace with one window.
 //!
 //! ```
 //! use visualizer::palette;

@@ -1309,6 +1309,15 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
         let want = format!("recv stream#{n}.recv | +2");
         assert!(texts.contains(&want), "no {want}: {texts:?}");
     }
+    // At every width the count stays, however the first case is cut (where
+    // three cuts of it would read alike, one of the three kept whole once
+    // dropped the count).
+    for width in (600..=1200).step_by(50) {
+        let opts = Options { width, ..Options::default() };
+        let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width);
+        let counted = texts.iter().filter(|t| t.starts_with("recv s") && t.ends_with(" | +2")).count();
+        assert_eq!(counted, 3, "{width}: {texts:?}");
+    }
 }
 
 #[test]
@@ -1387,4 +1396,28 @@ fn a_join_names_the_task_it_waits_for() {
     let want = format!("join {name}");
     // In the final column and on the blocked stretch.
     assert_eq!(texts.iter().filter(|t| **t == want).count(), 2, "no {want} twice: {texts:?}");
+}
+
+#[test]
+fn every_grid_line_has_its_tick_on_the_axis() {
+    // At 600 px the Flink pipeline's locks chart ends at 58.5 µs, and the
+    // label of the round tick at 50 µs gives way to the end's: the tick's
+    // mark on the axis stays with its grid line.
+    let trace = committed_trace("flink-1.13.1-pipeline-deadlock.json");
+    for chart in [Chart::Timeline, Chart::Locks] {
+        for width in [600, 1200] {
+            let opts = Options { width, ..Options::default() };
+            let svg = String::from_utf8(render(&trace, chart, Format::Svg, &opts)).unwrap();
+            let xs = |pred: &dyn Fn(&str) -> bool| -> BTreeSet<String> {
+                svg.split("<rect ")
+                    .skip(1)
+                    .filter(|r| r.contains("width=\"1\"") && pred(r))
+                    .map(|r| r.split('"').nth(1).unwrap().to_string())
+                    .collect()
+            };
+            let grid = xs(&|r| r.contains("#E4E4E4") && !r.contains("height=\"6\""));
+            let marks = xs(&|r| r.contains("height=\"6\""));
+            assert!(!grid.is_empty() && grid.is_subset(&marks), "{chart:?} {width}: grid {grid:?}, marks {marks:?}");
+        }
+    }
 }

@@ -1065,3 +1065,25 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ResKind;
+
+    /// `ResKind::ALL` is what the trace reader accepts: a kind left out of
+    /// it would make valid traces unreadable. The match has no wildcard, so
+    /// a new kind does not compile until it has a place here.
+    #[test]
+    fn every_resource_kind_is_in_all_once() {
+        let place = |k: ResKind| match k {
+            ResKind::Mutex => 0,
+            ResKind::RwMutex => 1,
+            ResKind::Monitor => 2,
+            ResKind::Chan => 3,
+            ResKind::Pipe => 4,
+            ResKind::Atomic => 5,
+        };
+        let places: Vec<usize> = ResKind::ALL.iter().map(|&k| place(k)).collect();
+        assert_eq!(places, (0..6).collect::<Vec<_>>());
+    }
+}

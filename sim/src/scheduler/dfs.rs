@@ -794,7 +794,7 @@ fn explore_bounded_reduced(model: &Configured, cfg: &ExploreConfig, k: u32) -> E
             }
             if r.stopped_early {
                 total.stopped_early = true;
-                return cut_short(total, unbounded.or(beyond));
+                return cut_short(total, unbounded);
             }
             if r.exhausted {
                 // Every schedule completes, so every one within `k` does.
