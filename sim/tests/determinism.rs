@@ -217,6 +217,21 @@ fn bad_traces_are_rejected_with_the_field_named() {
     v["resources"][0]["capacity"] = serde_json::json!(0);
     let e = err(&v.to_string());
     assert!(e.contains(": a lock event on resource 0 (\"A\"), which is a pipe, not a mutex or rwmutex"), "{e}");
+    // A notifyAll that says it woke another number of tasks than wait on
+    // the monitor; a notify whose wake is of a task not waiting. (Flink's
+    // pipeline scenario, seed 0: LocalBufferPool's monitor.)
+    let flink = models::find("flink").unwrap().configure(&[("scenario".into(), "pipeline".into())]).unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(flink.run(0, true).trace.unwrap()).unwrap();
+    let events = v["events"].as_array_mut().unwrap();
+    let i = events
+        .iter()
+        .position(|e| e["kind"] == "notify_all" && e["amount"].as_u64() > Some(0))
+        .expect("a notifyAll wakes");
+    let n = events[i]["amount"].as_u64().unwrap();
+    events[i]["amount"] = serde_json::json!(n + 1);
+    let e = err(&v.to_string());
+    assert!(e.contains(&format!("events[{i}].amount: a notify_all event of monitor")), "{e}");
+    assert!(e.contains(&format!("wakes {}, but {n} task(s) wait on it", n + 1)), "{e}");
     // A kind the engine has not: refused at the resource, used or not.
     for r in [0, 1] {
         let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
@@ -853,4 +868,50 @@ fn traces_of_a_library_users_model_load() {
     );
     let loaded = Trace::parse(&t.to_json(), "t.json").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(loaded.meta.model, "bank v2");
+}
+
+#[test]
+fn a_notify_is_checked_against_the_monitors_wait_set() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    // Two waiters on a monitor; main notifies until both have gone: each
+    // notify wakes one of them, chosen by the scheduler.
+    let model = || {
+        sim::models::Configured::new("waiters", Vec::new(), |sim: Sim| {
+            sim.run(|| async {
+                let m = sim::sync::Monitor::new("m");
+                let left = Rc::new(Cell::new(2u32));
+                for name in ["w1", "w2"] {
+                    let left = left.clone();
+                    sim::spawn(name, async move {
+                        let g = m.enter().await;
+                        g.wait().await;
+                        left.set(left.get() - 1);
+                        g.exit().await;
+                    });
+                }
+                while left.get() > 0 {
+                    let g = m.enter().await;
+                    g.notify();
+                    g.exit().await;
+                }
+            })
+        })
+    };
+    let err = |text: &str| Trace::parse(text, "t.json").expect_err("rejected").to_string();
+    let mut checked = 0;
+    for seed in 0..50 {
+        let t = model().run(seed, true).trace.unwrap();
+        // Every run's trace reads back: each notify's wake is of a waiter.
+        Trace::parse(&t.to_json(), "t.json").unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let mut v: serde_json::Value = serde_json::to_value(&*t).unwrap();
+        let events = v["events"].as_array_mut().unwrap();
+        let Some(i) = events.iter().position(|e| e["kind"] == "notify" && e["amount"] == 1) else { continue };
+        // A notify that says it woke nobody while a task waits.
+        v["events"][i]["amount"] = serde_json::json!(0);
+        let e = err(&v.to_string());
+        assert!(e.contains(&format!("events[{i}].amount: a notify event of monitor \"m\" wakes 0, but")), "{e}");
+        checked += 1;
+    }
+    assert!(checked > 0, "no seed notified a waiter");
 }

@@ -414,8 +414,25 @@ impl Trace {
             readers: vec![Vec::new(); n],
             owner: vec![None; n],
             saved: vec![Vec::new(); self.tasks.len()],
+            waiting: vec![Vec::new(); n],
         };
+        // The monitor of a notify that woke a task: the wake right after it
+        // names which one left the wait set.
+        let mut notified: Option<u32> = None;
         for (i, e) in self.events.iter().enumerate() {
+            if let Some(r) = notified.take() {
+                let ws = &mut l.waiting[r as usize];
+                match ws.iter().position(|&w| w == e.task).filter(|_| e.kind == Wake) {
+                    Some(k) => drop(ws.remove(k)),
+                    None => {
+                        return Err(format!(
+                            "events[{i}]: a notify of monitor \"{}\" woke a waiter, but this is not the wake of a task in its wait set",
+                            self.resources[r as usize].name
+                        ))
+                    }
+                }
+                continue;
+            }
             let Some(r) = e.resource else { continue };
             let (res, t, ri) = (&self.resources[r as usize], e.task, r as usize);
             let name = &res.name;
@@ -500,6 +517,23 @@ impl Trace {
                         Wait => {
                             l.owner[ri] = None;
                             l.saved[t as usize].push((r, c));
+                            l.waiting[ri].push(t);
+                        }
+                        // A notify wakes one waiter if there is one; a notifyAll every one.
+                        Notify | NotifyAll => {
+                            let n = l.waiting[ri].len() as u64;
+                            let want = if e.kind == Notify { n.min(1) } else { n };
+                            if c != want {
+                                return Err(format!(
+                                    "events[{i}].amount: {} of monitor \"{name}\" wakes {c}, but {n} task(s) wait on it",
+                                    an_event(e.kind)
+                                ));
+                            }
+                            if e.kind == NotifyAll {
+                                l.waiting[ri].clear();
+                            } else if n > 0 {
+                                notified = Some(r);
+                            }
                         }
                         _ => {}
                     }
@@ -1252,6 +1286,8 @@ struct Locks {
     owner: Vec<Option<(u32, u64)>>,
     /// By task: the monitors it waits on, with the entry count it gave up.
     saved: Vec<Vec<(u32, u64)>>,
+    /// A monitor's wait set: the tasks in `wait` not yet notified.
+    waiting: Vec<Vec<u32>>,
 }
 
 fn an_event(kind: super::EventKind) -> String {
