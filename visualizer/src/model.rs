@@ -18,6 +18,7 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use sim::trace::{EventKind, Trace};
 
@@ -171,9 +172,11 @@ pub struct Model<'a> {
     /// The last position (the number of steps).
     pub end: u64,
     /// Virtual time at each position (index = position, length `end + 1`).
-    pub times: Vec<u64>,
-    pub tasks: Vec<TaskTrack>,
-    pub resources: Vec<ResourceTrack>,
+    // Shared: a chart of a window draws from a copy of the model with other
+    // colours (see `Model::coloured_for`), which should not copy the tracks.
+    pub times: Arc<Vec<u64>>,
+    pub tasks: Arc<Vec<TaskTrack>>,
+    pub resources: Arc<Vec<ResourceTrack>>,
     /// Position of the deadlock, when the run ended in one.
     pub deadlock: Option<u64>,
     /// Where and in which task the run failed otherwise (an invariant, a panic).
@@ -489,6 +492,7 @@ impl<'a> Model<'a> {
         });
         let recent = (end.saturating_sub(RECENT), end);
         let slots = colour_slots(trace, &tasks, recent, &[]);
+        let (times, tasks, resources) = (Arc::new(times), Arc::new(tasks), Arc::new(resources));
         let mut m =
             Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots: slots, drawn: vec![] };
         if m.tasks.len() > crate::palette::TASK_COLOURS as usize {

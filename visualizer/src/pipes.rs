@@ -283,7 +283,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 any_op = true;
             }
         }
-        for tt in &m.tasks {
+        for tt in m.tasks.iter() {
             for blk in &tt.blocks {
                 if blk.resource != Some(r) || blk.end < xm.a || blk.start > xm.b {
                     continue;

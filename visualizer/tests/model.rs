@@ -15,7 +15,7 @@ fn abba_states_holds_blocks() {
     let trace = visualizer::load(&path).unwrap();
     let m = Model::new(&trace).unwrap();
     assert_eq!(m.end, 5);
-    assert_eq!(m.times, vec![0, 100, 200, 300, 400, 500]);
+    assert_eq!(*m.times, vec![0, 100, 200, 300, 400, 500]);
     assert_eq!(m.deadlock, Some(5));
     use State::*;
     // schedule [0,1,2,2,1]: step s runs from position s-1 to s.
