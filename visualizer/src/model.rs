@@ -505,12 +505,22 @@ impl<'a> Model<'a> {
         Ok(m)
     }
 
-    /// This model with its colours given for the window `a..b` (see
-    /// [`colour_slots`]): `None` when they would not change, in a trace of
-    /// no more tasks than the palette has colours. A chart of a window
-    /// draws from it, so that the tasks it shows side by side (a locks
-    /// chart of `--window all`, where the holders of long ago are the ones
-    /// drawn) differ in colour; the tasks of the wait-for graph keep theirs.
+    /// This model with its colours given for the window `a..b`: the
+    /// cycle's and the wait-for graph's tasks first, as in every window,
+    /// then the tasks by their steps of lock holding in the window, then by
+    /// their last event. `None` when the colours would not change, as in a
+    /// trace of no more tasks than the palette has colours (each task has
+    /// its own). A chart of a window draws from it, so that the tasks it
+    /// shows side by side (a locks chart of `--window all`, where the
+    /// holders of long ago are the ones drawn) differ in colour.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/abba-deadlock.json");
+    /// let trace = visualizer::load(std::path::Path::new(path)).unwrap();
+    /// let m = visualizer::Model::new(&trace).unwrap();
+    /// // Three tasks, three colours in every window.
+    /// assert!(m.coloured_for(0, m.end).is_none());
+    /// ```
     pub fn coloured_for(&self, a: u64, b: u64) -> Option<Model<'a>> {
         if self.tasks.len() <= crate::palette::TASK_COLOURS as usize {
             return None;
