@@ -1080,6 +1080,30 @@ impl<'a> Shard<'a> {
                 return Err(bad("keep_going", why));
             }
         }
+        // A hunt stops short of its seeds only at a time budget, a Ctrl-C,
+        // or (without --keep-going) its first failure; `complete` follows.
+        let stopped_early = stopped_early.unwrap_or_default();
+        let found = seed.is_some() && !keep_going;
+        if !stopped_early && !found && covered != Some(seeds) {
+            return Err(bad(
+                "stopped_early",
+                format!(
+                    "is false, but the shard covered {} of its seeds {seeds} without a failure to stop at",
+                    shown("covered")
+                ),
+            ));
+        }
+        let complete = !stopped_early || found;
+        if v["complete"].as_bool() != Some(complete) {
+            return Err(bad(
+                "complete",
+                format!(
+                    "is {}, but the shard's other fields give {complete} (`stopped_early` {stopped_early}, `seed` {})",
+                    shown("complete"),
+                    shown("seed")
+                ),
+            ));
+        }
         let ran = match (seed, keep_going) {
             (Some(s), false) => (s - seeds.first).saturating_add(1),
             _ => covered.map_or(0, |c| c.len()),

@@ -341,6 +341,7 @@ fn shards_merge_into_the_unsharded_result() {
         ("seed", json!(5999)),
         ("verdict", json!("banana")),
         ("schedule", json!("ds1:abba:deadbeef:1")),
+        ("complete", json!(false)),
     ] {
         let mut v = whole0.clone();
         v[field] = value;
@@ -350,6 +351,18 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
     }
+    // A shard that did not stop early and found no failure ran all its
+    // seeds: one that says it covered fewer is refused.
+    let mut v = whole0.clone();
+    assert!(v["seed"].is_null() && v["stopped_early"] == json!(false), "{v}");
+    let first = v["covered"].as_str().unwrap().split("..").next().unwrap().to_string();
+    v["covered"] = json!(format!("{first}..=10"));
+    v["schedules"] = json!(11 - first.parse::<u64>().unwrap());
+    let f = dir.join("tampered.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, out, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("tampered.json: field `stopped_early` is false, but the shard covered"), "{err}");
     // The lowest failure's report is made again from its seed, so an edited
     // field of the shard that holds it is refused, naming the field; so is
     // a reason to stop in a shard that did not stop.
