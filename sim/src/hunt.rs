@@ -263,8 +263,11 @@ where
             started.max(1)
         });
     }
-    let stopped_early = stopped.load(Ordering::Relaxed);
     let handed = next.load(Ordering::Relaxed).min(total);
+    // Every chunk handed out runs to its end (or to a failure that settles
+    // the rest): a budget spent, or a stop, once all of them were handed out
+    // cut nothing short, and the hunt is complete.
+    let stopped_early = stopped.load(Ordering::Relaxed) && handed < total;
     let failure = found.into_inner().unwrap().map(|(off, o)| (range.first + off, o));
     let covered = if stopped_early {
         (handed > 0).then(|| SeedRange { first: range.first, last: range.first + handed - 1 })
@@ -502,6 +505,12 @@ mod tests {
         assert!(r.stopped_early);
         assert_eq!(r.covered, Some(SeedRange { first: 100, last: 100 + CHUNK - 1 }));
         assert_eq!((r.schedules, ran.load(Ordering::Relaxed)), (CHUNK, CHUNK));
+        // A range of one chunk is all run before the budget is looked at:
+        // the budget stopped nothing.
+        let one: SeedRange = "100..116".parse().unwrap();
+        let r = hunt_with(one, &spent, run);
+        assert!(!r.stopped_early, "{:?}", r.covered);
+        assert_eq!((r.covered, r.schedules), (Some(one), CHUNK));
         let stopped = HuntOptions { time_budget: None, stop: Some(&STOP), ..spent };
         ran.store(0, Ordering::Relaxed);
         let r = hunt_with(range, &stopped, run);
