@@ -433,32 +433,7 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
         if let Some(t) = fit_cases(text, size, bold, max) {
             return t;
         }
-        // Too many cases to keep something of each: the first ones that
-        // fit whole (else the first one, cut), and how many more there are
-        // (`recv stream#13.recv | +2`), so that no case is lost without a word.
-        let cases: Vec<&str> = text.split(" | ").collect();
-        let with_more = |k: usize, cut: Option<i32>| {
-            let more = format!(" | +{}", cases.len() - k);
-            let head = match cut {
-                None => cases[..k].join(" | "),
-                Some(room) => {
-                    let (c, room) = (cases[0], room - fonts::width(&more, size, bold));
-                    // Enough to read: its operation and a start of its channel
-                    // (`recv s…`: the count says more than a cut of the whole would).
-                    let enough = |h: &String| h.chars().count() > c.find(' ').map_or(1, |sp| sp + 2);
-                    // A numbered instance (`stream#13.recv`) is what tells it
-                    // from another select's first case: cut as a name is, to
-                    // keep the number; else from its end.
-                    let numbered = c.split(['#', '-']).skip(1).any(|w| w.starts_with(|ch: char| ch.is_ascii_digit()));
-                    let kept = Some(fit_or_cut(c, size, bold, room)).filter(|h| numbered && enough(h));
-                    kept.or_else(|| fonts::fit(c, size, bold, room).filter(enough))?
-                }
-            };
-            // Measured whole: widths rounded per piece add up past `max`.
-            Some(head + &more).filter(|t| fonts::width(t, size, bold) <= max)
-        };
-        let whole = (1..cases.len()).rev().find_map(|k| with_more(k, None));
-        if let Some(t) = whole.or_else(|| (max - 2..=max).rev().find_map(|room| with_more(1, Some(room)))) {
+        if let Some(t) = fit_first_cases(text, size, bold, max) {
             return t;
         }
     }
@@ -486,6 +461,37 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
         }
     }
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
+}
+
+/// A select with too many cases to keep something of each (see
+/// [`fit_cases`]): the first cases that fit whole, else the first one cut,
+/// and how many more there are (`recv stream#13.recv | +2`), so that no
+/// case is lost without a word. `None` if not even the first case's
+/// operation and a character of its channel fit beside the count.
+fn fit_first_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
+    let cases: Vec<&str> = text.split(" | ").collect();
+    let with_more = |k: usize, cut: Option<i32>| {
+        let more = format!(" | +{}", cases.len() - k);
+        let head = match cut {
+            None => cases[..k].join(" | "),
+            Some(room) => {
+                let (c, room) = (cases[0], room - fonts::width(&more, size, bold));
+                // Enough to read: its operation and a start of its channel
+                // (`recv s…`: the count says more than a cut of the whole would).
+                let enough = |h: &String| h.chars().count() > c.find(' ').map_or(1, |sp| sp + 2);
+                // A numbered instance (`stream#13.recv`) is what tells it
+                // from another select's first case: cut as a name is, to
+                // keep the number; else from its end.
+                let numbered = c.split(['#', '-']).skip(1).any(|w| w.starts_with(|ch: char| ch.is_ascii_digit()));
+                let kept = Some(fit_or_cut(c, size, bold, room)).filter(|h| numbered && enough(h));
+                kept.or_else(|| fonts::fit(c, size, bold, room).filter(enough))?
+            }
+        };
+        // Measured whole: widths rounded per piece add up past `max`.
+        Some(head + &more).filter(|t| fonts::width(t, size, bold) <= max)
+    };
+    let whole = (1..cases.len()).rev().find_map(|k| with_more(k, None));
+    whole.or_else(|| (max - 2..=max).rev().find_map(|room| with_more(1, Some(room))))
 }
 
 /// The cases of a select (`text` split at " | ") cut to share `max` pixels:
