@@ -1421,3 +1421,23 @@ fn every_grid_line_has_its_tick_on_the_axis() {
         }
     }
 }
+
+#[test]
+fn a_blocked_stretch_in_the_pipes_chart_is_capped_in_its_tasks_colour() {
+    // ttrpc #72 (server v1.1.0, client v1.0.2, seed 0): Client.run ends
+    // blocked writing to client->server.
+    let trace = committed_trace("ttrpc-s1.1.0-c1.0.2-deadlock.json");
+    let m = Model::new(&trace).unwrap();
+    let client = trace.tasks.iter().position(|t| t.name == "Client.run").unwrap() as u32;
+    let colour = m.task_colour(client).hex();
+    let svg = String::from_utf8(render(&trace, Chart::Pipes, Format::Svg, &Options::default())).unwrap();
+    // A cap is 3 px wide and 7 high.
+    let caps = svg
+        .split("<rect ")
+        .filter(|r| {
+            r.contains("width=\"3\"") && r.contains("height=\"7\"") && r.contains(&format!("fill=\"{colour}\""))
+        })
+        .count();
+    let blocks = m.tasks[client as usize].blocks.iter().filter(|b| b.op == "write").count();
+    assert!(blocks > 0 && caps == blocks, "{caps} caps for {blocks} blocked writes of Client.run");
+}
