@@ -296,8 +296,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
                 s.rect(x0, row.1 - 4, x1.max(x0 + 1), row.1, palette::WAITING);
                 // Who is blocked, where the stretch has no room for the name:
-                // a cap in the task's colour at its start (the legend names it).
-                if x0 > xm.left || blk.start >= xm.a {
+                // a cap in the task's colour at its start (the legend names
+                // it), when the start is in the window.
+                if blk.start >= xm.a {
                     s.rect(x0, row.1 - 7, x0 + 3, row.1, m.task_colour(blk.task));
                 }
                 tasks.insert(blk.task);
