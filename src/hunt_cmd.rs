@@ -212,6 +212,8 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         _ => Ok(()),
     };
     let covered = r.covered.map_or("none".to_string(), |c| c.to_string());
+    // What stopped a hunt early, in the JSON message and the report alike.
+    let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
     if a.json {
         let (verdict, seed, cycle, message) = match &r.failure {
             Some((s, o)) => (o.verdict(), Some(*s), cycle_json(o), o.summary()),
@@ -220,7 +222,6 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             }
             // Stopped early, it says so, as the report's line does.
             None if r.stopped_early => {
-                let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
                 let n = crate::search_cmd::count(r.schedules, "schedule");
                 (
                     "no-deadlock",
@@ -270,7 +271,6 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     }
     let label = crate::output::model_label(m, cfg);
     if r.stopped_early {
-        let why = if INTERRUPTED.load(Ordering::Relaxed) { "interrupted" } else { "time budget spent" };
         match r.covered {
             Some(_) => println!(
                 "{label}: {why} after {} (seeds {covered} covered of {range})",
