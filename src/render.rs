@@ -41,6 +41,20 @@ pub struct RenderArgs {
     /// Picture width in pixels (600..=8000)
     #[arg(long, default_value_t = Options::WIDTH.to_string(), value_name = "PX", allow_hyphen_values = true)]
     width: String,
+    /// PNG pixels per picture pixel (1..=4): the same picture with every
+    /// line and letter N times larger, for high-density screens and print
+    /// (the PNG says 96*N dpi). SVG is drawn at any size and takes no scale
+    #[arg(long, default_value = "1", value_name = "N", allow_hyphen_values = true)]
+    scale: String,
+    /// The title line's text, in place of "Timeline · MODEL · seed N ·
+    /// VERDICT"; the lines under it (parameters, outcome) stay
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
+    /// The timeline's lanes, in this order: task names, comma-separated,
+    /// `*` for any characters (`T1,caller-*`) [default: every task alive
+    /// in the window]
+    #[arg(long, value_name = "NAMES", allow_hyphen_values = true)]
+    tasks: Option<String>,
 }
 
 #[derive(Args)]
@@ -260,16 +274,58 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&width) {
         return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));
     }
-    let opts = Options { x, window, width };
+    let scale = args.scale.trim().parse::<u32>().unwrap_or(0);
+    if !(1..=Options::MAX_SCALE).contains(&scale) {
+        return Err(format!("--scale {}: expected 1..={}", args.scale, Options::MAX_SCALE));
+    }
+    if scale > 1 && width * scale > Options::MAX_WIDTH {
+        return Err(format!(
+            "--scale {scale}: at --width {width} the PNG would be {} pixels wide, more than {}; give a smaller --width",
+            width * scale,
+            Options::MAX_WIDTH
+        ));
+    }
+    let title = match &args.title {
+        Some(t) if t.trim().is_empty() => {
+            return Err("--title: empty; leave it out for the chart's own title".into());
+        }
+        Some(t) if t.contains(['\n', '\r']) => {
+            return Err("--title: a line break; the title is one line (a long one wraps)".into());
+        }
+        t => t.clone(),
+    };
+    let tasks: Vec<String> = match &args.tasks {
+        None => Vec::new(),
+        Some(list) => {
+            let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+            if names.iter().any(String::is_empty) {
+                return Err(format!("--tasks {list}: an empty name; give task names separated by commas"));
+            }
+            names
+        }
+    };
+    if args.tasks.is_some() && !all && requested != [Chart::Timeline] {
+        return Err(format!(
+            "--tasks: selects the timeline's lanes; --chart {} has none (use --chart timeline or all)",
+            args.chart
+        ));
+    }
+    let opts = Options { x, window, width, scale, title, tasks };
     if requested == [Chart::WaitFor] && args.window != "auto" {
         eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
     }
     // Check the output names before the (possibly long) work.
-    plan(&args, &requested, all)?;
+    let planned = plan(&args, &requested, all)?;
+    if scale > 1 && planned.iter().all(|(_, f, _)| *f == Format::Svg) {
+        return Err(format!("--scale {scale}: scales a PNG; an SVG is drawn at any size (leave --scale out)"));
+    }
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
     let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+    if let Some(list) = &args.tasks {
+        visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+    }
     if let ([c], false) = (requested.as_slice(), all) {
         // A chart asked for by name that would be empty is an error, not a
         // placeholder image (`all` leaves it out and says so).
@@ -284,6 +340,14 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     }
     if files.iter().any(|(_, f, _)| *f == Format::Png) {
         note_missing_glyphs(&trace);
+        let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
+        if !missing.is_empty() {
+            let chars: String = missing.iter().take(8).collect();
+            eprintln!(
+                "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
+                 the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
+            );
+        }
     }
     // Render everything first: an error leaves no file behind.
     let mut rendered = Vec::with_capacity(files.len());
@@ -438,6 +502,9 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedChart
         window: "auto".into(),
         x: "time".into(),
         width: Options::WIDTH.to_string(),
+        scale: "1".into(),
+        title: None,
+        tasks: None,
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
@@ -556,6 +623,9 @@ mod tests {
             window: "auto".into(),
             x: "time".into(),
             width: Options::WIDTH.to_string(),
+            scale: "1".into(),
+            title: None,
+            tasks: None,
         }
     }
 

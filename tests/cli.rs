@@ -1510,3 +1510,55 @@ fn a_failure_beyond_the_bound_is_reported_as_beyond_it() {
     let want = format!("has {p} preemptions, more than the 1 asked for, and the budget (--max-executions 100000) ran out before the passes covered 1");
     assert!(stdout.contains(&want), "{stdout}");
 }
+
+#[test]
+fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
+    let dir = std::env::temp_dir().join(format!("deadsim-cli-figure-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("abba.json");
+    let t = trace.to_str().unwrap();
+    assert_eq!(deadsim(&["run", "abba", "--trace", t]).0, 1);
+
+    let png = dir.join("fig.png");
+    let p = png.to_str().unwrap();
+    let (code, _, err) =
+        deadsim(&["render", t, "-o", p, "--scale", "2", "--title", "Figure 1: AB/BA", "--tasks", "T2,T1"]);
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&png).unwrap();
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    assert_eq!(width, 2400, "twice the default 1200");
+    let svg = dir.join("fig.svg");
+    let (code, _, err) =
+        deadsim(&["render", t, "-o", svg.to_str().unwrap(), "--title", "Figure 1: AB/BA", "--tasks", "T2"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("Figure 1: AB/BA") && !text.contains("abba · seed 0"), "{text}");
+    assert!(text.contains("1 of 3 tasks drawn: those --tasks names"), "{text}");
+
+    std::fs::remove_file(&png).unwrap();
+    for (args, why) in [
+        (&["--scale", "0"][..], "--scale 0: expected 1..=4"),
+        (&["--scale", "x"], "--scale x: expected 1..=4"),
+        (
+            &["--scale", "3", "--width", "3000"],
+            "--scale 3: at --width 3000 the PNG would be 9000 pixels wide, more than 8000",
+        ),
+        (&["--scale", "2", "--format", "svg"], "--scale 2: scales a PNG; an SVG is drawn at any size"),
+        (&["--title", ""], "--title: empty"),
+        (&["--title", "two\nlines"], "--title: a line break"),
+        (&["--tasks", "T1,"], "--tasks T1,: an empty name"),
+        (&["--tasks", "T3"], "no task is named `T3` (the trace has main, T1, T2)"),
+        (&["--tasks", "T1", "--chart", "locks"], "--tasks: selects the timeline's lanes; --chart locks has none"),
+    ] {
+        let svg = dir.join("x.svg");
+        let out = if args.contains(&"svg") { svg.to_str().unwrap() } else { p };
+        let mut all = vec!["render", t, "-o", out];
+        all.extend_from_slice(args);
+        let (code, out, err) = deadsim(&all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty() && err.trim_end().lines().count() == 1 && err.contains(why), "{args:?}: {err}");
+        assert!(!png.exists() && !svg.exists(), "{args:?} left a picture");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,6 +6,7 @@ use crate::fonts;
 use crate::model::Model;
 use crate::palette::{self, Rgb};
 use crate::scene::{alpha, Anchor, Paint, Scene};
+use crate::Options;
 
 /// Outer margin.
 pub const MARGIN: i32 = 20;
@@ -34,29 +35,39 @@ pub fn named_by_schedule(meta: &sim::trace::Meta) -> bool {
 
 /// Draws the title block from `y` and returns the y below it.
 ///
-/// Line 1: chart, model, seed and verdict. Line 2: parameters, strategy,
-/// length, deadsim version; for a run named by its schedule, then the
-/// schedule string. Last: the outcome message.
-pub fn title(s: &mut Scene, m: &Model, what: &str, y: i32) -> i32 {
+/// Line 1: chart, model, seed and verdict, or the caller's `custom` title
+/// (`--title`), wrapped over up to two lines. Line 2: parameters,
+/// strategy, length, deadsim version; for a run named by its schedule,
+/// then the schedule string. Last: the outcome message.
+pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32) -> i32 {
     let meta = &m.trace.meta;
     let x = MARGIN;
     let right = s.width as i32 - MARGIN;
-    let y1 = y + 24;
-    let head = format!("{what} · {} · {}", meta.model, run_name(meta));
-    s.text(x, y1, &head, TITLE, true, palette::INK, Anchor::Left);
-    let verdict_color = if meta.verdict == "no-deadlock" { palette::INK } else { palette::DEADLOCK };
-    let hx = x + fonts::width(&head, TITLE, true);
-    // No leading space in the text itself: SVG viewers collapse it.
-    let gap = fonts::width("x", TITLE, true) / 2;
-    s.text(
-        hx + gap,
-        y1,
-        &format!("· {}", sim::outcome::verdict_words(&meta.verdict)),
-        TITLE,
-        true,
-        verdict_color,
-        Anchor::Left,
-    );
+    let mut y1 = y + 24;
+    if let Some(custom) = custom {
+        for (i, t) in wrap(custom, TITLE, true, right - x, 2).iter().enumerate() {
+            if i > 0 {
+                y1 += 30;
+            }
+            s.text(x, y1, t, TITLE, true, palette::INK, Anchor::Left);
+        }
+    } else {
+        let head = format!("{what} · {} · {}", meta.model, run_name(meta));
+        s.text(x, y1, &head, TITLE, true, palette::INK, Anchor::Left);
+        let verdict_color = if meta.verdict == "no-deadlock" { palette::INK } else { palette::DEADLOCK };
+        let hx = x + fonts::width(&head, TITLE, true);
+        // No leading space in the text itself: SVG viewers collapse it.
+        let gap = fonts::width("x", TITLE, true) / 2;
+        s.text(
+            hx + gap,
+            y1,
+            &format!("· {}", sim::outcome::verdict_words(&meta.verdict)),
+            TITLE,
+            true,
+            verdict_color,
+            Anchor::Left,
+        );
+    }
 
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
     let mut parts = Vec::new();
@@ -409,9 +420,10 @@ pub fn legend(s: &mut Scene, items: &[(Swatch, String)], x0: i32, x1: i32, y: i3
 }
 
 /// The scene of a chart with nothing to draw: the title and one sentence.
-pub fn empty(m: &Model, what: &str, sentence: &str, width: u32) -> Scene {
+pub fn empty(m: &Model, what: &str, sentence: &str, opts: &Options) -> Scene {
+    let width = opts.width;
     let mut s = Scene::new(width, 0);
-    let y = title(&mut s, m, what, MARGIN);
+    let y = title(&mut s, m, what, opts.title.as_deref(), MARGIN);
     s.rect(MARGIN, y, width as i32 - MARGIN, y + 80, alpha(palette::GRID, 110));
     s.text_mid(width as i32 / 2, y + 40, sentence, TEXT, false, palette::MUTED, Anchor::Center);
     s.height = (y + 80 + MARGIN) as u32;

@@ -396,7 +396,22 @@ impl FromStr for Window {
 }
 
 /// How to draw a chart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// ```
+/// use visualizer::{Chart, Format, Options};
+///
+/// let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+/// // A figure for a slide: its own title, only T1's and T2's lanes, drawn at twice the pixels.
+/// let opts = Options {
+///     title: Some("AB/BA: each thread holds the lock the other waits for".into()),
+///     tasks: vec!["T1".into(), "T2".into()],
+///     scale: 2,
+///     ..Options::default()
+/// };
+/// let png = visualizer::render(&trace, Chart::Timeline, Format::Png, &opts).unwrap();
+/// assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2 * Options::WIDTH);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The x axis of the timeline, lock and pipe charts.
     pub x: XAxis,
@@ -404,6 +419,19 @@ pub struct Options {
     pub window: Window,
     /// Picture width in pixels (the height follows from the content).
     pub width: u32,
+    /// PNG pixels per layout pixel (1..=[`Options::MAX_SCALE`]): the same
+    /// picture with every length, line and letter this many times larger,
+    /// for high-density screens and print. An SVG is drawn at any size, and
+    /// ignores it.
+    pub scale: u32,
+    /// The title line's text, in place of "Timeline · abba · seed 3 ·
+    /// deadlock". The lines under it (parameters, strategy, the outcome)
+    /// stay: they say how to reproduce the figure.
+    pub title: Option<String>,
+    /// The timeline's lanes: task names, or patterns with `*` (any run of
+    /// characters), drawn in the order given (a pattern's tasks in trace
+    /// order). Empty: every task alive in the window. See [`select_tasks`].
+    pub tasks: Vec<String>,
 }
 
 impl Options {
@@ -412,12 +440,75 @@ impl Options {
     /// Narrowest and widest picture accepted.
     pub const MIN_WIDTH: u32 = 600;
     pub const MAX_WIDTH: u32 = 8000;
+    /// Largest [`Options::scale`]; the PNG's width (`width * scale`) is at
+    /// most [`Options::MAX_WIDTH`] as well.
+    pub const MAX_SCALE: u32 = 4;
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { x: XAxis::Time, window: Window::Auto, width: Options::WIDTH }
+        Options {
+            x: XAxis::Time,
+            window: Window::Auto,
+            width: Options::WIDTH,
+            scale: 1,
+            title: None,
+            tasks: Vec::new(),
+        }
     }
+}
+
+/// The tasks `patterns` name, in their order: each pattern is a task name,
+/// or has `*` for any run of characters (`caller-*`) and gives its tasks in
+/// trace order; a task named twice comes once, where first named. A
+/// pattern that names no task is an error that lists the trace's tasks.
+///
+/// ```
+/// let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+/// let pick = |p: &[&str]| visualizer::select_tasks(&trace, &p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+/// assert_eq!(pick(&["T2", "T*"]).unwrap(), vec![2, 1]);
+/// assert!(pick(&["T3"]).unwrap_err().0.contains("no task is named `T3` (the trace has main, T1, T2)"));
+/// ```
+pub fn select_tasks(trace: &Trace, patterns: &[String]) -> Result<Vec<u32>, Error> {
+    let mut out: Vec<u32> = Vec::new();
+    for p in patterns {
+        let matched: Vec<u32> =
+            (0..trace.tasks.len() as u32).filter(|&t| glob_match(p, &trace.tasks[t as usize].name)).collect();
+        if matched.is_empty() {
+            const LISTED: usize = 12;
+            let mut names: Vec<&str> = trace.tasks.iter().take(LISTED).map(|t| t.name.as_str()).collect();
+            let more = trace.tasks.len().saturating_sub(LISTED);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            if names.is_empty() {
+                names.push("none");
+            }
+            let what = if p.contains('*') { "matches" } else { "is named" };
+            return Err(Error(format!("no task {what} `{p}` (the trace has {}{more})", names.join(", "))));
+        }
+        for t in matched {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// True if `name` matches `pattern`, where `*` stands for any run of
+/// characters (none included) and everything else for itself.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// The names in `trace` (tasks, resources, frames) with characters the
@@ -443,6 +534,16 @@ pub fn missing_glyphs(trace: &Trace) -> Vec<(String, Vec<char>)> {
             (!missing.is_empty()).then(|| (format!("{what} {name:?}"), missing))
         })
         .collect()
+}
+
+/// The characters of `text` the embedded font has no glyph for (see
+/// [`missing_glyphs`]), each once, in order: for a title given apart from the trace.
+///
+/// ```
+/// assert_eq!(visualizer::missing_chars("图 1: AB/BA"), vec!['图']);
+/// ```
+pub fn missing_chars(text: &str) -> Vec<char> {
+    fonts::missing(text)
 }
 
 /// Checks that a trace can be drawn: it has events. `origin` names it (a file).
@@ -472,6 +573,23 @@ pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
             Options::MAX_WIDTH
         )));
     }
+    if opts.scale == 0 || opts.scale > Options::MAX_SCALE {
+        return Err(Error(format!("scale {} is out of range (1..={})", opts.scale, Options::MAX_SCALE)));
+    }
+    if opts.width * opts.scale > Options::MAX_WIDTH {
+        return Err(Error(format!(
+            "width {} at scale {} makes a picture {} pixels wide, more than {}",
+            opts.width,
+            opts.scale,
+            opts.width * opts.scale,
+            Options::MAX_WIDTH
+        )));
+    }
+    if let Some(t) = &opts.title {
+        if t.trim().is_empty() {
+            return Err(Error("the title is empty (leave it out for the chart's own)".into()));
+        }
+    }
     // A chart of a window colours the tasks for it (see `Model::coloured_for`).
     let windowed;
     let m = match chart {
@@ -499,7 +617,7 @@ pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
 pub fn render_model(m: &Model, chart: Chart, format: Format, opts: &Options) -> Result<Vec<u8>, Error> {
     let s = scene(m, chart, opts)?;
     match format {
-        Format::Png => s.png(),
+        Format::Png => s.png_at(opts.scale),
         Format::Svg => s.svg(),
     }
 }
@@ -524,6 +642,28 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_star_stands_for_any_run_of_characters() {
+        for (pattern, name, want) in [
+            ("T1", "T1", true),
+            ("T1", "T10", false),
+            ("T*", "T", true),
+            ("T*", "T10", true),
+            ("*", "", true),
+            ("*.recv", "stream#5.recv", true),
+            ("*.recv", "stream#5.send", false),
+            ("a*b*c", "axbyc", true),
+            ("a*b*c", "acb", false),
+            ("a*a", "a", false),
+            ("a*a", "aa", true),
+            ("Join(*)*#1", "Join(xxxxxx) (34/256)#1", true),
+            ("serverConn.run.func2#*", "serverConn.run.func2#13", true),
+            ("serverConn.run.func2#*", "serverConn.run.func1", false),
+        ] {
+            assert_eq!(glob_match(pattern, name), want, "{pattern} on {name}");
+        }
+    }
 
     #[test]
     fn windows_parse() {

@@ -83,12 +83,12 @@ fn last_step_notes(m: &Model, pipes: &[u32], xm: &XMap) -> Vec<String> {
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let pipes = m.pipes();
     if pipes.is_empty() {
-        return Ok(layout::empty(m, "Pipes", "This trace has no pipes.", opts.width));
+        return Ok(layout::empty(m, "Pipes", "This trace has no pipes.", opts));
     }
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Pipes", MARGIN);
+    let mut y = layout::title(&mut s, m, "Pipes", opts.title.as_deref(), MARGIN);
 
     let cycle_res = if m.deadlock_in(a, b) { m.cycle_resources() } else { Default::default() };
     let label_w =

@@ -55,8 +55,8 @@ pub enum Item {
     Path { points: Vec<(i32, i32)>, paint: Paint, width: u32 },
     /// A filled polygon.
     Polygon { points: Vec<(i32, i32)>, paint: Paint },
-    /// A circle, filled or outlined.
-    Circle { x: i32, y: i32, r: u32, paint: Paint, filled: bool },
+    /// A circle, filled or outlined (a line `stroke` pixels wide).
+    Circle { x: i32, y: i32, r: u32, paint: Paint, filled: bool, stroke: u32 },
     /// Text with its baseline at `y`.
     Text { x: i32, y: i32, text: String, size: f64, bold: bool, paint: Paint, anchor: Anchor },
 }
@@ -120,7 +120,7 @@ impl Scene {
     }
 
     pub fn circle(&mut self, x: i32, y: i32, r: u32, paint: impl Into<Paint>, filled: bool) {
-        self.items.push(Item::Circle { x, y, r, paint: paint.into(), filled });
+        self.items.push(Item::Circle { x, y, r, paint: paint.into(), filled, stroke: 1 });
     }
 
     /// Text with its baseline at `y`.
@@ -165,14 +165,64 @@ impl Scene {
 
     /// The scene as PNG bytes (8-bit RGB).
     pub fn png(&self) -> Result<Vec<u8>, Error> {
-        let (w, h) = (self.width, self.height);
+        self.png_at(1)
+    }
+
+    /// The scene as PNG bytes at `scale` pixels per layout pixel: every
+    /// length, line width and font size times `scale`, drawn at that size
+    /// (letters are set at the larger size, not enlarged pixels). Over 1,
+    /// the PNG says its density (96 dpi times `scale`), so a document that
+    /// reads it shows the picture at the size of the scale-1 one.
+    pub fn png_at(&self, scale: u32) -> Result<Vec<u8>, Error> {
+        let scaled;
+        let scene = if scale > 1 {
+            scaled = self.scaled(scale);
+            &scaled
+        } else {
+            self
+        };
+        let (w, h) = (scene.width, scene.height);
         let mut buf = vec![255u8; w as usize * h as usize * 3];
         {
             let mut be = BitMapBackend::with_buffer(&mut buf, (w, h));
-            self.draw(&mut be, false).map_err(|e| Error(format!("cannot draw the PNG: {e}")))?;
+            scene.draw(&mut be, false).map_err(|e| Error(format!("cannot draw the PNG: {e}")))?;
             be.present().map_err(|e| Error(format!("cannot draw the PNG: {e}")))?;
         }
-        encode_png(&buf, w, h)
+        encode_png(&buf, w, h, scale)
+    }
+
+    /// This scene with every coordinate, length and size times `k`.
+    pub fn scaled(&self, k: u32) -> Scene {
+        let ki = k as i32;
+        let p = |(x, y): (i32, i32)| (x * ki, y * ki);
+        let items = self
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Rect { x0, y0, x1, y1, paint } => {
+                    Item::Rect { x0: x0 * ki, y0: y0 * ki, x1: x1 * ki, y1: y1 * ki, paint: *paint }
+                }
+                Item::Path { points, paint, width } => {
+                    Item::Path { points: points.iter().copied().map(p).collect(), paint: *paint, width: width * k }
+                }
+                Item::Polygon { points, paint } => {
+                    Item::Polygon { points: points.iter().copied().map(p).collect(), paint: *paint }
+                }
+                Item::Circle { x, y, r, paint, filled, stroke } => {
+                    Item::Circle { x: x * ki, y: y * ki, r: r * k, paint: *paint, filled: *filled, stroke: stroke * k }
+                }
+                Item::Text { x, y, text, size, bold, paint, anchor } => Item::Text {
+                    x: x * ki,
+                    y: y * ki,
+                    text: text.clone(),
+                    size: size * k as f64,
+                    bold: *bold,
+                    paint: *paint,
+                    anchor: *anchor,
+                },
+            })
+            .collect();
+        Scene { width: self.width * k, height: self.height * k, items }
     }
 
     /// The scene as SVG text.
@@ -204,11 +254,11 @@ impl Scene {
                     let style = ShapeStyle::from(paint.rgba()).filled();
                     be.fill_polygon(points.iter().copied(), &style).map_err(|e| e.to_string())?;
                 }
-                Item::Circle { x, y, r, paint, filled } => {
+                Item::Circle { x, y, r, paint, filled, stroke } => {
                     let style = if *filled {
                         ShapeStyle::from(paint.rgba()).filled()
                     } else {
-                        ShapeStyle::from(paint.rgba()).stroke_width(1)
+                        ShapeStyle::from(paint.rgba()).stroke_width(*stroke)
                     };
                     be.draw_circle((*x, *y), *r, &style, *filled).map_err(|e| e.to_string())?;
                 }
@@ -281,10 +331,15 @@ fn fit_text_widths(svg: &str, items: &[Item]) -> String {
     out
 }
 
-fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, Error> {
+fn encode_png(rgb: &[u8], w: u32, h: u32, scale: u32) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, w, h);
+        if scale > 1 {
+            // 96 dpi (the CSS pixel) times the scale, in pixels per metre.
+            let ppm = (96.0 * scale as f64 / 0.0254).round() as u32;
+            enc.set_pixel_dims(Some(png::PixelDimensions { xppu: ppm, yppu: ppm, unit: png::Unit::Meter }));
+        }
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         enc.set_compression(png::Compression::Best);

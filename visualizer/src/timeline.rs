@@ -66,16 +66,40 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Timeline", MARGIN);
+    let mut y = layout::title(&mut s, m, "Timeline", opts.title.as_deref(), MARGIN);
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
     // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
     let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
     let tinted: Vec<u32> = cycle.iter().copied().chain(failed).collect();
-    let alive: Vec<u32> = (0..m.tasks.len() as u32)
+    // The tasks that may get a lane: every one, or those `--tasks` names.
+    let selected = if opts.tasks.is_empty() { None } else { Some(crate::select_tasks(&m.trace, &opts.tasks)?) };
+    let candidates: Vec<u32> = match &selected {
+        Some(sel) => {
+            let mut c = sel.clone();
+            c.sort_unstable();
+            c
+        }
+        None => (0..m.tasks.len() as u32).collect(),
+    };
+    let alive: Vec<u32> = candidates
+        .iter()
+        .copied()
         .filter(|&t| alive_in(&m.tasks[t as usize], a, b, m.end) || tinted.contains(&t))
         .collect();
-    let shown = most_telling(m, &alive, &tinted, (a, b));
-    let (dead, over_cap) = (m.tasks.len() - alive.len(), alive.len() - shown.len());
+    let mut shown = most_telling(m, &alive, &tinted, (a, b));
+    if let Some(sel) = &selected {
+        if shown.is_empty() {
+            let names: Vec<&str> = sel.iter().map(|&t| m.trace.tasks[t as usize].name.as_str()).collect();
+            return Err(Error(format!(
+                "none of the tasks selected ({}) is alive in the window ({note})",
+                layout::fit_or_cut(&names.join(", "), TEXT, false, 600)
+            )));
+        }
+        // In the order they were named.
+        shown.sort_by_key(|t| sel.iter().position(|s| s == t));
+    }
+    let unselected = m.tasks.len() - candidates.len();
+    let (dead, over_cap) = (candidates.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
     // The label column fits the longest task name (within limits).
@@ -252,8 +276,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12, arrow_gap);
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
-    if dead + over_cap > 0 {
-        let g = |n: usize| crate::columns::group(n as u64);
+    let g = |n: usize| crate::columns::group(n as u64);
+    if unselected > 0 {
+        let mut left_out = format!("{} of {} tasks drawn: those --tasks names", g(shown.len()), g(m.tasks.len()));
+        if dead > 0 {
+            left_out += &format!("; {} of them not alive in the window", g(dead));
+        }
+        if over_cap > 0 {
+            left_out += &format!("; {} more alive, over {MAX_LANES}: only the longest-lived are drawn", g(over_cap));
+        }
+        y = layout::note_lines(&mut s, &left_out, xm.left, y, width - MARGIN - xm.left);
+    } else if dead + over_cap > 0 {
         let left_out = match (dead, over_cap) {
             (d, 0) => format!("{} of {} tasks not drawn: finished before the window, or spawned in its last step or after it", g(d), g(m.tasks.len())),
             (0, o) => format!(
@@ -303,11 +336,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
     }
     items.extend(layout::end_mark_legend(m, a, b));
-    if !cycle.is_empty() {
+    // What the lanes drawn show (`--tasks` may leave out the cycle's).
+    let drawn = |t: u32| lanes.iter().any(|l| l.task == t);
+    if cycle.iter().any(|&t| drawn(t)) {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "task in the deadlock cycle".into()));
+    }
+    if arrows.iter().any(|a| a.cycle) {
         items.push((Swatch::Arrow(palette::DEADLOCK.into()), "waits for (held by)".into()));
     }
-    if let Some(f) = m.failure.filter(|_| failed.is_some()) {
+    if let Some(f) = m.failure.filter(|_| failed.is_some_and(drawn)) {
         let who = if f.what == "panic" { "task that panicked" } else { "task that violated the invariant" };
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), who.into()));
     }

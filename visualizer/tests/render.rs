@@ -1441,3 +1441,144 @@ fn a_blocked_stretch_in_the_pipes_chart_is_capped_in_its_tasks_colour() {
     let blocks = m.tasks[client as usize].blocks.iter().filter(|b| b.op == "write").count();
     assert!(blocks > 0 && caps == blocks, "{caps} caps for {blocks} blocked writes of Client.run");
 }
+
+/// The y of each lane's name in a timeline scene (bold, at the left), by name.
+fn lane_names(scene: &visualizer::Scene) -> Vec<(i32, String)> {
+    let mut out: Vec<(i32, String)> = scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Text { x, y, text, bold: true, .. } if *x < 120 && *y > 150 => Some((*y, text.clone())),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn tasks_select_the_timelines_lanes_in_the_order_named() {
+    // ttrpc #72, server v1.0.2 and client v1.0.2: 16 tasks, the cycle
+    // serverConn.run -> receiver.run -> Client.run -> serverConn.run.func1.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
+    let m = Model::new(&trace).unwrap();
+    let lanes = |tasks: &[&str]| {
+        let opts = Options { tasks: tasks.iter().map(|t| t.to_string()).collect(), ..Options::default() };
+        visualizer::scene(&m, Chart::Timeline, &opts)
+    };
+    let all = lane_names(&lanes(&[]).unwrap());
+    assert!(all.len() > 10 && all.iter().any(|(_, n)| n == "serverConn.run"), "{all:?}");
+
+    // Named first, then a pattern's tasks in trace order; one named twice comes once.
+    let s = lanes(&["caller-3", "Client.*", "caller-*"]).unwrap();
+    let names: Vec<String> = lane_names(&s).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(names, ["caller-3", "Client.run", "caller-0", "caller-1", "caller-2", "caller-4", "caller-5"]);
+    let texts: Vec<&str> = s
+        .items
+        .iter()
+        .filter_map(|i| if let visualizer::Item::Text { text, .. } = i { Some(text.as_str()) } else { None })
+        .collect();
+    assert!(texts.contains(&"7 of 16 tasks drawn: those --tasks names"), "{texts:?}");
+    // One task of the cycle is drawn: its tint, but no arrow (its peers have no lane).
+    assert!(texts.contains(&"task in the deadlock cycle") && !texts.contains(&"waits for (held by)"), "{texts:?}");
+    let s = lanes(&["caller-0"]).unwrap();
+    let texts: Vec<&str> = s
+        .items
+        .iter()
+        .filter_map(|i| if let visualizer::Item::Text { text, .. } = i { Some(text.as_str()) } else { None })
+        .collect();
+    assert!(!texts.contains(&"task in the deadlock cycle"), "no cycle task drawn, no cycle legend: {texts:?}");
+
+    // The whole cycle, in the order of the report: its arrows too.
+    let cycle = ["serverConn.run", "receiver.run", "Client.run", "serverConn.run.func1"];
+    let s = lanes(&cycle).unwrap();
+    assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), cycle);
+    assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. } if text == "waits for (held by)")));
+
+    // Names no task has, and tasks not alive in the window.
+    let e = lanes(&["caller-9"]).unwrap_err().0;
+    assert!(
+        e.starts_with("no task is named `caller-9` (the trace has main, serverConn.run, Client.run, caller-0"),
+        "{e}"
+    );
+    assert!(e.ends_with(" and 4 more)"), "{e}");
+    let e = lanes(&["worker-*"]).unwrap_err().0;
+    assert!(e.starts_with("no task matches `worker-*`"), "{e}");
+    // Task 11 runs in steps 27 to 33, task 13 in steps 68 to 81.
+    let (t11, t13) = (&trace.tasks[11].name, &trace.tasks[13].name);
+    let opts = Options { tasks: vec![t11.clone(), t13.clone()], window: Window::Last(20), ..Options::default() };
+    let e = visualizer::scene(&m, Chart::Timeline, &opts).unwrap_err().0;
+    assert!(e.starts_with(&format!("none of the tasks selected ({t11}, {t13}) is alive in the window")), "{e}");
+    let opts = Options { window: Window::Steps(20, 40), ..opts };
+    let s = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
+    assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [t11.clone()]);
+    assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. }
+        if text == "1 of 16 tasks drawn: those --tasks names; 1 of them not alive in the window")));
+}
+
+#[test]
+fn a_title_replaces_the_first_line_and_keeps_how_to_reproduce_the_figure() {
+    let trace = visualizer::load(&committed()).unwrap();
+    let texts = |title: Option<&str>, chart: Chart| {
+        let opts = Options { title: title.map(str::to_string), ..Options::default() };
+        check_svg(&render(&trace, chart, Format::Svg, &opts), opts.width)
+    };
+    for chart in Chart::ALL.into_iter().filter(|c| *c != Chart::Pipes) {
+        let own = texts(None, chart);
+        let mine = texts(Some("Figure 3: AB/BA"), chart);
+        assert!(own.iter().any(|t| t.ends_with("abba · seed 0")), "{chart:?}: {own:?}");
+        assert!(mine.contains(&"Figure 3: AB/BA".to_string()), "{chart:?}: {mine:?}");
+        assert!(!mine.iter().any(|t| t.contains("abba · seed 0") || t == "· deadlock"), "{chart:?}: {mine:?}");
+        // The parameters and the outcome stay.
+        assert!(mine.iter().any(|t| t.starts_with("fixed=false rounds=3")), "{chart:?}: {mine:?}");
+        assert!(mine.iter().any(|t| t.starts_with("deadlock (global, 2 tasks in the cycle)")), "{chart:?}: {mine:?}");
+    }
+    // A long title wraps over two lines, then is cut.
+    let long = "word ".repeat(60);
+    let lines: Vec<String> =
+        texts(Some(&long), Chart::Timeline).into_iter().filter(|t| t.starts_with("word")).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].ends_with('…') && lines[0].split(' ').count() > 10, "{lines:?}");
+    let opts = Options { title: Some(" ".into()), ..Options::default() };
+    assert!(visualizer::render(&trace, Chart::Timeline, Format::Png, &opts).unwrap_err().0.contains("title is empty"));
+}
+
+#[test]
+fn scale_draws_the_same_picture_with_more_pixels() {
+    let trace = visualizer::load(&committed()).unwrap();
+    let m = Model::new(&trace).unwrap();
+    for chart in [Chart::Timeline, Chart::Locks, Chart::WaitFor] {
+        let one = visualizer::scene(&m, chart, &Options::default()).unwrap();
+        let two = one.scaled(2);
+        assert_eq!((two.width, two.height), (2 * one.width, 2 * one.height));
+        assert_eq!(two.items.len(), one.items.len());
+        assert_eq!(two.scaled(1), two);
+
+        let png1 = render(&trace, chart, Format::Png, &Options::default());
+        let opts = Options { scale: 2, ..Options::default() };
+        let png2 = render(&trace, chart, Format::Png, &opts);
+        let (p1, p2) = (check_png(&png1, one.width), check_png(&png2, two.width));
+        assert_eq!(p2.height, 2 * p1.height);
+        // The same share of the picture is inked, give or take anti-aliasing.
+        assert!(p1.inked.abs_diff(p2.inked) <= 2, "{chart:?}: {}% against {}%", p1.inked, p2.inked);
+        assert_eq!(png2, render(&trace, chart, Format::Png, &opts), "{chart:?}: not deterministic");
+        // The density says 192 dpi (7559 pixels a metre); at scale 1 there is none.
+        let dims = png::Decoder::new(std::io::Cursor::new(&png2)).read_info().unwrap().info().pixel_dims;
+        assert_eq!(dims.map(|d| (d.xppu, d.yppu, d.unit)), Some((7559, 7559, png::Unit::Meter)));
+        assert!(png::Decoder::new(std::io::Cursor::new(&png1)).read_info().unwrap().info().pixel_dims.is_none());
+    }
+    // An SVG takes no scale: the same bytes.
+    let opts = Options { scale: 3, ..Options::default() };
+    assert_eq!(
+        render(&trace, Chart::Timeline, Format::Svg, &opts),
+        render(&trace, Chart::Timeline, Format::Svg, &Options::default())
+    );
+    for (scale, width, why) in [
+        (0, 1200, "scale 0 is out of range (1..=4)"),
+        (5, 1200, "scale 5 is out of range (1..=4)"),
+        (2, 4001, "width 4001 at scale 2 makes a picture 8002 pixels wide, more than 8000"),
+    ] {
+        let opts = Options { scale, width, ..Options::default() };
+        assert_eq!(visualizer::render(&trace, Chart::Timeline, Format::Png, &opts).unwrap_err().0, why);
+    }
+}
