@@ -472,7 +472,41 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
             return t;
         }
     }
+    // Too narrow for that: the instance's number is kept and its name
+    // gives way before it (`recv s…#13.recv`, then `recv …#13…`), as three
+    // selects on streams 11, 13 and 15 are told apart by nothing else.
+    if let Some(t) = keep_inner_number(text, size, bold, max) {
+        return t;
+    }
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
+}
+
+/// For a text whose last numbered instance is followed by a field
+/// (`recv stream#13.recv`): the text with the instance's name cut before
+/// its number, keeping the first word whole (`recv s…#13.recv`), else with
+/// the field dropped too (`recv …#13…`). `None` without such an instance,
+/// or if not even that fits.
+fn keep_inner_number(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
+    // The `#N` or `-N` just before the last dot, in the text's last word.
+    let last_word = text.rfind(' ').map_or(0, |i| i + 1);
+    let dot = last_word + text[last_word..].find('.')?;
+    let at = numbered_at(&text[last_word..dot], '#').or_else(|| numbered_at(&text[last_word..dot], '-'))? + last_word;
+    let (head, number, field) = (&text[..at], &text[at..dot], &text[dot..]);
+    // The first word (a select case's operation) stays whole.
+    let op_end = head.find(' ').map_or(0, |i| i + 1);
+    let (op, name) = head.split_at(op_end);
+    for tail in [format!("{number}{field}"), format!("{number}…")] {
+        let room = max - fonts::width(op, size, bold) - fonts::width(&tail, size, bold);
+        let cut =
+            fonts::fit(name, size, bold, room).or_else(|| (fonts::width("…", size, bold) <= room).then(|| "…".into()));
+        if let Some(cut) = cut {
+            let t = format!("{op}{cut}{tail}").replace("……", "…");
+            if fonts::width(&t, size, bold) <= max {
+                return Some(t);
+            }
+        }
+    }
+    None
 }
 
 /// A select with too many cases to keep something of each (see
@@ -608,17 +642,37 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_number_before_a_field_outlasts_the_name_before_it() {
+        let text = "recv stream#13.recv";
+        let at = |probe: &str| fit_or_cut(text, TINY, true, fonts::width(probe, TINY, true));
+        assert_eq!(at("recv stream#13.r…"), "recv stream#13.r…");
+        assert_eq!(at("recv str…#13.recv"), "recv str…#13.recv");
+        assert_eq!(at("recv st…#13…"), "recv st…#13…");
+        assert_eq!(at("recv …#13…"), "recv …#13…");
+        // Narrower, the number cannot stay: the middle cut as before.
+        let narrow = fonts::width("recv …#13…", TINY, true) - 1;
+        assert_eq!(fit_or_cut(text, TINY, true, narrow), fonts::fit_middle(text, TINY, true, narrow).unwrap());
+        // No number before the last field: nothing to keep.
+        assert_eq!(keep_inner_number("recv c.ctx.Done()", TINY, true, 40), None);
+        assert_eq!(keep_inner_number("holds channel-1", TINY, true, 40), None);
+    }
+
+    #[test]
     fn a_cut_field_of_a_numbered_instance_keeps_the_instance() {
         // Alone in its lane, the lock the Channel state writer holds at the
         // FLINK-22946 deadlock: which channel is the fact to keep.
         let max = fonts::width("holds channel-1.b…", TINY, false) + 2;
         let cut = fit_or_cut("holds channel-1.bufferQueue", TINY, false, max);
         assert!(cut.starts_with("holds channel-1.b") && cut.ends_with('…'), "{cut}");
-        // Too narrow for the instance and its dot: the middle cut as before.
+        // Too narrow for the instance and its dot: its number stays, the
+        // name and the field give way ("holds ch…Queue" said no channel).
         let narrow = fonts::width("holds ch…Queue", TINY, false);
+        assert_eq!(fit_or_cut("holds channel-1.bufferQueue", TINY, false, narrow), "holds chan…-1…");
+        // Narrower still: the middle cut.
+        let narrower = fonts::width("holds …-1…", TINY, false) - 1;
         assert_eq!(
-            fit_or_cut("holds channel-1.bufferQueue", TINY, false, narrow),
-            fonts::fit_middle("holds channel-1.bufferQueue", TINY, false, narrow).unwrap()
+            fit_or_cut("holds channel-1.bufferQueue", TINY, false, narrower),
+            fonts::fit_middle("holds channel-1.bufferQueue", TINY, false, narrower).unwrap()
         );
         // A version or a protocol is no instance: the middle cut.
         for text in ["v1.2.3 sendLock", "http2.serverConn.mu"] {
@@ -678,7 +732,7 @@ mod tests {
         // another select's (its instance's number); one with no number,
         // from its end.
         let max = fonts::width("recv stream… | +2", TINY, true);
-        assert_eq!(fit_or_cut(text, TINY, true, max), "recv s…3.recv | +2");
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv st…#13… | +2");
         let text3 = "send requests | recv done | recv errs";
         let max = fonts::width("send requ… | +2", TINY, true);
         assert_eq!(fit_or_cut(text3, TINY, true, max), "send requ… | +2");

@@ -1315,8 +1315,15 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
     for width in (600..=1200).step_by(50) {
         let opts = Options { width, ..Options::default() };
         let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width);
-        let counted = texts.iter().filter(|t| t.starts_with("recv s") && t.ends_with(" | +2")).count();
-        assert_eq!(counted, 3, "{width}: {texts:?}");
+        let counted: BTreeSet<&String> =
+            texts.iter().filter(|t| t.starts_with("recv ") && t.ends_with(" | +2")).collect();
+        // From 900 px the three stay apart: the stream number outlasts the
+        // name before it ("recv …#13… | +2").
+        let apart = if width >= 900 { 3 } else { 1 };
+        assert!(
+            texts.iter().filter(|t| counted.contains(t)).count() == 3 && counted.len() >= apart,
+            "{width}: {counted:?}"
+        );
     }
 }
 
