@@ -238,6 +238,11 @@ pub fn label(v: u64, time: bool, step: u64, max: u64) -> String {
         d /= 10;
         decimals += 1;
     }
+    with_decimals(v, div, unit, decimals)
+}
+
+/// `v` ns in `unit` (`div` ns) with `decimals` decimals.
+fn with_decimals(v: u64, div: u64, unit: &str, decimals: u32) -> String {
     if decimals == 0 {
         format!("{} {unit}", group(v / div))
     } else {
@@ -246,6 +251,24 @@ pub fn label(v: u64, time: bool, step: u64, max: u64) -> String {
         let q = (v as u128 * scale as u128 / div as u128) as u64;
         format!("{}.{:0w$} {unit}", group(q / scale), q % scale, w = decimals as usize)
     }
+}
+
+/// The labels of an axis's two ends, `a` and `b` (`a < b`), each as exact
+/// as the axis unit allows ([`label`] to three decimals), and with more
+/// decimals when those read alike: a one-step window of 100 ns at 1.5 ms
+/// is `1.5004 ms` to `1.5005 ms`, not `1.500 ms` twice.
+pub fn end_labels(a: u64, b: u64, time: bool) -> (String, String) {
+    let (first, last) = (label(a, time, a, b), label(b, time, b, b));
+    if first != last || !time {
+        return (first, last);
+    }
+    let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
+    let (div, unit) = units.iter().copied().find(|(d, _)| b >= *d).unwrap_or((1, "ns"));
+    let most = div.ilog10();
+    (4..=most)
+        .map(|d| (with_decimals(a, div, unit, d), with_decimals(b, div, unit, d)))
+        .find(|(x, y)| x != y)
+        .unwrap_or((first, last))
 }
 
 /// A duration for text: `700 ns`, `8.9 µs`, `1.25 ms` (at most 3 decimals,
@@ -310,6 +333,19 @@ mod tests {
         assert_eq!(duration(8_900), "8.9 µs");
         assert_eq!(duration(1_250_000), "1.25 ms");
         assert_eq!(duration(3_000_000_000), "3 s");
+    }
+
+    #[test]
+    fn the_ends_of_an_axis_read_apart() {
+        // As exact as the unit allows when that tells them apart.
+        assert_eq!(end_labels(0, 22_713, true), ("0 µs".into(), "22.713 µs".into()));
+        assert_eq!(end_labels(1_500_000, 1_600_000, true), ("1.5 ms".into(), "1.6 ms".into()));
+        // One step of 100 ns at 1.5 ms, and at 2 s: more decimals.
+        assert_eq!(end_labels(1_500_400, 1_500_500, true), ("1.5004 ms".into(), "1.5005 ms".into()));
+        assert_eq!(end_labels(2_000_000_100, 2_000_000_200, true), ("2.0000001 s".into(), "2.0000002 s".into()));
+        assert_eq!(end_labels(2_000_000_001, 2_000_000_002, true), ("2.000000001 s".into(), "2.000000002 s".into()));
+        // Steps are whole numbers: they always differ.
+        assert_eq!(end_labels(6, 7, false), ("6".into(), "7".into()));
     }
 
     #[test]

@@ -186,8 +186,7 @@ pub fn x_axis(s: &mut Scene, xm: &XMap, y: i32, note: &str) -> i32 {
     // exactly as the axis unit allows (`22.713 µs`); the right one ends at
     // its tick, clear of the final column's "final" ("100.000 msfinal"
     // otherwise).
-    let end_label = |v: u64| columns::label(v, xm.time, v, xm.x1);
-    let (first, last) = (end_label(xm.x0), end_label(xm.x1));
+    let (first, last) = columns::end_labels(xm.x0, xm.x1, xm.time);
     let first_span = {
         let w = fonts::width(&first, SMALL, false);
         let x0 = (xm.left - w / 2).max(MARGIN);
