@@ -43,7 +43,7 @@ pub struct RenderArgs {
     width: String,
     /// PNG pixels per picture pixel (1..=4): the same picture with every
     /// line and letter N times larger, for high-density screens and print
-    /// (the PNG says 96*N dpi). SVG is drawn at any size and takes no scale
+    /// (from 2, the PNG says 96*N dpi). SVG is drawn at any size and takes no scale
     #[arg(long, default_value = "1", value_name = "N", allow_hyphen_values = true)]
     scale: String,
     /// The title line's text, in place of "Timeline · MODEL · seed N ·
@@ -51,8 +51,8 @@ pub struct RenderArgs {
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
     /// The timeline's lanes, in this order: task names, comma-separated,
-    /// `*` for any characters (`T1,caller-*`) [default: every task alive
-    /// in the window]
+    /// `*` for any characters (`T1,caller-*`); at most 100 drawn, the first
+    /// named [default: every task alive in the window]
     #[arg(long, value_name = "NAMES", allow_hyphen_values = true)]
     tasks: Option<String>,
 }
@@ -292,6 +292,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         Some(t) if t.contains(['\n', '\r']) => {
             return Err("--title: a line break; the title is one line (a long one wraps)".into());
         }
+        Some(t) if t.contains(char::is_control) => {
+            let c = t.chars().find(|c| c.is_control()).unwrap_or_default();
+            return Err(format!("--title: a control character (U+{:04X}); the title is plain text", c as u32));
+        }
         t => t.clone(),
     };
     let tasks: Vec<String> = match &args.tasks {
@@ -342,7 +346,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         note_missing_glyphs(&trace);
         let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
         if !missing.is_empty() {
-            let chars: String = missing.iter().take(8).collect();
+            let chars = first_chars(&missing);
             eprintln!(
                 "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
                  the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
@@ -352,7 +356,11 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     // Render everything first: an error leaves no file behind.
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
-        let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| format!("{origin}: {e}"))?;
+        let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
+            // What --tasks selected has nothing in the window: the flag is the fix.
+            Some(list) if e.0.starts_with("no task selected") => format!("--tasks {list}: {origin}: {e}"),
+            _ => format!("{origin}: {e}"),
+        })?;
         rendered.push((path, bytes));
     }
     if let [(path, bytes)] = rendered.as_slice() {
@@ -378,12 +386,21 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The first 8 of `chars`, then "…" and how many more ("图：两个线程以相… (+5)").
+fn first_chars(chars: &[char]) -> String {
+    let head: String = chars.iter().take(8).collect();
+    match chars.len().saturating_sub(8) {
+        0 => head,
+        more => format!("{head}… (+{more})"),
+    }
+}
+
 /// Says on stderr, in one line, which names a PNG draws with empty boxes
 /// (characters the embedded font lacks), so a box is not taken for a bug.
 pub fn note_missing_glyphs(trace: &visualizer::Trace) {
     let missing = visualizer::missing_glyphs(trace);
     let Some((first, chars)) = missing.first() else { return };
-    let chars: String = chars.iter().take(8).collect();
+    let chars = first_chars(chars);
     let more = match missing.len() {
         1 => String::new(),
         2 => " and 1 more name".to_string(),

@@ -1534,7 +1534,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("Figure 1: AB/BA") && !text.contains("abba · seed 0"), "{text}");
-    assert!(text.contains("1 of 3 tasks drawn: those --tasks names"), "{text}");
+    assert!(text.contains("1 of 3 tasks drawn, the ones --tasks names"), "{text}");
 
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [
@@ -1547,6 +1547,8 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         (&["--scale", "2", "--format", "svg"], "--scale 2: scales a PNG; an SVG is drawn at any size"),
         (&["--title", ""], "--title: empty"),
         (&["--title", "two\nlines"], "--title: a line break"),
+        (&["--title", "bell\u{7}"], "--title: a control character (U+0007); the title is plain text"),
+        (&["--tasks", "T1,T2", "--window", "steps:1..=1"], "--tasks T1,T2: "),
         (&["--tasks", "T1,"], "--tasks T1,: an empty name"),
         (&["--tasks", "T3"], "no task is named `T3` (the trace has main, T1, T2)"),
         (&["--tasks", "T1", "--chart", "locks"], "--tasks: selects the timeline's lanes; --chart locks has none"),

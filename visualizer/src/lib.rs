@@ -49,7 +49,7 @@ pub mod timeline;
 pub mod waitfor;
 
 pub use model::Model;
-pub use scene::{Item, Scene};
+pub use scene::{Anchor, Item, Scene};
 
 /// Why a chart could not be made. Displays as one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -421,8 +421,8 @@ pub struct Options {
     pub width: u32,
     /// PNG pixels per layout pixel (1..=[`Options::MAX_SCALE`]): the same
     /// picture with every length, line and letter this many times larger,
-    /// for high-density screens and print. An SVG is drawn at any size, and
-    /// ignores it.
+    /// for high-density screens and print; from 2 the PNG records 96 dpi
+    /// times the scale. An SVG is drawn at any size, and ignores it.
     pub scale: u32,
     /// The title line's text, in place of "Timeline · abba · seed 3 ·
     /// deadlock". The lines under it (parameters, strategy, the outcome)
@@ -430,7 +430,9 @@ pub struct Options {
     pub title: Option<String>,
     /// The timeline's lanes: task names, or patterns with `*` (any run of
     /// characters), drawn in the order given (a pattern's tasks in trace
-    /// order). Empty: every task alive in the window. See [`select_tasks`].
+    /// order), those alive in the window, the first
+    /// [`timeline::MAX_LANES`] of them. Empty: every task alive in the
+    /// window. See [`select_tasks`].
     pub tasks: Vec<String>,
 }
 
@@ -588,6 +590,10 @@ pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
     if let Some(t) = &opts.title {
         if t.trim().is_empty() {
             return Err(Error("the title is empty (leave it out for the chart's own)".into()));
+        }
+        // A control character would draw as a box, and is not allowed in an SVG's XML.
+        if let Some(c) = t.chars().find(|c| c.is_control()) {
+            return Err(Error(format!("the title has a control character (U+{:04X}); it is plain text", c as u32)));
         }
     }
     // A chart of a window colours the tasks for it (see `Model::coloured_for`).

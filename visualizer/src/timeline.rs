@@ -86,18 +86,21 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         .copied()
         .filter(|&t| alive_in(&m.tasks[t as usize], a, b, m.end) || tinted.contains(&t))
         .collect();
-    let mut shown = most_telling(m, &alive, &tinted, (a, b));
-    if let Some(sel) = &selected {
-        if shown.is_empty() {
-            let names: Vec<&str> = sel.iter().map(|&t| m.trace.tasks[t as usize].name.as_str()).collect();
-            return Err(Error(format!(
-                "none of the tasks selected ({}) is alive in the window ({note})",
-                layout::fit_or_cut(&names.join(", "), TEXT, false, 600)
-            )));
+    let shown = match &selected {
+        None => most_telling(m, &alive, &tinted, (a, b)),
+        // The first alive in the order named, up to the cap: a task named
+        // first is not left out for one a pattern brought in after it.
+        Some(sel) => {
+            let shown: Vec<u32> = sel.iter().copied().filter(|t| alive.contains(t)).take(MAX_LANES).collect();
+            if shown.is_empty() {
+                return Err(Error(format!(
+                    "no task selected is alive in the window ({note}): {}",
+                    names_listed(m, sel, 4)
+                )));
+            }
+            shown
         }
-        // In the order they were named.
-        shown.sort_by_key(|t| sel.iter().position(|s| s == t));
-    }
+    };
     let unselected = m.tasks.len() - candidates.len();
     let (dead, over_cap) = (candidates.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
@@ -265,7 +268,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     for (lane, wait_text) in lanes.iter().zip(&wait_texts) {
         draw_lane(&mut s, m, &xm, lane, dims, tinted.contains(&lane.task), label_w, &mut flags);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right, wait_text);
+            draw_tail(&mut s, m, &xm, lane, right, wait_text, &mut flags);
         }
     }
     if tail > 0 {
@@ -278,12 +281,13 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let g = |n: usize| crate::columns::group(n as u64);
     if unselected > 0 {
-        let mut left_out = format!("{} of {} tasks drawn: those --tasks names", g(shown.len()), g(m.tasks.len()));
+        let mut left_out = format!("{} of {} tasks drawn, the ones --tasks names", g(shown.len()), g(m.tasks.len()));
         if dead > 0 {
             left_out += &format!("; {} of them not alive in the window", g(dead));
         }
         if over_cap > 0 {
-            left_out += &format!("; {} more alive, over {MAX_LANES}: only the longest-lived are drawn", g(over_cap));
+            left_out +=
+                &format!("; {} more alive, over {MAX_LANES}: the first {MAX_LANES} named are drawn", g(over_cap));
         }
         y = layout::note_lines(&mut s, &left_out, xm.left, y, width - MARGIN - xm.left);
     } else if dead + over_cap > 0 {
@@ -308,12 +312,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
     // Legend: only what this picture shows.
-    let mut items: Vec<(Swatch, String)> = vec![
-        (Swatch::Fill(palette::RUNNING.into()), "running".into()),
-        (Swatch::Fill(palette::READY.into()), "ready".into()),
-        (Swatch::Fill(palette::BLOCKED.into()), "blocked".into()),
-        (Swatch::Thin(palette::FINISHED.into()), "finished".into()),
-    ];
+    let mut items: Vec<(Swatch, String)> = [
+        (State::Running, Swatch::Fill(palette::RUNNING.into()), "running"),
+        (State::Ready, Swatch::Fill(palette::READY.into()), "ready"),
+        (State::Blocked, Swatch::Fill(palette::BLOCKED.into()), "blocked"),
+        (State::Finished, Swatch::Thin(palette::FINISHED.into()), "finished"),
+    ]
+    .into_iter()
+    .filter(|(st, _, _)| flags.states[st.index()])
+    .map(|(_, sw, name)| (sw, name.to_string()))
+    .collect();
     if lanes.iter().any(|l| !l.rows.is_empty()) {
         items.push((Swatch::Fill(palette::AXIS.into()), "lock held (task's colour)".into()));
     }
@@ -354,6 +362,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
     s.height = (y + MARGIN) as u32;
     Ok(s)
+}
+
+/// The names of `tasks`, whole, the first `most` of them and a count of
+/// the rest: "serverConn.run.func2#1, serverConn.run.func2#3 and 3 more".
+fn names_listed(m: &Model, tasks: &[u32], most: usize) -> String {
+    let names: Vec<&str> = tasks.iter().take(most).map(|&t| m.trace.tasks[t as usize].name.as_str()).collect();
+    match tasks.len().saturating_sub(most) {
+        0 => names.join(", "),
+        more => format!("{} and {more} more", names.join(", ")),
+    }
 }
 
 fn mid((y0, y1): (i32, i32)) -> i32 {
@@ -492,6 +510,8 @@ fn state_color(st: State) -> Rgb {
 #[derive(Default)]
 struct Flags {
     pale: bool,
+    /// The states drawn, by [`State::index`]: the legend names those only.
+    states: [bool; 4],
 }
 
 /// Pictures narrower than this leave the deadlock arrows unlabelled.
@@ -521,12 +541,15 @@ fn waits_for(m: &Model, blk: &crate::model::Block) -> String {
 
 /// The final state of a lane, in the tail after the axis; `wait_text`, what
 /// a blocked task waits for, cut to the tail.
-fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_text: &str) {
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_text: &str, flags: &mut Flags) {
     let t = lane.task;
     let x0 = xm.left + xm.width + 6;
     let x1 = right;
     let (bar0, bar1) = lane.bar;
     let cy = mid(lane.bar);
+    if let Some(st) = m.state_at(t, m.end) {
+        flags.states[st.index()] = true;
+    }
     match m.state_at(t, m.end) {
         None => {}
         Some(State::Finished) => s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED),
@@ -600,6 +623,7 @@ fn draw_lane(
         })
         .collect();
     for (c0, c1, state) in runs(&cols) {
+        flags.states[state.index()] = true;
         let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
         if state == State::Finished {
             s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED);

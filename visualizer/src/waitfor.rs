@@ -604,7 +604,21 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     others.join(", ")
                 );
                 let text = layout::fit_or_cut(&text, TINY, false, 320);
-                s.text(p.x as i32, p.y as i32 + p.h / 2 + 18, &text, TINY, false, palette::EDGE, Anchor::Center);
+                // Under the node, centred; where the cycle's edge leaves
+                // straight down (a snake's column), beside it on the left,
+                // clear of the edge and of its label on the right.
+                let down = g
+                    .edges
+                    .iter()
+                    .find(|e| e.from == i && e.cycle)
+                    .and_then(|e| placed[e.to].as_ref())
+                    .is_some_and(|b| b.y > p.y + p.h as f64 / 2.0 && (b.x - p.x).abs() < p.w as f64 / 2.0);
+                let y = p.y as i32 + p.h / 2 + 18;
+                if down {
+                    s.text(p.x as i32 - 10, y, &text, TINY, false, palette::EDGE, Anchor::Right);
+                } else {
+                    s.text(p.x as i32, y, &text, TINY, false, palette::EDGE, Anchor::Center);
+                }
             }
         }
     }

@@ -1485,7 +1485,7 @@ fn tasks_select_the_timelines_lanes_in_the_order_named() {
         .iter()
         .filter_map(|i| if let visualizer::Item::Text { text, .. } = i { Some(text.as_str()) } else { None })
         .collect();
-    assert!(texts.contains(&"7 of 16 tasks drawn: those --tasks names"), "{texts:?}");
+    assert!(texts.contains(&"7 of 16 tasks drawn, the ones --tasks names"), "{texts:?}");
     // One task of the cycle is drawn: its tint, but no arrow (its peers have no lane).
     assert!(texts.contains(&"task in the deadlock cycle") && !texts.contains(&"waits for (held by)"), "{texts:?}");
     let s = lanes(&["caller-0"]).unwrap();
@@ -1515,12 +1515,15 @@ fn tasks_select_the_timelines_lanes_in_the_order_named() {
     let (t11, t13) = (&trace.tasks[11].name, &trace.tasks[13].name);
     let opts = Options { tasks: vec![t11.clone(), t13.clone()], window: Window::Last(20), ..Options::default() };
     let e = visualizer::scene(&m, Chart::Timeline, &opts).unwrap_err().0;
-    assert!(e.starts_with(&format!("none of the tasks selected ({t11}, {t13}) is alive in the window")), "{e}");
+    assert!(
+        e.starts_with("no task selected is alive in the window (") && e.ends_with(&format!("): {t11}, {t13}")),
+        "{e}"
+    );
     let opts = Options { window: Window::Steps(20, 40), ..opts };
     let s = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
     assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [t11.clone()]);
     assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. }
-        if text == "1 of 16 tasks drawn: those --tasks names; 1 of them not alive in the window")));
+        if text == "1 of 16 tasks drawn, the ones --tasks names; 1 of them not alive in the window")));
 }
 
 #[test]
@@ -1548,6 +1551,10 @@ fn a_title_replaces_the_first_line_and_keeps_how_to_reproduce_the_figure() {
     assert!(lines[1].ends_with('…') && lines[0].split(' ').count() > 10, "{lines:?}");
     let opts = Options { title: Some(" ".into()), ..Options::default() };
     assert!(visualizer::render(&trace, Chart::Timeline, Format::Png, &opts).unwrap_err().0.contains("title is empty"));
+    // A control character is no text to draw, nor allowed in XML.
+    let opts = Options { title: Some("bell\u{7}".into()), ..Options::default() };
+    let e = visualizer::render(&trace, Chart::Timeline, Format::Svg, &opts).unwrap_err().0;
+    assert_eq!(e, "the title has a control character (U+0007); it is plain text");
 }
 
 #[test]
@@ -1587,5 +1594,88 @@ fn scale_draws_the_same_picture_with_more_pixels() {
     ] {
         let opts = Options { scale, width, ..Options::default() };
         assert_eq!(visualizer::render(&trace, Chart::Timeline, Format::Png, &opts).unwrap_err().0, why);
+    }
+}
+
+#[test]
+fn the_timeline_legend_names_the_states_drawn_only() {
+    let legend = |trace: &Trace, tasks: &[&str]| {
+        let opts = Options { tasks: tasks.iter().map(|t| t.to_string()).collect(), ..Options::default() };
+        let texts = check_svg(&render(trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+        ["running", "ready", "blocked", "finished"]
+            .into_iter()
+            .filter(|s| texts.iter().any(|t| t == s))
+            .collect::<Vec<_>>()
+    };
+    // FLINK-22946: nobody finishes before the deadlock.
+    assert_eq!(legend(&committed_trace("flink-1.13.1-minimal-deadlock.json"), &[]), ["running", "ready", "blocked"]);
+    // ttrpc #72: three callers of six finish their calls, the cycle's four goroutines do not.
+    let ttrpc = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
+    assert_eq!(legend(&ttrpc, &[]), ["running", "ready", "blocked", "finished"]);
+    assert_eq!(
+        legend(&ttrpc, &["serverConn.run", "receiver.run", "Client.run", "serverConn.run.func1"]),
+        ["running", "ready", "blocked"]
+    );
+}
+
+#[test]
+fn over_a_hundred_tasks_selected_the_first_named_get_the_lanes() {
+    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
+    let trace = *cfg.run(7, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let opts = Options {
+        tasks: vec!["caller-199".into(), "caller-198".into(), "caller-*".into()],
+        window: Window::All,
+        ..Options::default()
+    };
+    let s = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
+    let names: Vec<String> = lane_names(&s).into_iter().map(|(_, n)| n).collect();
+    let mut want = vec!["caller-199".to_string(), "caller-198".to_string()];
+    want.extend((0..98).map(|i| format!("caller-{i}")));
+    assert_eq!(names, want);
+    let note = format!(
+        "100 of {} tasks drawn, the ones --tasks names; 100 more alive, over 100: the first 100 named are drawn",
+        trace.tasks.len()
+    );
+    assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. } if *text == note)), "{note}");
+}
+
+#[test]
+fn who_else_releases_a_resource_of_the_cycle_is_written_clear_of_its_edges() {
+    // At 600 px the ttrpc #72 cycle snakes down one column: the edge out of
+    // the select runs straight down from its middle.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
+    let m = Model::new(&trace).unwrap();
+    for width in [600, 700, 1200] {
+        let s = visualizer::scene(&m, Chart::WaitFor, &Options { width, ..Options::default() }).unwrap();
+        let (x, y, anchor, n) = s
+            .items
+            .iter()
+            .find_map(|i| match i {
+                visualizer::Item::Text { x, y, text, anchor, .. } if text == "also released by: main" => {
+                    Some((*x, *y, *anchor, text.chars().count() as i32))
+                }
+                _ => None,
+            })
+            .expect("the note");
+        // Its span, generously: 7 px a character at this size.
+        let span = match anchor {
+            visualizer::Anchor::Left => (x, x + 7 * n),
+            visualizer::Anchor::Right => (x - 7 * n, x),
+            visualizer::Anchor::Center => (x - 7 * n / 2, x + 7 * n / 2),
+        };
+        for i in &s.items {
+            let visualizer::Item::Path { points, .. } = i else { continue };
+            for w in points.windows(2) {
+                let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+                // A vertical run through the text's line.
+                let crosses = x0 == x1 && y0.min(y1) <= y && y0.max(y1) >= y - 10;
+                assert!(
+                    !(crosses && x0 > span.0 && x0 < span.1),
+                    "{width} px: an edge at x {x0} runs through {span:?}"
+                );
+            }
+        }
     }
 }
