@@ -125,9 +125,18 @@ impl Scene {
 
     /// Text with its baseline at `y`.
     #[allow(clippy::too_many_arguments)]
+    ///
+    /// A control character (a tab or a bell in a name of a trace written
+    /// by hand) is drawn as U+FFFD: it has no glyph, and XML, so an SVG,
+    /// does not allow most of them.
     pub fn text(&mut self, x: i32, y: i32, text: &str, size: f64, bold: bool, paint: impl Into<Paint>, anchor: Anchor) {
         if !text.is_empty() {
-            self.items.push(Item::Text { x, y, text: text.to_string(), size, bold, paint: paint.into(), anchor });
+            let text = if text.contains(char::is_control) {
+                text.chars().map(|c| if c.is_control() { '\u{fffd}' } else { c }).collect()
+            } else {
+                text.to_string()
+            };
+            self.items.push(Item::Text { x, y, text, size, bold, paint: paint.into(), anchor });
         }
     }
 

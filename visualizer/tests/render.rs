@@ -1679,3 +1679,21 @@ fn who_else_releases_a_resource_of_the_cycle_is_written_clear_of_its_edges() {
         }
     }
 }
+
+#[test]
+fn a_control_character_in_a_name_still_gives_a_well_formed_svg() {
+    // A trace written by hand or by another tool may carry a tab or a bell
+    // in a name; XML allows neither (but the tab) in a document.
+    let mut trace = visualizer::load(&committed()).unwrap();
+    trace.tasks[1].name = "T\u{7}1\tx".into();
+    if let Some(d) = trace.deadlock.as_mut() {
+        for b in d.cycle.iter_mut().filter(|b| b.task == 1) {
+            b.name = trace.tasks[1].name.clone();
+        }
+    }
+    for chart in [Chart::Timeline, Chart::Locks, Chart::WaitFor] {
+        // check_svg parses the document.
+        let texts = check_svg(&render(&trace, chart, Format::Svg, &Options::default()), Options::WIDTH);
+        assert!(texts.iter().any(|t| t.contains("T\u{fffd}1\u{fffd}x")), "{chart:?}: {texts:?}");
+    }
+}
