@@ -276,7 +276,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
 
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
-    draw_arrows(&mut s, &arrows, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12, arrow_gap);
+    // An arrow whose task's wait the final column names in full may lose
+    // its label where another arrow's line runs through it (see `draw_arrows`).
+    let said: Vec<bool> = arrows.iter().map(|a| tail > 0 && said_in(a, tail)).collect();
+    draw_arrows(&mut s, &arrows, &said, &lanes, &lane_index, right, right + 14 + arrow_label_w + 12, arrow_gap);
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let g = |n: usize| crate::columns::group(n as u64);
@@ -482,17 +485,42 @@ fn finished_at(tt: &crate::model::TaskTrack) -> Option<u64> {
 
 /// Draws the deadlock arrows right of the plot (from `right`), their
 /// vertical runs in columns `gap` apart from `col0`.
-fn draw_arrows(s: &mut Scene, arrows: &[Arrow], lanes: &[Lane], lane_index: &[usize], right: i32, col0: i32, gap: i32) {
-    for a in arrows {
+/// Draws the deadlock strip's arrows, each labelled above its start with
+/// what its task waits for. In lanes packed close (a chart of many), the
+/// line into the lane above can run through a label: the label is then
+/// left out if the final column (`said`, per arrow) names the wait in full.
+#[allow(clippy::too_many_arguments)]
+fn draw_arrows(
+    s: &mut Scene,
+    arrows: &[Arrow],
+    said: &[bool],
+    lanes: &[Lane],
+    lane_index: &[usize],
+    right: i32,
+    col0: i32,
+    gap: i32,
+) {
+    let ys =
+        |a: &Arrow| (mid(lanes[lane_index[a.from as usize]].bar) - 5, mid(lanes[lane_index[a.to as usize]].bar) + 5);
+    for (i, a) in arrows.iter().enumerate() {
         let color = if a.cycle { palette::DEADLOCK } else { palette::EDGE };
-        let y0 = mid(lanes[lane_index[a.from as usize]].bar) - 5;
-        let y1 = mid(lanes[lane_index[a.to as usize]].bar) + 5;
+        let (y0, y1) = ys(a);
         let xc = col0 + a.col as i32 * gap;
         s.path(vec![(right, y0), (xc, y0), (xc, y1), (right + 8, y1)], color, 2);
         s.arrow_head((xc, y1), (right + 1, y1), 10, color);
         let label = fonts::fit(&a.what, TINY, true, col0 - right - 10).filter(|t| !t.is_empty() && col0 - right > 26);
         if let Some(t) = label {
-            s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);
+            // The label's band: from its capitals' top to its baseline and a pixel.
+            let (top, bottom) = (y0 - 5 - (fonts::CAP * TINY).ceil() as i32 - 1, y0 - 5 + 2);
+            // Another arrow's start line (2 px), or its end line with the
+            // arrow head on it (10 px tall, at the label's start).
+            let crossed = arrows.iter().any(|o| {
+                let (o0, o1) = ys(o);
+                (o0 + 1 >= top && o0 <= bottom) || (o1 + 5 >= top && o1 - 5 <= bottom)
+            });
+            if !(crossed && said[i]) {
+                s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);
+            }
         }
     }
 }

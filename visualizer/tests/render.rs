@@ -1697,3 +1697,47 @@ fn a_control_character_in_a_name_still_gives_a_well_formed_svg() {
         assert!(texts.iter().any(|t| t.contains("T\u{fffd}1\u{fffd}x")), "{chart:?}: {texts:?}");
     }
 }
+
+#[test]
+fn no_arrow_runs_through_a_label_of_the_deadlock_strip() {
+    // 200 ttrpc callers: a chart of many lanes, packed close, with the
+    // cycle's lanes at the top and the bottom.
+    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("callers", "200")]).unwrap();
+    let trace = *cfg.run(3, true).trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let s = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let red = visualizer::palette::DEADLOCK;
+    // The arrows: paths of 4 points, red, 2 px.
+    let arrows: Vec<&Vec<(i32, i32)>> = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Path { points, paint, width: 2 } if points.len() == 4 && paint.rgb == red => Some(points),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(arrows.len(), 4, "the cycle's four arrows");
+    let start = arrows[0][0].0;
+    // Their labels: red texts from 6 px right of where the arrows start.
+    let labels: Vec<(i32, &str)> = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Text { x, y, text, paint, .. } if *x == start + 6 && paint.rgb == red => {
+                Some((*y, text.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!labels.is_empty());
+    for (y, text) in &labels {
+        // A label's band, from above its capitals to its baseline.
+        let (top, bottom) = (y - 9, y + 1);
+        for a in &arrows {
+            let (out_y, in_y) = (a[0].1, a[3].1);
+            assert!(!(out_y + 1 >= top && out_y <= bottom), "{text:?} at {y}: a start line at {out_y}");
+            assert!(!(in_y + 5 >= top && in_y - 5 <= bottom), "{text:?} at {y}: an arrow head at {in_y}");
+        }
+    }
+}
