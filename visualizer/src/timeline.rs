@@ -72,7 +72,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
     let tinted: Vec<u32> = cycle.iter().copied().chain(failed).collect();
     // The tasks that may get a lane: every one, or those `--tasks` names.
-    let selected = if opts.tasks.is_empty() { None } else { Some(crate::select_tasks(&m.trace, &opts.tasks)?) };
+    let selected = if opts.tasks.is_empty() { None } else { Some(crate::select_tasks(m.trace, &opts.tasks)?) };
     let candidates: Vec<u32> = match &selected {
         Some(sel) => {
             let mut c = sel.clone();

@@ -1521,7 +1521,7 @@ fn tasks_select_the_timelines_lanes_in_the_order_named() {
     );
     let opts = Options { window: Window::Steps(20, 40), ..opts };
     let s = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
-    assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [t11.clone()]);
+    assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), std::slice::from_ref(t11));
     assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. }
         if text == "1 of 16 tasks drawn, the ones --tasks names; 1 of them not alive in the window")));
 }
