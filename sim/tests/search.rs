@@ -463,13 +463,13 @@ fn stale_or_foreign_schedules_are_refused_clearly() {
         ("ds2:abba:00000000:1", "unknown format `ds2` (this deadsim reads ds1)"),
         ("ds1:abba:xyz:1", "fingerprint `xyz` is not 8 hex digits"),
         ("ds1:abba:0000000g:1", "fingerprint `0000000g` is not 8 hex digits"),
-        ("ds1:abba:00000000:1.x", "choice 2 `x` is not a number from 0 to 4294967295"),
-        ("ds1:abba:00000000:1x0", "choice 1 `1x0` has a bad repeat count (1 to 10000000 after the x)"),
+        ("ds1:abba:00000000:1.x", "part 2 `x` is not a number from 0 to 4294967295"),
+        ("ds1:abba:00000000:1x0", "part 1 `1x0` has a bad repeat count (1 to 10000000 after the x)"),
         // Only the digits `encode` writes: no sign, no leading zero, no space.
-        ("ds1:abba:00000000:1.+2", "choice 2 `+2`: numbers are written as deadsim prints them"),
-        ("ds1:abba:00000000:02", "choice 1 `02`: numbers are written as deadsim prints them"),
-        ("ds1:abba:00000000:1. 2", "choice 2 ` 2` is not a number from 0 to 4294967295"),
-        ("ds1:abba:00000000:2x01", "choice 1 `2x01`: numbers are written as deadsim prints them"),
+        ("ds1:abba:00000000:1.+2", "part 2 `+2`: numbers are written as deadsim prints them"),
+        ("ds1:abba:00000000:02", "part 1 `02`: numbers are written as deadsim prints them"),
+        ("ds1:abba:00000000:1. 2", "part 2 ` 2` is not a number from 0 to 4294967295"),
+        ("ds1:abba:00000000:2x01", "part 1 `2x01`: numbers are written as deadsim prints them"),
     ] {
         let err = Schedule::parse(bad).expect_err(bad);
         assert!(err.contains(says), "{bad:?}: {err}");

@@ -103,6 +103,9 @@ impl Schedule {
         }
         let mut choices = Vec::new();
         if !body.is_empty() {
+            // An error names the part as written, counted from 1 (`part 2
+            // `2x02``): a part `2x3` is three choices, and "choices"
+            // elsewhere (unused ones, divergence) counts those.
             for (i, tok) in body.split('.').enumerate() {
                 let (v, n) = match tok.split_once('x') {
                     Some((v, n)) => (v, Some(n)),
@@ -117,7 +120,7 @@ impl Schedule {
                 let plain = |d: &str| {
                     (!canonical(d) && d.parse::<u64>().is_ok()).then(|| {
                         format!(
-                            "schedule: choice {} `{tok}`: numbers are written as deadsim prints them, \
+                            "schedule: part {} `{tok}`: numbers are written as deadsim prints them, \
                              in plain digits with no sign or leading zero",
                             i + 1
                         )
@@ -126,13 +129,13 @@ impl Schedule {
                 if let Some(e) = plain(v).or_else(|| n.and_then(plain)) {
                     return Err(e);
                 }
-                let v: u32 = v.parse().map_err(|_| {
-                    format!("schedule: choice {} `{tok}` is not a number from 0 to {}", i + 1, u32::MAX)
-                })?;
+                let v: u32 = v
+                    .parse()
+                    .map_err(|_| format!("schedule: part {} `{tok}` is not a number from 0 to {}", i + 1, u32::MAX))?;
                 let n: usize = match n {
                     None => 1,
                     Some(n) => n.parse().ok().filter(|k| (1..=10_000_000).contains(k)).ok_or_else(|| {
-                        format!("schedule: choice {} `{tok}` has a bad repeat count (1 to 10000000 after the x)", i + 1)
+                        format!("schedule: part {} `{tok}` has a bad repeat count (1 to 10000000 after the x)", i + 1)
                     })?,
                 };
                 if choices.len() + n > 100_000_000 {
