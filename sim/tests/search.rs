@@ -424,6 +424,13 @@ fn a_shrunk_schedule_shrinks_no_further_when_shrunk_again() {
             shrunk.preemptions, shrunk.original_preemptions, again.preemptions
         );
     }
+    // The settling never runs past the budget (abba seed 3 takes 34 tries in all).
+    let m = model("abba", &[]);
+    let run = m.run(3, true);
+    for budget in 1..45 {
+        let shrunk = sim::scheduler::shrink(&m, &run, budget).unwrap();
+        assert!(shrunk.tries <= budget.max(2), "budget {budget}: {} tries", shrunk.tries);
+    }
     // ttrpc #72, seed 0: 56 preemptions, 17 before, 3 now.
     let m = model("ttrpc", &[]);
     let shrunk = sim::scheduler::shrink(&m, &m.run(0, true), 20_000).unwrap();

@@ -259,13 +259,17 @@ fn with_decimals(v: u64, div: u64, unit: &str, decimals: u32) -> String {
 /// is `1.5004 ms` to `1.5005 ms`, not `1.500 ms` twice.
 pub fn end_labels(a: u64, b: u64, time: bool) -> (String, String) {
     let (first, last) = (label(a, time, a, b), label(b, time, b, b));
-    if first != last || !time {
+    if !time {
         return (first, last);
     }
     let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
     let (div, unit) = units.iter().copied().find(|(d, _)| b >= *d).unwrap_or((1, "ns"));
-    let most = div.ilog10();
-    (4..=most)
+    // Compared at three decimals: "1.5 ms" and "1.500 ms" differ as text,
+    // not as values.
+    if with_decimals(a, div, unit, 3) != with_decimals(b, div, unit, 3) {
+        return (first, last);
+    }
+    (4..=div.ilog10())
         .map(|d| (with_decimals(a, div, unit, d), with_decimals(b, div, unit, d)))
         .find(|(x, y)| x != y)
         .unwrap_or((first, last))
@@ -344,6 +348,9 @@ mod tests {
         assert_eq!(end_labels(1_500_400, 1_500_500, true), ("1.5004 ms".into(), "1.5005 ms".into()));
         assert_eq!(end_labels(2_000_000_100, 2_000_000_200, true), ("2.0000001 s".into(), "2.0000002 s".into()));
         assert_eq!(end_labels(2_000_000_001, 2_000_000_002, true), ("2.000000001 s".into(), "2.000000002 s".into()));
+        // One end a round value: its label has fewer decimals, the same value.
+        assert_eq!(end_labels(1_500_000, 1_500_400, true), ("1.5000 ms".into(), "1.5004 ms".into()));
+        assert_eq!(end_labels(2_000_000_000, 2_000_000_100, true), ("2.0000000 s".into(), "2.0000001 s".into()));
         // Steps are whole numbers: they always differ.
         assert_eq!(end_labels(6, 7, false), ("6".into(), "7".into()));
     }

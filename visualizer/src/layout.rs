@@ -474,7 +474,8 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     // Too narrow for that: the instance's number is kept and its name
     // gives way before it (`recv s…#13.recv`, then `recv …#13…`), as three
     // selects on streams 11, 13 and 15 are told apart by nothing else.
-    if let Some(t) = keep_inner_number(text, size, bold, max) {
+    // (Not for a select: its cases are cut as cases, above.)
+    if let Some(t) = keep_inner_number(text, size, bold, max).filter(|_| !text.contains(" | ")) {
         return t;
     }
     fonts::fit_middle(text, size, bold, max).or_else(|| fonts::fit(text, size, bold, max)).unwrap_or_default()
@@ -486,10 +487,15 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
 /// the field dropped too (`recv …#13…`). `None` without such an instance,
 /// or if not even that fits.
 fn keep_inner_number(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
-    // The `#N` or `-N` just before the last dot, in the text's last word.
+    // In the text's last word, the last `#N` or `-N` a dot follows
+    // (`pkg.chan-1.buf`: `-1`).
     let last_word = text.rfind(' ').map_or(0, |i| i + 1);
-    let dot = last_word + text[last_word..].find('.')?;
-    let at = numbered_at(&text[last_word..dot], '#').or_else(|| numbered_at(&text[last_word..dot], '-'))? + last_word;
+    let word = &text[last_word..];
+    let (dot, at) = word
+        .match_indices('.')
+        .rev()
+        .find_map(|(d, _)| numbered_at(&word[..d], '#').or_else(|| numbered_at(&word[..d], '-')).map(|at| (d, at)))?;
+    let (dot, at) = (last_word + dot, last_word + at);
     let (head, number, field) = (&text[..at], &text[at..dot], &text[dot..]);
     // The first word (a select case's operation) stays whole.
     let op_end = head.find(' ').map_or(0, |i| i + 1);
@@ -499,7 +505,7 @@ fn keep_inner_number(text: &str, size: f64, bold: bool, max: i32) -> Option<Stri
         let cut =
             fonts::fit(name, size, bold, room).or_else(|| (fonts::width("…", size, bold) <= room).then(|| "…".into()));
         if let Some(cut) = cut {
-            let t = format!("{op}{cut}{tail}").replace("……", "…");
+            let t = format!("{op}{cut}{tail}");
             if fonts::width(&t, size, bold) <= max {
                 return Some(t);
             }
@@ -654,6 +660,10 @@ mod tests {
         // No number before the last field: nothing to keep.
         assert_eq!(keep_inner_number("recv c.ctx.Done()", TINY, true, 40), None);
         assert_eq!(keep_inner_number("holds channel-1", TINY, true, 40), None);
+        // The instance may sit between two dots.
+        let text = "holds pkg.chan-1.buf";
+        let max = fonts::width("holds pk…-1.buf", TINY, true);
+        assert_eq!(keep_inner_number(text, TINY, true, max).as_deref(), Some("holds pk…-1.buf"));
     }
 
     #[test]

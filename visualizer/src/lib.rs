@@ -422,7 +422,9 @@ pub struct Options {
     /// PNG pixels per layout pixel (1..=[`Options::MAX_SCALE`]): the same
     /// picture with every length, line and letter this many times larger,
     /// for high-density screens and print; from 2 the PNG records 96 dpi
-    /// times the scale. An SVG is drawn at any size, and ignores it.
+    /// times the scale. An SVG is drawn at any size, the same at every
+    /// scale; the range (and `width * scale` at most [`Options::MAX_WIDTH`])
+    /// is checked for both formats.
     pub scale: u32,
     /// The title line's text, in place of "Timeline · abba · seed 3 ·
     /// deadlock". The lines under it (parameters, strategy, the outcome)
@@ -510,7 +512,7 @@ fn glob_match(pattern: &str, name: &str) -> bool {
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    rest.ends_with(last)
 }
 
 /// The names in `trace` (tasks, resources, frames) with characters the

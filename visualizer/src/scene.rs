@@ -124,11 +124,11 @@ impl Scene {
     }
 
     /// Text with its baseline at `y`.
-    #[allow(clippy::too_many_arguments)]
     ///
     /// A control character (a tab or a bell in a name of a trace written
     /// by hand) is drawn as U+FFFD: it has no glyph, and XML, so an SVG,
     /// does not allow most of them.
+    #[allow(clippy::too_many_arguments)]
     pub fn text(&mut self, x: i32, y: i32, text: &str, size: f64, bold: bool, paint: impl Into<Paint>, anchor: Anchor) {
         if !text.is_empty() {
             let text = if text.contains(char::is_control) {

@@ -101,7 +101,6 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             shown
         }
     };
-    let unselected = m.tasks.len() - candidates.len();
     let (dead, over_cap) = (candidates.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
@@ -283,7 +282,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let g = |n: usize| crate::columns::group(n as u64);
-    if unselected > 0 {
+    if selected.is_some() {
         let mut left_out = format!("{} of {} tasks drawn, the ones --tasks names", g(shown.len()), g(m.tasks.len()));
         if dead > 0 {
             left_out += &format!("; {} of them not alive in the window", g(dead));
@@ -484,11 +483,11 @@ fn finished_at(tt: &crate::model::TaskTrack) -> Option<u64> {
 }
 
 /// Draws the deadlock arrows right of the plot (from `right`), their
-/// vertical runs in columns `gap` apart from `col0`.
-/// Draws the deadlock strip's arrows, each labelled above its start with
-/// what its task waits for. In lanes packed close (a chart of many), the
-/// line into the lane above can run through a label: the label is then
-/// left out if the final column (`said`, per arrow) names the wait in full.
+/// vertical runs in columns `gap` apart from `col0`, each labelled above
+/// its start with what its task waits for. In lanes packed close (a chart
+/// of many), the line into the lane above can run through a label: the
+/// label is then left out if the final column (`said`, per arrow) names
+/// the wait in full.
 #[allow(clippy::too_many_arguments)]
 fn draw_arrows(
     s: &mut Scene,
@@ -512,11 +511,12 @@ fn draw_arrows(
         if let Some(t) = label {
             // The label's band: from its capitals' top to its baseline and a pixel.
             let (top, bottom) = (y0 - 5 - (fonts::CAP * TINY).ceil() as i32 - 1, y0 - 5 + 2);
-            // Another arrow's start line (2 px), or its end line with the
-            // arrow head on it (10 px tall, at the label's start).
+            // An arrow's start line (2 px), or its end line with the arrow
+            // head on it (10 px tall, at the label's start): another's, or
+            // this one's own into the lane just above.
             let crossed = arrows.iter().any(|o| {
                 let (o0, o1) = ys(o);
-                (o0 + 1 >= top && o0 <= bottom) || (o1 + 5 >= top && o1 - 5 <= bottom)
+                (o0 + 1 >= top && o0 - 1 <= bottom) || (o1 + 5 >= top && o1 - 5 <= bottom)
             });
             if !(crossed && said[i]) {
                 s.text(right + 6, y0 - 5, &t, TINY, true, color, Anchor::Left);

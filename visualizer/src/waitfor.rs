@@ -603,10 +603,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label),
                     others.join(", ")
                 );
-                let text = layout::fit_or_cut(&text, TINY, false, 320);
                 // Under the node, centred; where the cycle's edge leaves
                 // straight down (a snake's column), beside it on the left,
-                // clear of the edge and of its label on the right.
+                // clear of the edge and of its label on the right, and of
+                // the picture's edge.
                 let down = g
                     .edges
                     .iter()
@@ -615,8 +615,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     .is_some_and(|b| b.y > p.y + p.h as f64 / 2.0 && (b.x - p.x).abs() < p.w as f64 / 2.0);
                 let y = p.y as i32 + p.h / 2 + 18;
                 if down {
+                    let text = layout::fit_or_cut(&text, TINY, false, 320.min(p.x as i32 - 10 - MARGIN));
                     s.text(p.x as i32 - 10, y, &text, TINY, false, palette::EDGE, Anchor::Right);
                 } else {
+                    let text = layout::fit_or_cut(&text, TINY, false, 320);
                     s.text(p.x as i32, y, &text, TINY, false, palette::EDGE, Anchor::Center);
                 }
             }

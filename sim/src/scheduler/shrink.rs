@@ -171,6 +171,8 @@ struct Best {
     segs: Vec<(TaskId, u64)>,
     /// The data choices the segments run with, in order.
     data: Rc<[u32]>,
+    /// The data choices its run made of them (see [`SegLog::data_taken`]).
+    taken: Rc<[u32]>,
     preemptions: u32,
     steps: u64,
 }
@@ -201,35 +203,52 @@ pub fn shrink_until(
     // Room for a try to run longer than the failing run (a schedule with
     // fewer preemptions may take more steps), within the caller's limit.
     let max_steps = (failing.steps.max(1) * 4 + 1000).min(max_steps.max(failing.steps));
-    let try_run = |segs: &[(TaskId, u64)], data: &[u32]| -> (Run, Vec<TaskId>, u32) {
-        let (run, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, data, false);
-        (run, log.ran, log.preemptions)
+    let try_run = |segs: &[(TaskId, u64)], data: &[u32]| -> (Run, SegLog) {
+        run_segments(model, Sim::new(failing.seed).max_steps(max_steps), segs, data, false)
     };
-    let (first, ran, p0) = try_run(&segments_of(&trace.schedule), &data);
+    let (first, log) = try_run(&segments_of(&trace.schedule), &data);
+    let (ran, p0) = (log.ran, log.preemptions);
     if signature(&first.outcome) != target {
         return None; // the schedule does not replay to the same failure
     }
-    let mut best = Best { segs: segments_of(&ran), data: data.clone(), preemptions: p0, steps: first.steps };
+    let mut best = Best {
+        segs: segments_of(&ran),
+        data: data.clone(),
+        taken: log.data_taken.into(),
+        preemptions: p0,
+        steps: first.steps,
+    };
     let mut tries = 1u64;
     // The same run, its independent steps reordered for the fewest switches.
     if !spent(tries) {
         if let Some(order) = linearize(model, &ran, &data) {
             tries += 1;
-            let (run, ran2, p) = try_run(&segments_of(&order), &data);
-            if signature(&run.outcome) == target && p <= best.preemptions {
-                best = Best { segs: segments_of(&ran2), data: data.clone(), preemptions: p, steps: run.steps };
+            let (run, log) = try_run(&segments_of(&order), &data);
+            if signature(&run.outcome) == target && log.preemptions <= best.preemptions {
+                best = Best {
+                    segs: segments_of(&log.ran),
+                    data: data.clone(),
+                    taken: log.data_taken.into(),
+                    preemptions: log.preemptions,
+                    steps: run.steps,
+                };
             }
         }
     }
     // A candidate (segments, with their data choices) replaces the best if
     // it fails the same way and is smaller.
-    // A candidate (segments, with their data choices) replaces the best if
-    // it fails the same way and is smaller.
     let offer = |best: &mut Best, cand: &[(TaskId, u64)], data: &Rc<[u32]>| -> bool {
-        let (run, ran, p) = try_run(cand, data);
+        let (run, log) = try_run(cand, data);
+        let p = log.preemptions;
         let smaller = p < best.preemptions || (p == best.preemptions && run.steps < best.steps);
         if signature(&run.outcome) == target && smaller {
-            *best = Best { segs: segments_of(&ran), data: data.clone(), preemptions: p, steps: run.steps };
+            *best = Best {
+                segs: segments_of(&log.ran),
+                data: data.clone(),
+                taken: log.data_taken.into(),
+                preemptions: p,
+                steps: run.steps,
+            };
             return true;
         }
         false
@@ -273,15 +292,12 @@ pub fn shrink_until(
     // they were not made for. With its run's own choices only (past them a
     // candidate takes the first option of each), as a shrink of the best's
     // schedule string would start, the search goes on (flink,
-    // self-assign-clear, pct seed 0: 12 preemptions, then 3). Only a
-    // smaller run replaces the best.
-    if !budget_spent {
-        let (_, log) = run_segments(model, Sim::new(failing.seed).max_steps(max_steps), &best.segs, &best.data, false);
-        tries += 1;
-        if *log.data_taken != *best.data {
-            best.data = log.data_taken.into();
-            budget_spent = !settle(&mut best, &mut tries);
-        }
+    // self-assign-clear, pct seed 0: 12 preemptions, then 11). Only a
+    // smaller run replaces the best. (The same run: each choice it took is
+    // where it took it.)
+    if !budget_spent && best.taken != best.data {
+        best.data = best.taken.clone();
+        budget_spent = !settle(&mut best, &mut tries);
     }
     // Fewer preemptions than the greedy search reached, if any schedule has them.
     let mut fewest = best.preemptions == 0;
