@@ -5,7 +5,11 @@
 //! step and after every earlier step it conflicts with. Any order of the
 //! steps that keeps it is the same run up to independent steps, so it fails
 //! the same way; the shrinker picks the order with the fewest switches
-//! (a task goes on while its next step is free to run).
+//! (a task goes on while its next step is free to run). The footprints do
+//! not see every dependency (ttrpc seed 1: the order sends a step to a task
+//! that is not enabled there, and the run goes elsewhere), so the order is
+//! also taken as the run goes, each pick checked against the tasks enabled;
+//! both are tried.
 //!
 //! Then, seeing a schedule as segments (task `t` runs `n` steps, then the
 //! next segment's task), it greedily drops segments and shortens them, keeping
@@ -221,7 +225,10 @@ pub fn shrink_until(
     let mut tries = 1u64;
     // The same run, its independent steps reordered for the fewest switches.
     if !spent(tries) {
-        if let Some(order) = linearize(model, &ran, &data) {
+        for order in linearize(model, &ran, &data).unwrap_or_default() {
+            if spent(tries) {
+                break;
+            }
             tries += 1;
             let (run, log) = try_run(&segments_of(&order), &data);
             if signature(&run.outcome) == target && log.preemptions <= best.preemptions {
@@ -263,10 +270,16 @@ pub fn shrink_until(
             return None;
         }
         let ran: Vec<TaskId> = best.segs.iter().flat_map(|&(t, n)| std::iter::repeat_n(t, n as usize)).collect();
-        let Some(order) = linearize(model, &ran, &best.data) else { return Some(false) };
-        *tries += 1;
         let data = best.data.clone();
-        Some(offer(best, &segments_of(&order), &data))
+        let mut took = false;
+        for order in linearize(model, &ran, &data).unwrap_or_default() {
+            if spent(*tries) {
+                return None;
+            }
+            *tries += 1;
+            took |= offer(best, &segments_of(&order), &data);
+        }
+        Some(took)
     };
     // Greedy passes until one changes nothing, then the reordering; again
     // while the reordering makes the best smaller. (Reordering after every
@@ -468,10 +481,11 @@ fn greedy_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, of
     Some(improved)
 }
 
-/// Replays `ran` (a task per step) with footprints, and returns the order of
-/// its steps (a task per step) that keeps their happens-before order with
-/// the fewest switches between tasks.
-fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<TaskId>> {
+/// Replays `ran` (a task per step) with footprints, and returns orders of
+/// its steps (a task per step) that keep their happens-before order with
+/// the fewest switches between tasks: the one computed ahead (if there is
+/// one), then the one taken as a run goes ([`Online`]).
+fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec<TaskId>>> {
     let (_, log) = run_segments(model, Sim::new(0).max_steps(ran.len() as u64 + 10), &segments_of(ran), data, true);
     let steps = log.footprints.unwrap_or_default();
     let n = steps.len();
@@ -498,6 +512,34 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Tas
     for (j, (t, _)) in steps.iter().enumerate() {
         per_task.entry(*t).or_default().push_back(j);
     }
+    // The order computed ahead, from the run's happens-before alone.
+    let ahead = offline_order(&steps, &preds, per_task.clone());
+    // And taken as the run goes, checking each pick against what is
+    // enabled: a dependency the footprints miss sends the order computed
+    // ahead to a task that cannot run there, and the run elsewhere.
+    let tasks: Vec<TaskId> = steps.iter().map(|(t, _)| *t).collect();
+    let ran = Rc::new(RefCell::new(Vec::new()));
+    let online = Online {
+        tasks,
+        preds,
+        per_task,
+        done: vec![false; n],
+        current: None,
+        data: data.iter().copied().collect(),
+        ran: ran.clone(),
+    };
+    model.run_with(Sim::new(0).max_steps(2 * n as u64 + 10).strategy(Box::new(online)));
+    let taken = std::mem::take(&mut *ran.borrow_mut());
+    Some([ahead, Some(taken)].into_iter().flatten().collect())
+}
+
+/// [`linearize`]'s order computed from the happens-before order alone.
+fn offline_order(
+    steps: &[(TaskId, Footprint)],
+    preds: &[Vec<usize>],
+    mut per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>,
+) -> Option<Vec<TaskId>> {
+    let n = steps.len();
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
     let mut current: Option<TaskId> = None;
@@ -529,6 +571,71 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Tas
         current = Some(t);
     }
     Some(order)
+}
+
+/// The order of [`linearize`], taken step by step: the task that ran last
+/// while its next step's predecessors are done and it is enabled, else the
+/// ready and enabled task that can go on longest, else the enabled task
+/// whose next step came first in the run.
+struct Online {
+    tasks: Vec<TaskId>,
+    preds: Vec<Vec<usize>>,
+    per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>,
+    done: Vec<bool>,
+    current: Option<TaskId>,
+    data: VecDeque<u32>,
+    ran: Rc<RefCell<Vec<TaskId>>>,
+}
+
+impl Strategy for Online {
+    fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, _step: u64) -> TaskId {
+        let (preds, done, tasks) = (&self.preds, &self.done, &self.tasks);
+        let ready = |t: TaskId, q: &std::collections::VecDeque<usize>| {
+            enabled.contains(t) && q.front().is_some_and(|&j| preds[j].iter().all(|&p| done[p]))
+        };
+        let t = match self.current.filter(|&c| self.per_task.get(&c).is_some_and(|q| ready(c, q))) {
+            Some(c) => c,
+            None => {
+                let mut best: Option<(usize, TaskId)> = None;
+                for (&t, q) in &self.per_task {
+                    if !ready(t, q) {
+                        continue;
+                    }
+                    let run_len = q.iter().take_while(|&&j| preds[j].iter().all(|&p| done[p] || tasks[p] == t)).count();
+                    if best.is_none_or(|(l, _)| run_len > l) {
+                        best = Some((run_len, t));
+                    }
+                }
+                match best {
+                    Some((_, t)) => t,
+                    None => self
+                        .per_task
+                        .iter()
+                        .filter(|(&t, q)| enabled.contains(t) && !q.is_empty())
+                        .min_by_key(|(_, q)| q.front().copied())
+                        .map(|(&t, _)| t)
+                        .unwrap_or_else(|| enabled.nth(0)),
+                }
+            }
+        };
+        if let Some(j) = self.per_task.get_mut(&t).and_then(|q| q.pop_front()) {
+            self.done[j] = true;
+        }
+        self.current = Some(t);
+        self.ran.borrow_mut().push(t);
+        t
+    }
+
+    fn pick_index(&mut self, n: usize) -> usize {
+        match self.data.pop_front() {
+            Some(k) if (k as usize) < n => k as usize,
+            _ => 0,
+        }
+    }
+
+    fn name(&self) -> String {
+        "shrink".to_string()
+    }
 }
 
 /// The data choices of a schedule string, found by replaying it and noting
