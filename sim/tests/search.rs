@@ -431,10 +431,14 @@ fn a_shrunk_schedule_shrinks_no_further_when_shrunk_again() {
         let shrunk = sim::scheduler::shrink(&m, &run, budget).unwrap();
         assert!(shrunk.tries <= budget.max(2), "budget {budget}: {} tries", shrunk.tries);
     }
-    // ttrpc #72, seed 0: 56 preemptions, 17 before, 3 now.
+    // ttrpc #72, seed 0: 56 preemptions, 17 before, 3 now. Seed 1, the same
+    // cycle: 20 while the reordering let serverConn.run's spawn pass
+    // Client.run's, which swapped their goroutines' numbers; 1 now.
     let m = model("ttrpc", &[]);
-    let shrunk = sim::scheduler::shrink(&m, &m.run(0, true), 20_000).unwrap();
-    assert!(shrunk.preemptions <= 3, "{} preemptions", shrunk.preemptions);
+    for (seed, most) in [(0, 3), (1, 3)] {
+        let shrunk = sim::scheduler::shrink(&m, &m.run(seed, true), 20_000).unwrap();
+        assert!(shrunk.preemptions <= most, "seed {seed}: {} preemptions", shrunk.preemptions);
+    }
     // Flink with the self-assign-clear fix, seed 9: 310 preemptions; 286
     // with the reordering computed ahead only (it sends steps to tasks not
     // enabled there), 26 with the one taken as the run goes.

@@ -5,11 +5,11 @@
 //! step and after every earlier step it conflicts with. Any order of the
 //! steps that keeps it is the same run up to independent steps, so it fails
 //! the same way; the shrinker picks the order with the fewest switches
-//! (a task goes on while its next step is free to run). The footprints do
-//! not see every dependency (ttrpc seed 1: the order sends a step to a task
-//! that is not enabled there, and the run goes elsewhere), so the order is
-//! also taken as the run goes, each pick checked against the tasks enabled;
-//! both are tried.
+//! (a task goes on while its next step is free to run). Spawns keep their
+//! order too: tasks are numbered as they are spawned. Should the order
+//! still miss a dependency and send a step to a task that is not enabled
+//! there, the order is also taken as the run goes, each pick checked
+//! against the tasks enabled; both are tried.
 //!
 //! Then, seeing a schedule as segments (task `t` runs `n` steps, then the
 //! next segment's task), it greedily drops segments and shortens them, keeping
@@ -492,13 +492,31 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec
     if n == 0 {
         return None;
     }
-    // Predecessors of each step: the task's previous step and every earlier conflicting step.
+    // Predecessors of each step: the task's previous step, every earlier
+    // conflicting step, and the step that spawned tasks before it if it
+    // spawns one: tasks are numbered in the order they are spawned, so two
+    // spawns that swapped would swap the numbers, and a schedule names
+    // tasks by number (ttrpc seed 1: serverConn.run's spawn moved before
+    // Client.run's gave its goroutine the other's number).
+    let tasks: std::collections::BTreeSet<TaskId> = steps.iter().map(|(t, _)| *t).collect();
+    let mut touched: std::collections::BTreeSet<TaskId> = Default::default();
+    let mut last_spawn: Option<usize> = None;
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut last_of: std::collections::BTreeMap<TaskId, usize> = Default::default();
     for j in 0..n {
         let (tj, fj) = &steps[j];
         if let Some(&p) = last_of.get(tj) {
             preds[j].push(p);
+        }
+        // A step spawns a task if it is the first to touch its pseudo-resource.
+        let mut spawns = false;
+        for r in fj.resources.iter() {
+            let u = u32::MAX - r;
+            spawns |= u != *tj && tasks.contains(&u) && touched.insert(u);
+        }
+        if spawns {
+            preds[j].extend(last_spawn);
+            last_spawn = Some(j);
         }
         for (i, (ti, fi)) in steps[..j].iter().enumerate() {
             if ti != tj && fi.conflicts(fj) {
