@@ -17,6 +17,12 @@ fn committed_trace(name: &str) -> Trace {
     visualizer::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces").join(name)).unwrap()
 }
 
+/// The recorded trace of a ttrpc run with these parameters and seed.
+fn ttrpc_trace(params: &[(&str, &str)], seed: u64) -> Trace {
+    let params: Vec<(String, String)> = params.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+    *sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(seed, true).trace.unwrap()
+}
+
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
@@ -1330,9 +1336,7 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
 #[test]
 fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
     use visualizer::palette;
-    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
-    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
-    let trace = *cfg.run(7, true).trace.unwrap();
+    let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
     let m = Model::new(&trace).unwrap();
     let drawn = visualizer::waitfor::Graph::new(&m).tasks();
     let cycle: Vec<u32> = trace.deadlock.as_ref().expect("seed 7 deadlocks").cycle.iter().map(|b| b.task).collect();
@@ -1363,9 +1367,7 @@ fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_co
 fn notes_under_a_narrow_chart_go_on_over_lines_instead_of_being_cut() {
     // 200 callers, seed 7: a long run (the auto window is its last steps)
     // with more tasks alive than lanes, drawn at the narrowest width.
-    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
-    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
-    let trace = *cfg.run(7, true).trace.unwrap();
+    let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
     let opts = Options { width: Options::MIN_WIDTH, ..Options::default() };
     for chart in [Chart::Timeline, Chart::Locks] {
         let texts = check_svg(&render(&trace, chart, Format::Svg, &opts), opts.width);
@@ -1627,9 +1629,7 @@ fn the_timeline_legend_names_the_states_drawn_only() {
 
 #[test]
 fn over_a_hundred_tasks_selected_the_first_named_get_the_lanes() {
-    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
-    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("client", "v1.2.3"), p("callers", "200")]).unwrap();
-    let trace = *cfg.run(7, true).trace.unwrap();
+    let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
     let m = Model::new(&trace).unwrap();
     let opts = Options {
         tasks: vec!["caller-199".into(), "caller-198".into(), "caller-*".into()],
@@ -1709,9 +1709,7 @@ fn a_control_character_in_a_name_still_gives_a_well_formed_svg() {
 fn no_arrow_runs_through_a_label_of_the_deadlock_strip() {
     // 200 ttrpc callers: a chart of many lanes, packed close, with the
     // cycle's lanes at the top and the bottom.
-    let p = |k: &str, v: &str| (k.to_string(), v.to_string());
-    let cfg = sim::models::find("ttrpc").unwrap().configure(&[p("callers", "200")]).unwrap();
-    let trace = *cfg.run(3, true).trace.unwrap();
+    let trace = ttrpc_trace(&[("callers", "200")], 3);
     let m = Model::new(&trace).unwrap();
     let s = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
     let red = visualizer::palette::DEADLOCK;

@@ -127,8 +127,7 @@ impl Strategy for Segments {
     }
 
     fn pick_index(&mut self, n: usize) -> usize {
-        let Some(k) = self.data.pop_front() else { return 0 };
-        let k = if (k as usize) < n { k } else { 0 };
+        let Some(k) = take_choice(&mut self.data, n) else { return 0 };
         self.log.borrow_mut().data_taken.push(k);
         k as usize
     }
@@ -498,7 +497,7 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec
     // spawns that swapped would swap the numbers, and a schedule names
     // tasks by number (ttrpc seed 1: serverConn.run's spawn moved before
     // Client.run's gave its goroutine the other's number).
-    let tasks: std::collections::BTreeSet<TaskId> = steps.iter().map(|(t, _)| *t).collect();
+    let ids: std::collections::BTreeSet<TaskId> = steps.iter().map(|(t, _)| *t).collect();
     let mut touched: std::collections::BTreeSet<TaskId> = Default::default();
     let mut last_spawn: Option<usize> = None;
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -512,7 +511,7 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec
         let mut spawns = false;
         for r in fj.resources.iter() {
             let u = u32::MAX - r;
-            spawns |= u != *tj && tasks.contains(&u) && touched.insert(u);
+            spawns |= u != *tj && ids.contains(&u) && touched.insert(u);
         }
         if spawns {
             preds[j].extend(last_spawn);
@@ -526,16 +525,16 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec
         last_of.insert(*tj, j);
     }
     // Each task's steps in order; schedule greedily, staying on a task while we can.
-    let mut per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>> = Default::default();
+    let mut per_task: Queues = Default::default();
     for (j, (t, _)) in steps.iter().enumerate() {
         per_task.entry(*t).or_default().push_back(j);
     }
+    let tasks: Vec<TaskId> = steps.iter().map(|(t, _)| *t).collect();
     // The order computed ahead, from the run's happens-before alone.
-    let ahead = offline_order(&steps, &preds, per_task.clone());
+    let ahead = offline_order(&tasks, &preds, per_task.clone());
     // And taken as the run goes, checking each pick against what is
     // enabled: a dependency the footprints miss sends the order computed
     // ahead to a task that cannot run there, and the run elsewhere.
-    let tasks: Vec<TaskId> = steps.iter().map(|(t, _)| *t).collect();
     let ran = Rc::new(RefCell::new(Vec::new()));
     let online = Online {
         tasks,
@@ -551,38 +550,47 @@ fn linearize(model: &Configured, ran: &[TaskId], data: &[u32]) -> Option<Vec<Vec
     Some([ahead, Some(taken)].into_iter().flatten().collect())
 }
 
-/// [`linearize`]'s order computed from the happens-before order alone.
-fn offline_order(
-    steps: &[(TaskId, Footprint)],
+/// Each task's steps (indices into the run), in order.
+type Queues = std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>;
+
+/// The next task of a linearized order, among those `may_run` allows whose
+/// next step has all its predecessors `done`: `current` if it is one,
+/// else the one that can go on longest without waiting for another task.
+fn next_in_order(
+    current: Option<TaskId>,
+    per_task: &Queues,
+    tasks: &[TaskId],
     preds: &[Vec<usize>],
-    mut per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>,
-) -> Option<Vec<TaskId>> {
-    let n = steps.len();
+    done: &[bool],
+    may_run: impl Fn(TaskId) -> bool,
+) -> Option<TaskId> {
+    let ready = |t: TaskId| {
+        may_run(t) && per_task.get(&t).and_then(|q| q.front()).is_some_and(|&j| preds[j].iter().all(|&p| done[p]))
+    };
+    if let Some(c) = current.filter(|&c| ready(c)) {
+        return Some(c);
+    }
+    let mut best: Option<(usize, TaskId)> = None;
+    for (&t, q) in per_task {
+        if !ready(t) {
+            continue;
+        }
+        let run_len = q.iter().take_while(|&&j| preds[j].iter().all(|&p| done[p] || tasks[p] == t)).count();
+        if best.is_none_or(|(l, _)| run_len > l) {
+            best = Some((run_len, t));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// [`linearize`]'s order computed from the happens-before order alone.
+fn offline_order(tasks: &[TaskId], preds: &[Vec<usize>], mut per_task: Queues) -> Option<Vec<TaskId>> {
+    let n = tasks.len();
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
     let mut current: Option<TaskId> = None;
     while order.len() < n {
-        let ready = |t: TaskId, per_task: &std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>| {
-            per_task.get(&t).and_then(|q| q.front()).is_some_and(|&j| preds[j].iter().all(|&p| done[p]))
-        };
-        let t = match current.filter(|&c| ready(c, &per_task)) {
-            Some(c) => c,
-            None => {
-                // The ready task that can go on longest without waiting.
-                let mut best: Option<(usize, TaskId)> = None;
-                for (&t, q) in &per_task {
-                    if !ready(t, &per_task) {
-                        continue;
-                    }
-                    let run_len =
-                        q.iter().take_while(|&&j| preds[j].iter().all(|&p| done[p] || steps[p].0 == t)).count();
-                    if best.is_none_or(|(l, _)| run_len > l) {
-                        best = Some((run_len, t));
-                    }
-                }
-                best?.1
-            }
-        };
+        let t = next_in_order(current, &per_task, tasks, preds, &done, |_| true)?;
         let j = per_task.get_mut(&t)?.pop_front()?;
         done[j] = true;
         order.push(t);
@@ -591,14 +599,13 @@ fn offline_order(
     Some(order)
 }
 
-/// The order of [`linearize`], taken step by step: the task that ran last
-/// while its next step's predecessors are done and it is enabled, else the
-/// ready and enabled task that can go on longest, else the enabled task
-/// whose next step came first in the run.
+/// The order of [`linearize`], taken step by step: [`next_in_order`] among
+/// the enabled tasks, else the enabled task whose next step came first in
+/// the run.
 struct Online {
     tasks: Vec<TaskId>,
     preds: Vec<Vec<usize>>,
-    per_task: std::collections::BTreeMap<TaskId, std::collections::VecDeque<usize>>,
+    per_task: Queues,
     done: Vec<bool>,
     current: Option<TaskId>,
     data: VecDeque<u32>,
@@ -607,35 +614,16 @@ struct Online {
 
 impl Strategy for Online {
     fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, _step: u64) -> TaskId {
-        let (preds, done, tasks) = (&self.preds, &self.done, &self.tasks);
-        let ready = |t: TaskId, q: &std::collections::VecDeque<usize>| {
-            enabled.contains(t) && q.front().is_some_and(|&j| preds[j].iter().all(|&p| done[p]))
-        };
-        let t = match self.current.filter(|&c| self.per_task.get(&c).is_some_and(|q| ready(c, q))) {
-            Some(c) => c,
-            None => {
-                let mut best: Option<(usize, TaskId)> = None;
-                for (&t, q) in &self.per_task {
-                    if !ready(t, q) {
-                        continue;
-                    }
-                    let run_len = q.iter().take_while(|&&j| preds[j].iter().all(|&p| done[p] || tasks[p] == t)).count();
-                    if best.is_none_or(|(l, _)| run_len > l) {
-                        best = Some((run_len, t));
-                    }
-                }
-                match best {
-                    Some((_, t)) => t,
-                    None => self
-                        .per_task
-                        .iter()
-                        .filter(|(&t, q)| enabled.contains(t) && !q.is_empty())
-                        .min_by_key(|(_, q)| q.front().copied())
-                        .map(|(&t, _)| t)
-                        .unwrap_or_else(|| enabled.nth(0)),
-                }
-            }
-        };
+        let next =
+            next_in_order(self.current, &self.per_task, &self.tasks, &self.preds, &self.done, |t| enabled.contains(t));
+        let t = next.unwrap_or_else(|| {
+            self.per_task
+                .iter()
+                .filter(|(&t, q)| enabled.contains(t) && !q.is_empty())
+                .min_by_key(|(_, q)| q.front().copied())
+                .map(|(&t, _)| t)
+                .unwrap_or_else(|| enabled.nth(0))
+        });
         if let Some(j) = self.per_task.get_mut(&t).and_then(|q| q.pop_front()) {
             self.done[j] = true;
         }
@@ -645,15 +633,18 @@ impl Strategy for Online {
     }
 
     fn pick_index(&mut self, n: usize) -> usize {
-        match self.data.pop_front() {
-            Some(k) if (k as usize) < n => k as usize,
-            _ => 0,
-        }
+        take_choice(&mut self.data, n).unwrap_or(0) as usize
     }
 
     fn name(&self) -> String {
         "shrink".to_string()
     }
+}
+
+/// The next of the data choices given, for a choice of `n` options (one out
+/// of range is taken as 0); `None` once they are used up.
+fn take_choice(data: &mut VecDeque<u32>, n: usize) -> Option<u32> {
+    data.pop_front().map(|k| if (k as usize) < n { k } else { 0 })
 }
 
 /// The data choices of a schedule string, found by replaying it and noting
