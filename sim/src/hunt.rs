@@ -135,12 +135,18 @@ pub struct HuntOptions<'a> {
 ///
 /// Numbered names (`caller-3`, `serverConn.run.func2#7`, `errs#12`) count as
 /// one role (`caller-*`), so the same cycle played by other callers is the
-/// same failure.
+/// same failure. A cycle is read from its least rotation (by text): a report
+/// starts it at the task numbered lowest, and task numbers follow the order
+/// of spawns, which two tasks that spawn can take either way.
 pub fn signature(o: &Outcome) -> String {
     match o {
         Outcome::Deadlock(d) if !d.cycle.is_empty() => {
-            let parts: Vec<String> =
+            let mut parts: Vec<String> =
                 d.cycle.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
+            let first = (0..parts.len())
+                .min_by(|&i, &j| parts[i..].iter().chain(&parts[..i]).cmp(parts[j..].iter().chain(&parts[..j])))
+                .unwrap_or(0);
+            parts.rotate_left(first);
             format!("deadlock: {}", parts.join(" -> "))
         }
         o => format!("{}: {}", o.verdict(), o.summary()),
@@ -451,6 +457,39 @@ mod tests {
         assert_eq!(role("channel-0.bufferQueue"), "channel-*.bufferQueue");
         assert_eq!(role("T1"), "T1");
         assert_eq!(role("client->server"), "client->server");
+    }
+
+    #[test]
+    fn a_cycle_signs_alike_from_whichever_task_it_starts() {
+        let blocked = |name: &str, waits_for: &str| crate::outcome::BlockedTask {
+            task: 0,
+            name: name.into(),
+            op: "lock".into(),
+            waits_for: waits_for.into(),
+            resource: None,
+            kind: "mutex".into(),
+            released_by: Vec::new(),
+            stack: Vec::new(),
+            holds: Vec::new(),
+        };
+        let sign = |names: &[(&str, &str)]| {
+            signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {
+                global: true,
+                step: 0,
+                time: 0,
+                cycle: names.iter().map(|(n, w)| blocked(n, w)).collect(),
+                behind: Vec::new(),
+                running: Vec::new(),
+            })))
+        };
+        let (p, q, r) = (("p1", "B"), ("q1", "A"), ("q1", "C"));
+        assert_eq!(sign(&[q, p]), "deadlock: p1 lock B -> q1 lock A");
+        assert_eq!(sign(&[p, q]), sign(&[q, p]));
+        // A role that comes twice: the whole rotation decides, not its first part.
+        let want = "deadlock: p1 lock B -> q1 lock A -> p1 lock B -> q1 lock C";
+        for cycle in [[p, q, p, r], [q, p, r, p], [p, r, p, q], [r, p, q, p]] {
+            assert_eq!(sign(&cycle), want, "{cycle:?}");
+        }
     }
 
     #[test]
