@@ -213,7 +213,8 @@ const RECENT: u64 = 400;
 /// and the legend of a locks chart), then to the others by their last
 /// event, latest first (the end of the run is what a figure shows by
 /// default), ties by id. Tasks a figure shows side by side then differ in
-/// colour as far as the palette allows.
+/// colour as far as the palette allows, and once it is used up, the
+/// colours repeat without the cycle's.
 fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
     if n <= crate::palette::TASK_COLOURS as usize {
@@ -252,8 +253,14 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
         (!in_graph[t_], std::cmp::Reverse(held), std::cmp::Reverse(last[t_]), t)
     });
     order.extend(rest);
+    // Past the palette's colours the slots repeat; the cycle's colours are
+    // kept for the cycle (when it leaves half the palette to the rest), so
+    // that no uninvolved task is mistaken for one of it.
+    let colours = crate::palette::TASK_COLOURS as usize;
+    let kept = if cycle.len() * 2 <= colours { cycle.len() } else { 0 };
     let mut slots = vec![0u32; n];
-    for (slot, &t) in order.iter().enumerate() {
+    for (i, &t) in order.iter().enumerate() {
+        let slot = if i < colours { i } else { kept + (i - kept) % (colours - kept) };
         slots[t as usize] = slot as u32;
     }
     slots

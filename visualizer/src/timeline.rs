@@ -551,8 +551,13 @@ const PALE: u8 = 110;
 
 /// What task `t` still waits for when the run ends (a lock, a pipe, a
 /// select's cases, or the operation: `join`), as the final column names it.
+/// A monitor it `wait()`s on says so: the task does not hold it, nor waits
+/// to, but waits for a notify.
 fn final_wait(m: &Model, t: u32) -> Option<String> {
-    m.tasks[t as usize].blocks.last().filter(|b| b.open).map(|blk| waits_for(m, blk))
+    m.tasks[t as usize].blocks.last().filter(|b| b.open).map(|blk| match blk.op.as_str() {
+        "wait" if blk.resource.is_some() => format!("wait {}", waits_for(m, blk)),
+        _ => waits_for(m, blk),
+    })
 }
 
 /// What blocked stretch `blk` waits for: a lock or a pipe by name, a select

@@ -135,8 +135,8 @@ impl Graph {
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, true);
                     g.ring.push(r);
-                    g.edge(tnodes[i], r, "waits for", true);
-                    let rel = release_label(&bt.kind);
+                    g.edge(tnodes[i], r, wait_label(&bt.op), true);
+                    let rel = release_label(&bt.kind, &bt.op);
                     g.edge(r, next, rel, true);
                     for name in &bt.released_by {
                         if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
@@ -158,11 +158,11 @@ impl Graph {
                         continue;
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
-                    g.edge(tn, r, "waits for", false);
+                    g.edge(tn, r, wait_label(&bt.op), false);
                     for name in &bt.released_by {
                         if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
                             let to = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
-                            g.edge(r, to, release_label(&bt.kind), false);
+                            g.edge(r, to, release_label(&bt.kind, &bt.op), false);
                         }
                     }
                 }
@@ -207,8 +207,10 @@ impl Graph {
                     };
                     let kind = m.trace.resources[r as usize].kind.clone();
                     let rn = g.wait_node(m, Some(r), m.resource_name(r), &kind, &blk.op, false);
-                    g.edge(tn, rn, "waits for", false);
-                    for h in m.resources[r as usize].holds.iter().filter(|h| h.open) {
+                    g.edge(tn, rn, wait_label(&blk.op), false);
+                    // In Object.wait() a holder of the monitor is not what the task waits for.
+                    let holders = if blk.op == "wait" { &[][..] } else { &m.resources[r as usize].holds[..] };
+                    for h in holders.iter().filter(|h| h.open) {
                         // A lock a task never let go: Go's classic leak.
                         let hn = g.task_node(m, h.task, end_state(m, h.task, "finished, still holding it"), false);
                         let how = if h.mode == crate::model::Mode::Read { "read-held by" } else { "held by" };
@@ -245,7 +247,7 @@ impl Graph {
             matches!(g.nodes[i].kind, NodeKind::Task(_))
                 && !g.nodes[i].cycle
                 && !g.edges.iter().any(|e| e.to == i)
-                && matches!((out.next(), out.next()), (Some(e), None) if e.label == "waits for")
+                && matches!((out.next(), out.next()), (Some(e), None) if is_wait(e.label))
         };
         let mut groups: Vec<((usize, String), Vec<usize>)> = Vec::new();
         for i in (0..n).filter(|&i| alone(self, i)) {
@@ -376,10 +378,28 @@ fn end_state(m: &Model, t: u32, finished: &str) -> String {
     }
 }
 
-fn release_label(kind: &str) -> &'static str {
-    match kind {
-        "mutex" | "rwmutex" | "monitor" => "held by",
+fn release_label(kind: &str, op: &str) -> &'static str {
+    match (kind, op) {
+        // Object.wait(): the monitor is let go; a notify ends the wait.
+        (_, "wait") => "notified by",
+        ("mutex" | "rwmutex" | "monitor", _) => "held by",
         _ => "released by",
+    }
+}
+
+/// True for the label of a task's edge to what it waits on ([`wait_label`]).
+fn is_wait(label: &str) -> bool {
+    label.starts_with("waits for")
+}
+
+/// The label of a task's edge to what it waits on: a task in
+/// `Object.wait()` does not wait for its monitor (it let it go) but for a
+/// notify on it, as the deadlock report says.
+fn wait_label(op: &str) -> &'static str {
+    if op == "wait" {
+        "waits for a notify"
+    } else {
+        "waits for"
     }
 }
 
@@ -633,7 +653,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         .filter(|e| {
             !in_ring(e.from)
                 && matches!(g.nodes[e.from].kind, NodeKind::Task(_) | NodeKind::Group(_))
-                && e.label == "waits for"
+                && is_wait(e.label)
         })
         .collect();
     let mut y = ring_bottom + 34;
@@ -647,7 +667,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let wait_w = rows.iter().map(|e| sizes[e.to].0).max().unwrap_or(0);
         // Task, what it waits for, who could release it, on one line when
         // the picture is wide enough; in a narrow one the list goes under
-        // the resource, and then the resource under the task.
+        // the resource, and then the resource under the task (44 px under:
+        // room for the edge's label beside it, clear of both boxes).
         let right = width - MARGIN;
         let side_by_side = MARGIN + 10 + task_w + 90 + wait_w <= right;
         let list_beside = side_by_side && MARGIN + 10 + task_w + 90 + wait_w + 40 + 160 <= right;
@@ -662,7 +683,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             } else {
                 let x = (MARGIN + 50 + wb / 2).min(right - wb / 2 - 4);
                 let a = Placed { x: (MARGIN + 10 + wa / 2) as f64, y: (top + ha / 2) as f64, w: wa, h: ha };
-                (a, Placed { x: x as f64, y: (top + ha + 36 + hb / 2) as f64, w: wb, h: hb }, top + ha + 36 + hb)
+                (a, Placed { x: x as f64, y: (top + ha + 44 + hb / 2) as f64, w: wb, h: hb }, top + ha + 44 + hb)
             };
             draw_edge(&mut s, &a, &b, e, false, &[&a, &b]);
             draw_node(&mut s, m, &g.nodes[e.from], &a);
@@ -734,6 +755,15 @@ const LAYER_GAP_X: i32 = 60;
 const LAYER_GAP_Y: i32 = 90;
 /// Between two columns (room for an edge's label), and between two nodes stacked in one.
 const COLUMN_GAP: i32 = 80;
+
+/// The room between two columns of layers: [`COLUMN_GAP`], wider by what a
+/// label longer than "waits for" ("waits for a notify") needs to be read
+/// along its edge.
+fn column_gap(g: &Graph) -> i32 {
+    let base = fonts::width("waits for", TINY, false);
+    let widest = g.edges.iter().map(|e| fonts::width(e.label, TINY, e.cycle)).max().unwrap_or(0);
+    COLUMN_GAP + (widest - base).max(0)
+}
 const STACK_GAP: i32 = 22;
 
 /// Each node's layer in a graph without a cycle: its height above the sinks,
@@ -819,7 +849,7 @@ impl Layers<'_> {
                 placed[i] = Some(Placed { x: (x + w / 2) as f64, y, w: sizes[i].0, h: sizes[i].1 });
                 next = y + half + STACK_GAP as f64;
             }
-            x += w + COLUMN_GAP;
+            x += w + column_gap(self.g);
         }
     }
 
@@ -891,7 +921,7 @@ fn layers_fit(g: &Graph, sizes: &[(i32, i32)], width: i32) -> bool {
     let layers = height.iter().copied().max().map_or(0, |h| h + 1);
     let columns =
         (0..layers).map(|l| (0..g.nodes.len()).filter(|&i| height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0));
-    let across = columns.sum::<i32>() + COLUMN_GAP * (layers as i32 - 1).max(0);
+    let across = columns.sum::<i32>() + column_gap(g) * (layers as i32 - 1).max(0);
     across <= room || (0..layers).all(|l| width_of(l) <= room)
 }
 
@@ -908,7 +938,7 @@ fn place_in_layers(g: &Graph, sizes: &[(i32, i32)], placed: &mut [Option<Placed>
         .map(|l| (0..g.nodes.len()).filter(|&i| layers.height[i] == l).map(|i| sizes[i].0).max().unwrap_or(0))
         .filter(|&w| w > 0)
         .collect();
-    let total = col_w.iter().sum::<i32>() + COLUMN_GAP * (col_w.len() as i32 - 1);
+    let total = col_w.iter().sum::<i32>() + column_gap(g) * (col_w.len() as i32 - 1);
     let columns = total <= right - left;
     // Twice: the second pass puts the nodes nothing points to (the first
     // layer's, above all) by where the first put what they point to.

@@ -1334,6 +1334,24 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
 }
 
 #[test]
+fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
+    // At the end of the self-assign-clear run the channel state writer is
+    // in `deque.wait()`: it holds no lock and waits for none, but for a notify.
+    let trace = committed_trace("flink-1.13.1-self-assign-clear-failure.json");
+    let deque = "ChannelStateWriteRequestExecutorImpl.deque";
+    for width in [600, 1200] {
+        let opts = Options { width, ..Options::default() };
+        let graph = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), width);
+        assert!(graph.contains(&"waits for a notify".to_string()), "{width}: {graph:?}");
+    }
+    let opts = Options { width: 2400, ..Options::default() };
+    let timeline = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), 2400);
+    // The final column says which wait it is, as the stretches on the bar do.
+    assert!(timeline.contains(&format!("wait {deque}")), "{timeline:?}");
+    assert!(!timeline.contains(&deque.to_string()), "{timeline:?}");
+}
+
+#[test]
 fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
     use visualizer::palette;
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
@@ -1357,6 +1375,15 @@ fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_co
     assert!(colours(&m, top).len() < room, "{top:?}");
     for &t in drawn.iter().chain(&cycle) {
         assert_eq!(all.task_colour(t), m.task_colour(t), "task {t}");
+    }
+    // Past 27 the colours repeat, but never the cycle's: no other task of
+    // the 200-odd passes for one of it, in any window.
+    for model in [&m, &all] {
+        let cycle_colours = colours(model, &cycle);
+        assert_eq!(cycle_colours.len(), cycle.len());
+        for t in (0..trace.tasks.len() as u32).filter(|t| !cycle.contains(t)) {
+            assert!(!cycle_colours.contains(&model.task_colour(t).hex()), "task {t} has a colour of the cycle");
+        }
     }
     // A trace of few tasks has one set of colours.
     let abba = committed_trace("abba-deadlock.json");
