@@ -706,7 +706,18 @@ fn draw_lane(
             (None, Some(_)) if blk.op == "join" => waits_for(m, blk),
             (None, _) => blk.op.clone(),
         };
-        if let Some((gx, text)) = label_gap(&mark_xs, x0, x1, &what) {
+        // Where the words do not fit, the resource's name goes on alone
+        // (`strea…` and `sendL…`, not `lock s…` for both): the stretch's
+        // colour says blocked, the name says on what. A monitor wait keeps
+        // its `wait`, which the name does not say.
+        let name = blk.resource.filter(|_| blk.op != "wait").map(|r| m.resource_name(r));
+        let placed = match name {
+            Some(name) => label_gap(&mark_xs, x0, x1, &what)
+                .filter(|(_, t)| *t == what)
+                .or_else(|| name_gap(&mark_xs, x0, x1, name)),
+            None => label_gap(&mark_xs, x0, x1, &what),
+        };
+        if let Some((gx, text)) = placed {
             s.text_mid(gx + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);
         }
     }
@@ -804,12 +815,9 @@ fn draw_lane(
 /// Half a mark's width: a mark's centre stays this far inside the plot.
 const MARK_HALF: i32 = 5;
 
-/// Where in the bar stretch `x0..x1` a label `what` goes, clear of the marks
-/// at `mark_xs` (sorted): the first gap between marks that holds it whole,
-/// else the widest gap, the text cut to it; `None` if no gap holds even a
-/// cut text. With no marks, the gap is the whole stretch.
-fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, String)> {
-    let inside: Vec<i32> = mark_xs.iter().copied().filter(|&x| x > x0 - MARK_HALF && x < x1 + MARK_HALF).collect();
+/// The stretches of `x0..x1` between the marks at `mark_xs`.
+fn gaps(mark_xs: &[i32], x0: i32, x1: i32) -> Vec<(i32, i32)> {
+    let inside = mark_xs.iter().copied().filter(|&x| x > x0 - MARK_HALF && x < x1 + MARK_HALF);
     let mut gaps: Vec<(i32, i32)> = Vec::new();
     let mut from = x0;
     for x in inside {
@@ -817,12 +825,42 @@ fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, Stri
         from = x + MARK_HALF + 1;
     }
     gaps.push((from, x1));
+    gaps
+}
+
+/// Where in the bar stretch `x0..x1` a label `what` goes, clear of the marks
+/// at `mark_xs` (sorted): the first gap between marks that holds it whole,
+/// else the widest gap, the text cut to it; `None` if no gap holds even a
+/// cut text. With no marks, the gap is the whole stretch.
+fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, String)> {
+    let gaps = gaps(mark_xs, x0, x1);
     let whole = fonts::width(what, TINY, true) + 10;
     if let Some(&(g0, _)) = gaps.iter().find(|(g0, g1)| g1 - g0 >= whole) {
         return Some((g0, what.to_string()));
     }
     let &(g0, g1) = gaps.iter().max_by_key(|(g0, g1)| (g1 - g0, -g0))?;
     fonts::fit(what, TINY, true, g1 - g0 - 10).map(|t| (g0, t))
+}
+
+/// [`label_gap`] for a name alone: the first gap that holds it whole, else
+/// the widest, the name cut there; `None` if no gap holds even a cut name.
+fn name_gap(mark_xs: &[i32], x0: i32, x1: i32, name: &str) -> Option<(i32, String)> {
+    let gaps = gaps(mark_xs, x0, x1);
+    let whole = fonts::width(name, TINY, true) + 10;
+    if let Some(&(g0, _)) = gaps.iter().find(|(g0, g1)| g1 - g0 >= whole) {
+        return Some((g0, name.to_string()));
+    }
+    let &(g0, g1) = gaps.iter().max_by_key(|(g0, g1)| (g1 - g0, -g0))?;
+    // A numbered name keeps its number (`chan…-1…`); another keeps its
+    // start, where names of one model differ (`strea…`, `sendL…`).
+    let max = g1 - g0 - 10;
+    let cut = if name.bytes().any(|b| b.is_ascii_digit()) {
+        layout::fit_or_cut(name, TINY, true, max)
+    } else {
+        fonts::fit(name, TINY, true, max)?
+    };
+    // Two letters and the ellipsis at least: a lone "…" says nothing.
+    (cut.chars().count() >= 3 && fonts::width(&cut, TINY, true) <= max).then_some((g0, cut))
 }
 
 /// "holds A, B; reads C" in `max` pixels, cut by whole names: the last

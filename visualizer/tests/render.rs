@@ -1092,11 +1092,23 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let narrow = texts_at(&ttrpc, 600);
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
-    let wide = texts_at(&ttrpc, 1200);
+    // The arrows' labels, in the deadlock's red (the final column and the
+    // bars name locks in white).
+    let red_at = |width: u32| {
+        let opts = Options { width, ..Options::default() };
+        let svg = render(&ttrpc, Chart::Timeline, Format::Svg, &opts);
+        let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("fill") == Some("#C01C1C"))
+            .map(|n| n.text().unwrap_or("").trim().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (wide, narrow) = (red_at(1200), red_at(600));
     for lock in ["streamLock", "sendLock"] {
-        // The final column names it for each task waiting for it at the end,
-        // at both widths; the arrow's label only in the wide picture.
-        assert_eq!(count(&wide, lock), count(&narrow, lock) + 1, "{lock}: {narrow:?}");
+        // The final column names it in full at both widths; the arrow's
+        // label is there only in the wide picture.
+        assert_eq!((count(&wide, lock), count(&narrow, lock)), (1, 0), "{lock}: {wide:?} {narrow:?}");
+        assert!(texts_at(&ttrpc, 600).contains(&lock.to_string()));
     }
 }
 
@@ -1331,6 +1343,28 @@ fn a_select_too_long_for_the_final_column_counts_the_cases_it_leaves_out() {
             "{width}: {counted:?}"
         );
     }
+}
+
+#[test]
+fn a_blocked_stretch_too_narrow_for_its_words_keeps_the_resource_name() {
+    // ttrpc c1.2.3's callers block on streamLock and on sendLock: cut with
+    // their verb, both read `lock s…`. The name goes on alone instead.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    for width in [900, 1200, 1600] {
+        let opts = Options { width, ..Options::default() };
+        let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), width);
+        let cut_verbs: Vec<&String> = texts
+            .iter()
+            .filter(|t| t.ends_with('…') && ["lock ", "rlock ", "write ", "read "].iter().any(|v| t.starts_with(v)))
+            .collect();
+        assert!(cut_verbs.is_empty(), "{width}: {cut_verbs:?}");
+        assert!(texts.iter().any(|t| t.starts_with("strea") && t.ends_with('…')), "{width}: {texts:?}");
+    }
+    // A numbered resource keeps its number: Flink's two bufferQueue monitors.
+    let trace = committed_trace("flink-1.13.1-minimal-deadlock.json");
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    assert!(texts.iter().any(|t| t.contains("-1…") || t == "channel-1.bufferQueue"), "{texts:?}");
+    assert!(!texts.contains(&"lock c…".to_string()), "{texts:?}");
 }
 
 #[test]
