@@ -1368,6 +1368,26 @@ fn a_blocked_stretch_too_narrow_for_its_words_keeps_the_resource_name() {
 }
 
 #[test]
+fn a_narrow_time_axis_labels_a_round_tick_between_its_ends() {
+    // At 600 px the ttrpc timeline's plot is about 260 px: ticks 110 px
+    // apart gave 0 and 20 µs, and 20 µs gave way to the end's 22.7 µs, so
+    // the axis read "0 µs ... 22.7 µs". Closer ticks label one between.
+    let axis = |texts: &[String]| -> Vec<String> {
+        texts.iter().filter(|t| t.ends_with(" µs") || t.ends_with(" ns")).cloned().collect()
+    };
+    for name in ["ttrpc-s1.0.2-c1.2.3-deadlock.json", "abba-deadlock.json", "flink-1.13.1-minimal-deadlock.json"] {
+        let trace = committed_trace(name);
+        for width in (600..=1200).step_by(50) {
+            for chart in [Chart::Timeline, Chart::Locks] {
+                let opts = Options { width, ..Options::default() };
+                let labels = axis(&check_svg(&render(&trace, chart, Format::Svg, &opts), width));
+                assert!(labels.len() >= 3, "{name} {chart:?} at {width}: {labels:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
     // At the end of the self-assign-clear run the channel state writer is
     // in `deque.wait()`: it holds no lock and waits for none, but for a notify.
