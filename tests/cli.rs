@@ -1534,7 +1534,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("Figure 1: AB/BA") && !text.contains("abba · seed 0"), "{text}");
-    assert!(text.contains("1 of 3 tasks drawn, the ones --tasks names"), "{text}");
+    assert!(text.contains("1 of 3 tasks drawn, the ones selected"), "{text}");
 
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [

@@ -82,6 +82,9 @@ pub const DEADLOCK: Rgb = Rgb(0xC0, 0x1C, 0x1C);
 pub const CYCLE_TINT: Rgb = Rgb(0xFB, 0xE4, 0xDC);
 /// Waiting tasks (lock chart) and blocked writers/readers (pipe chart).
 pub const WAITING: Rgb = BLOCKED;
+/// A pipe's capacity line (pipe chart): ink, not the deadlock's red, which
+/// marks the deadlock's step in the same chart.
+pub const CAPACITY: Rgb = INK;
 /// Buffered bytes (pipe chart). Okabe-Ito sky blue, with a darker outline.
 pub const BUFFER_FILL: Rgb = Rgb(0x56, 0xB4, 0xE9);
 /// Outline of the buffered bytes.

@@ -270,7 +270,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             }
         }
         if cap > 0 {
-            s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::DEADLOCK, 1, 6, 4);
+            s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::CAPACITY, 1, 6, 4);
         }
 
         // Writes and reads, and blocked writers and readers.
@@ -337,7 +337,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             let text = if cap > 0 && end_level >= cap { "full".to_string() } else { format!("{} B", group(end_level)) };
             s.text_mid((x0 + right) / 2, (p0 + p1) / 2, &text, SMALL, true, palette::INK, Anchor::Center);
             if cap > 0 {
-                s.dashed((x0, yv(cap)), (right, yv(cap)), palette::DEADLOCK, 1, 6, 4);
+                s.dashed((x0, yv(cap)), (right, yv(cap)), palette::CAPACITY, 1, 6, 4);
             }
             for (row, op) in [(wr, "write"), (rd, "read")] {
                 // Who is stuck on the pipe at the end: at a deadlock, a task
@@ -364,7 +364,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(alpha(palette::BUFFER_FILL, 120)), "bytes buffered".into()));
         // The line, and in a busy column the range the level went through.
         items.push((Swatch::Thin(palette::BUFFER_LINE.into()), "level (a column's range, where it moved)".into()));
-        items.push((Swatch::HDash(palette::DEADLOCK.into()), "capacity".into()));
+        items.push((Swatch::HDash(palette::CAPACITY.into()), "capacity".into()));
     }
     if pipes.iter().any(|&r| m.trace.resources[r as usize].capacity == Some(0)) {
         items.push((Swatch::Fill(palette::BUFFER_LINE.into()), "bytes read from an unbuffered pipe".into()));

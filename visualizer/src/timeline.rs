@@ -283,7 +283,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let g = |n: usize| crate::columns::group(n as u64);
     if selected.is_some() {
-        let mut left_out = format!("{} of {} tasks drawn, the ones --tasks names", g(shown.len()), g(m.tasks.len()));
+        let mut left_out = format!("{} of {} tasks drawn, the ones selected", g(shown.len()), g(m.tasks.len()));
         if dead > 0 {
             left_out += &format!("; {} of them not alive in the window", g(dead));
         }

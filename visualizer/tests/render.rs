@@ -1568,14 +1568,14 @@ fn tasks_select_the_timelines_lanes_in_the_order_named() {
         .iter()
         .filter_map(|i| if let visualizer::Item::Text { text, .. } = i { Some(text.as_str()) } else { None })
         .collect();
-    assert!(texts.contains(&"7 of 16 tasks drawn, the ones --tasks names"), "{texts:?}");
+    assert!(texts.contains(&"7 of 16 tasks drawn, the ones selected"), "{texts:?}");
     // One task of the cycle is drawn: its tint, but no arrow (its peers have no lane).
     assert!(texts.contains(&"task in the deadlock cycle") && !texts.contains(&"waits for (held by)"), "{texts:?}");
     // Every task selected ('*'): still a selection, and the note says so.
     let s = lanes(&["*"]).unwrap();
     assert!(
         s.items.iter().any(
-            |i| matches!(i, visualizer::Item::Text { text, .. } if text == "16 of 16 tasks drawn, the ones --tasks names")
+            |i| matches!(i, visualizer::Item::Text { text, .. } if text == "16 of 16 tasks drawn, the ones selected")
         ),
         "no note of the selection"
     );
@@ -1614,7 +1614,7 @@ fn tasks_select_the_timelines_lanes_in_the_order_named() {
     let s = visualizer::scene(&m, Chart::Timeline, &opts).unwrap();
     assert_eq!(lane_names(&s).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), std::slice::from_ref(t11));
     assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. }
-        if text == "1 of 16 tasks drawn, the ones --tasks names; 1 of them not alive in the window")));
+        if text == "1 of 16 tasks drawn, the ones selected; 1 of them not alive in the window")));
 }
 
 #[test]
@@ -1723,7 +1723,7 @@ fn over_a_hundred_tasks_selected_the_first_named_get_the_lanes() {
     want.extend((0..98).map(|i| format!("caller-{i}")));
     assert_eq!(names, want);
     let note = format!(
-        "100 of {} tasks drawn, the ones --tasks names; 100 more alive, over 100: the first 100 named are drawn",
+        "100 of {} tasks drawn, the ones selected; 100 more alive, over 100: the first 100 named are drawn",
         trace.tasks.len()
     );
     assert!(s.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. } if *text == note)), "{note}");
