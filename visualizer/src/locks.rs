@@ -3,8 +3,8 @@
 //! A lane shows who holds the lock over time, in the holder's task colour
 //! and with its name where there is room. An RWMutex lane has one row per
 //! concurrent reader (readers stacked); a write lock covers every row. Under
-//! the holders, a row shows how many tasks wait to acquire the lock
-//! (darker: more). A tail after the axis shows the holders and waiters at
+//! the holders, a row shows how many tasks wait to acquire the lock (one
+//! shade per count up to 4, darker: more). A tail after the axis shows the holders and waiters at
 //! the end, and the locks of a deadlock cycle have their names in red.
 //!
 //! ```
@@ -112,21 +112,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let bands = lanes.iter().map(|l| (l.top, l.bottom, cycle_res.contains(&l.resource)));
     layout::lane_backgrounds(&mut s, &xm, bands, plot_top, plot_bottom);
 
-    // The most tasks waiting at once in the window (0: none waited).
-    let most_waiting = max_waiting(m, &locks, &xm);
-    // The final column's counts share the scale: at a deadlock, tasks that
-    // block in the last step wait there only.
-    let final_waiting = |r: u32| m.resources[r as usize].waits.iter().filter(|w| w.open).count() as u32;
-    let most_final = if tail > 0 { locks.iter().map(|&r| final_waiting(r)).max().unwrap_or(0) } else { 0 };
-    let max_wait = most_waiting.max(most_final).max(1);
     let mut holders: BTreeSet<u32> = BTreeSet::new();
     let mut pale = false;
     let mut read_held = false;
     for lane in &lanes {
         let in_cycle = cycle_res.contains(&lane.resource);
-        draw_lane(&mut s, m, &xm, lane, label_w, max_wait, in_cycle, &mut holders, &mut pale, &mut read_held);
+        draw_lane(&mut s, m, &xm, lane, label_w, in_cycle, &mut holders, &mut pale, &mut read_held);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right, max_wait, &mut holders);
+            draw_tail(&mut s, m, &xm, lane, right, &mut holders);
         }
     }
     if tail > 0 {
@@ -163,8 +156,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
     // The lightest and darkest shades the bars take (see `waiting_shade`).
-    let (light, dark) = (alpha(palette::WAITING, waiting_shade(0, 1)), alpha(palette::WAITING, waiting_shade(1, 1)));
-    items.push((Swatch::Ramp(light, dark), "tasks waiting to acquire (darker: more)".into()));
+    let (light, dark) =
+        (alpha(palette::WAITING, waiting_shade(1)), alpha(palette::WAITING, waiting_shade(WAIT_SHADES)));
+    items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: 1 to {WAIT_SHADES} or more")));
     items.extend(layout::end_mark_legend(m, a, b));
     if !cycle_res.is_empty() {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
@@ -257,16 +251,16 @@ fn last_step_notes(m: &Model, locks: &[u32], xm: &XMap) -> Vec<String> {
     notes
 }
 
-/// The opacity of a waiting row where `n` tasks wait, of at most `max`
-/// (darker: more), the same in the plot and in the final column.
-fn waiting_shade(n: u32, max: u32) -> u8 {
-    let max = max.max(n).max(1);
-    (110 + 145 * n / max) as u8
+/// The opacity of a waiting row where `n` tasks wait: one shade per count
+/// up to [`WAIT_SHADES`] or more, darker for more, the same in every chart
+/// (a scale per chart made "1 waiting" dark in one figure and pale in the
+/// next, and 1 and 2 all but alike where 6 waited somewhere).
+fn waiting_shade(n: u32) -> u8 {
+    [0, 110, 160, 205, 255][n.min(WAIT_SHADES) as usize]
 }
 
-fn max_waiting(m: &Model, locks: &[u32], xm: &XMap) -> u32 {
-    locks.iter().map(|&r| waiting(m, r, xm).into_iter().max().unwrap_or(0)).max().unwrap_or(0)
-}
+/// The count from which the waiting row takes its darkest shade.
+const WAIT_SHADES: u32 = 4;
 
 #[allow(clippy::too_many_arguments)]
 fn draw_lane(
@@ -275,7 +269,6 @@ fn draw_lane(
     xm: &XMap,
     lane: &Lane,
     label_w: i32,
-    max_wait: u32,
     in_cycle: bool,
     holders: &mut BTreeSet<u32>,
     pale: &mut bool,
@@ -367,7 +360,7 @@ fn draw_lane(
     let wait = waiting(m, r, xm);
     let cols: Vec<Option<u32>> = wait.iter().map(|&n| (n > 0).then_some(n)).collect();
     for (c0, c1, n) in runs(&cols) {
-        let a = waiting_shade(n, max_wait);
+        let a = waiting_shade(n);
         let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
         s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
@@ -379,7 +372,7 @@ fn draw_lane(
 }
 
 /// Holders and waiters at the end of the trace.
-fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, max_wait: u32, holders: &mut BTreeSet<u32>) {
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holders: &mut BTreeSet<u32>) {
     let x0 = xm.left + xm.width + 6;
     let r = lane.resource;
     let holds = &m.resources[r as usize].holds;
@@ -414,12 +407,27 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, max_w
     let n = m.resources[r as usize].waits.iter().filter(|w| w.open).count() as u32;
     if n > 0 {
         // The shade (and ink) of the plot's waiting row for the same count.
-        let a = waiting_shade(n, max_wait);
+        let a = waiting_shade(n);
         s.rect(x0, lane.wait.0, right, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
         if let Some(text) = fonts::fit(&text, TINY, true, right - x0 - 6) {
             let ink = if a >= 200 { palette::WHITE } else { palette::INK };
             s.text_mid((x0 + right) / 2, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Center);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_of_waiting_tasks_has_one_shade_darker_than_the_last() {
+        let shades: Vec<u8> = (1..=WAIT_SHADES + 2).map(waiting_shade).collect();
+        assert!(shades.windows(2).take(WAIT_SHADES as usize - 1).all(|w| w[0] < w[1]), "{shades:?}");
+        assert!(shades[WAIT_SHADES as usize - 1..].iter().all(|&a| a == 255), "{shades:?}");
+        // Neighbouring counts differ by at least 45 of 255 in opacity (with a
+        // scale per chart, by 36 where 4 waited somewhere, 24 where 6 did).
+        assert!(shades.windows(2).take(3).all(|w| w[1] - w[0] >= 45), "{shades:?}");
     }
 }
