@@ -6,7 +6,8 @@
 //! the capacity as a dashed line, and a band where the buffer is full. Under
 //! the panel, a row for the writes and one for the reads, in the colour of
 //! the task doing them, with the stretches where a writer (or reader) is
-//! blocked on the pipe. A tail after the axis gives the level at the end.
+//! blocked on the pipe, banded in its colour. A tail after the axis gives
+//! the level at the end.
 //!
 //! ```
 //! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
@@ -27,10 +28,21 @@ use crate::scene::{alpha, Anchor, Scene};
 use crate::{Error, Options, XAxis};
 
 const PANEL: i32 = 120;
+/// The panel of an unbuffered pipe: its bars are the bytes each read takes
+/// (in ttrpc, one message each, alike), so height says little; the rows of
+/// writes, reads and blocked tasks under it say more.
+const UNBUFFERED_PANEL: i32 = 48;
 const ROW: i32 = 16;
 const TAIL: i32 = 76;
 
 /// Per column, the bytes read (an unbuffered pipe's hand-overs).
+/// An unbuffered pipe (Go net.Pipe) holds nothing: its panel shows the
+/// bytes each read takes from a writer instead, per column.
+fn unbuffered(m: &Model, r: u32) -> bool {
+    let cap = m.trace.resources[r as usize].capacity.unwrap_or(0);
+    cap == 0 && m.resources[r as usize].pipe_ops.iter().all(|o| o.buffered == 0)
+}
+
 fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
     let mut v = vec![0u64; xm.width as usize];
     for o in ops.iter().filter(|o| !o.write) {
@@ -44,18 +56,21 @@ fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
 /// Who is still blocked in a `op` ("write" or "read") on pipe `r` at the
 /// end of the run, as the final column names them: the task, or "N tasks".
 fn blocked_label(m: &Model, r: u32, op: &str) -> Option<String> {
-    let blocked: Vec<u32> = m
-        .tasks
-        .iter()
-        .filter_map(|tt| tt.blocks.last())
-        .filter(|blk| blk.open && blk.resource == Some(r) && blk.op == op)
-        .map(|blk| blk.task)
-        .collect();
-    match blocked.as_slice() {
+    match blocked_at_end(m, r, op).as_slice() {
         [] => None,
         [t] => Some(m.task_name(*t).to_string()),
         more => Some(format!("{} tasks", more.len())),
     }
+}
+
+/// The tasks still blocked in `op` (write or read) on pipe `r` at the end.
+fn blocked_at_end(m: &Model, r: u32, op: &str) -> Vec<u32> {
+    m.tasks
+        .iter()
+        .filter_map(|tt| tt.blocks.last())
+        .filter(|blk| blk.open && blk.resource == Some(r) && blk.op == op)
+        .map(|blk| blk.task)
+        .collect()
 }
 
 /// What the window's last step does on the pipes (bytes written or read,
@@ -118,7 +133,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let top = y;
         let name_y = top + 22;
         let p0 = name_y + 14;
-        let p1 = p0 + PANEL;
+        let p1 = p0 + if unbuffered(m, r) { UNBUFFERED_PANEL } else { PANEL };
         let wr = (p1 + 6, p1 + 6 + ROW);
         let rd = (wr.1 + 4, wr.1 + 4 + ROW);
         let bottom = rd.1 + 10;
@@ -134,12 +149,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let ops = &m.resources[r as usize].pipe_ops;
         let cap = res.capacity.unwrap_or(0);
         let peak = ops.iter().map(|o| o.buffered).max().unwrap_or(0);
-        // An unbuffered pipe (Go net.Pipe) holds nothing: its panel shows the
-        // bytes each read takes from a writer instead, per column.
-        let unbuffered = cap == 0 && peak == 0;
+        let unbuffered = unbuffered(m, r);
         let handed = if unbuffered { handed_over(ops, &xm) } else { Vec::new() };
         let scale = if unbuffered { handed.iter().copied().max().unwrap_or(0).max(1) } else { cap.max(peak).max(1) };
-        let yv = |v: u64| p1 - (v.min(scale) as i64 * PANEL as i64 / scale as i64) as i32;
+        let yv = |v: u64| p1 - (v.min(scale) as i64 * (p1 - p0) as i64 / scale as i64) as i32;
 
         // Name and scale.
         let name_color = if cycle_res.contains(&r) { palette::DEADLOCK } else { palette::INK };
@@ -294,26 +307,28 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     _ => continue,
                 };
                 let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
+                // Blocked, and who: the whole stretch is a band in the task's
+                // colour over the blocked line, so that stretches of several
+                // tasks tell apart where no name fits (the legend names them).
                 s.rect(x0, row.1 - 4, x1.max(x0 + 1), row.1, palette::WAITING);
-                // Who is blocked, where the stretch has no room for the name:
-                // a cap in the task's colour at its start (the legend names
-                // it), when the start is in the window.
-                if blk.start >= xm.a {
-                    s.rect(x0, row.1 - 7, x0 + 3, row.1, m.task_colour(blk.task));
-                }
+                s.rect(x0, row.1 - 8, x1.max(x0 + 1), row.1 - 4, m.task_colour(blk.task));
                 tasks.insert(blk.task);
                 any_blocked = true;
                 any_op = true;
                 // Named in the first stretch of the row without marks that
-                // holds the name (over marks it could not be read).
-                let who = format!("{} blocked", m.task_name(blk.task));
-                let need = fonts::width(&who, TINY, false) + 8;
+                // holds the name (over marks it could not be read): "caller-3
+                // blocked", or the name alone where only that fits.
                 let col = |x: i32| ((x - xm.left).max(0) as usize).min(marks.len());
                 let (c0, c1) = (col(x0), col(x1));
                 let free: Vec<Option<()>> = marks[c0..c1].iter().map(|k| k.is_none().then_some(())).collect();
-                if let Some((g0, _, ())) = runs(&free).into_iter().find(|&(g0, g1, ())| (g1 - g0) as i32 >= need) {
-                    let x = (xm.col_x(c0 + g0) + 2).max(x0 + 3);
-                    s.text(x, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
+                let name = m.task_name(blk.task);
+                for who in [format!("{name} blocked"), name.to_string()] {
+                    let need = fonts::width(&who, TINY, false) + 8;
+                    if let Some((g0, _, ())) = runs(&free).into_iter().find(|&(g0, g1, ())| (g1 - g0) as i32 >= need) {
+                        let x = (xm.col_x(c0 + g0) + 2).max(x0 + 3);
+                        s.text(x, row.1 - 10, &who, TINY, false, palette::INK, Anchor::Left);
+                        break;
+                    }
                 }
             }
         }
@@ -345,8 +360,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 // have the room to name.
                 if let Some(who) = blocked_label(m, r, op) {
                     s.rect(x0, row.1 - 4, right, row.1, palette::WAITING);
+                    // In its colour, as its stretch in the plot (several: none).
+                    if let [t] = blocked_at_end(m, r, op)[..] {
+                        s.rect(x0, row.1 - 8, right, row.1 - 4, m.task_colour(t));
+                    }
                     let who = layout::fit_or_cut(&who, TINY, false, right - x0 - 4);
-                    s.text(x0 + 2, row.1 - 6, &who, TINY, false, palette::INK, Anchor::Left);
+                    s.text(x0 + 2, row.1 - 10, &who, TINY, false, palette::INK, Anchor::Left);
                 }
             }
         }
@@ -373,7 +392,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(palette::WAITING.into()), "buffer full".into()));
     }
     if any_blocked {
-        items.push((Swatch::Thin(palette::WAITING.into()), "writer / reader blocked on the pipe".into()));
+        items.push((
+            Swatch::Thin(palette::WAITING.into()),
+            "writer / reader blocked on the pipe (over it, the task's colour)".into(),
+        ));
     }
     for &t in &tasks {
         items.push((Swatch::Fill(m.task_colour(t).into()), m.task_name(t).to_string()));
