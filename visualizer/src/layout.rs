@@ -183,14 +183,13 @@ type Tick = (i32, Option<(String, (i32, i32))>);
 /// at 110 the only round tick falls too near an end to be labelled (a
 /// narrow chart of 22.7 µs: 0, 20 µs, 22.7 µs would read "0 µs ... 22.7 µs").
 fn axis_ticks(xm: &XMap) -> Vec<u64> {
-    let mut ticks = Vec::new();
-    for spacing in [110, 80, 60] {
-        ticks = columns::ticks(xm.x0, xm.x1, xm.width, spacing);
-        if labelled_ticks(xm, &ticks).iter().any(|(x, l)| l.is_some() && *x > xm.left && *x < xm.left + xm.width) {
-            break;
-        }
-    }
-    ticks
+    let at = |spacing: i32| columns::ticks(xm.x0, xm.x1, xm.width, spacing);
+    let inner = |ticks: &[u64]| {
+        labelled_ticks(xm, ticks).iter().any(|(x, l)| l.is_some() && *x > xm.left && *x < xm.left + xm.width)
+    };
+    // Where no spacing gives one, the usual ticks: closer ones would only
+    // add unlabelled grid lines.
+    [110, 80, 60].into_iter().map(at).find(|t| inner(t)).unwrap_or_else(|| at(110))
 }
 
 /// The ends of the axis and `ticks`, left to right, each labelled unless
@@ -212,6 +211,9 @@ fn labelled_ticks(xm: &XMap, ticks: &[u64]) -> Vec<Tick> {
     let last_span = (right - fonts::width(&last, SMALL, false), right);
     let mut drawn: Vec<Tick> = vec![(xm.left, Some((first, first_span))), (right, Some((last, last_span)))];
     let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
+    // The span of the last round tick labelled: labels wider than the
+    // ticks are apart (`100 000 000` steps) keep clear of each other too.
+    let mut previous: Option<(i32, i32)> = None;
     for &t in ticks {
         let x = xm.px_value(t);
         if x <= xm.left || x >= right {
@@ -225,7 +227,10 @@ fn labelled_ticks(xm: &XMap, ticks: &[u64]) -> Vec<Tick> {
         // A tick label too close to an end's gives way to it (its tick and
         // grid line stay).
         let clear = |o: (i32, i32)| span.1 + 14 <= o.0 || o.1 + 14 <= span.0;
-        let labelled = clear(first_span) && clear(last_span);
+        let labelled = clear(first_span) && clear(last_span) && previous.is_none_or(clear);
+        if labelled {
+            previous = Some(span);
+        }
         drawn.push((x, labelled.then_some((label, span))));
     }
     drawn.sort_by_key(|t| t.0);

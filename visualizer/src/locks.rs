@@ -4,8 +4,9 @@
 //! and with its name where there is room. An RWMutex lane has one row per
 //! concurrent reader (readers stacked); a write lock covers every row. Under
 //! the holders, a row shows how many tasks wait to acquire the lock (one
-//! shade per count up to 4, darker: more). A tail after the axis shows the holders and waiters at
-//! the end, and the locks of a deadlock cycle have their names in red.
+//! shade per count up to 4, darker: more). A tail after the axis shows the
+//! holders and waiters at the end, and the locks of a deadlock cycle have
+//! their names in red.
 //!
 //! ```
 //! let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
@@ -256,11 +257,22 @@ fn last_step_notes(m: &Model, locks: &[u32], xm: &XMap) -> Vec<String> {
 /// (a scale per chart made "1 waiting" dark in one figure and pale in the
 /// next, and 1 and 2 all but alike where 6 waited somewhere).
 fn waiting_shade(n: u32) -> u8 {
-    [0, 110, 160, 205, 255][n.min(WAIT_SHADES) as usize]
+    SHADES[(n as usize).min(SHADES.len() - 1)]
 }
 
+/// The opacity of the waiting row by count: none, then 1, 2, 3, 4 or more.
+const SHADES: [u8; 5] = [0, 110, 160, 205, 255];
+
 /// The count from which the waiting row takes its darkest shade.
-const WAIT_SHADES: u32 = 4;
+const WAIT_SHADES: u32 = SHADES.len() as u32 - 1;
+
+/// The text colour on a waiting row of opacity `a` (over white): ink on the
+/// lighter shades, white on the darkest.
+fn waiting_ink(a: u8) -> palette::Rgb {
+    let palette::Rgb(r, g, b) = palette::WAITING;
+    let over_white = |c: u8| ((c as u32 * a as u32 + 255 * (255 - a as u32) + 127) / 255) as u8;
+    palette::text_on(palette::Rgb(over_white(r), over_white(g), over_white(b)))
+}
 
 #[allow(clippy::too_many_arguments)]
 fn draw_lane(
@@ -365,7 +377,7 @@ fn draw_lane(
         s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
         if x1 - x0 >= fonts::width(&text, TINY, true) + 10 {
-            let ink = if a >= 200 { palette::WHITE } else { palette::INK };
+            let ink = waiting_ink(a);
             s.text_mid(x0 + 4, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Left);
         }
     }
@@ -411,7 +423,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
         s.rect(x0, lane.wait.0, right, lane.wait.1, alpha(palette::WAITING, a));
         let text = format!("{n} waiting");
         if let Some(text) = fonts::fit(&text, TINY, true, right - x0 - 6) {
-            let ink = if a >= 200 { palette::WHITE } else { palette::INK };
+            let ink = waiting_ink(a);
             s.text_mid((x0 + right) / 2, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Center);
         }
     }

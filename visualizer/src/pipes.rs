@@ -35,14 +35,14 @@ const UNBUFFERED_PANEL: i32 = 48;
 const ROW: i32 = 16;
 const TAIL: i32 = 76;
 
-/// Per column, the bytes read (an unbuffered pipe's hand-overs).
 /// An unbuffered pipe (Go net.Pipe) holds nothing: its panel shows the
 /// bytes each read takes from a writer instead, per column.
-fn unbuffered(m: &Model, r: u32) -> bool {
+fn is_unbuffered(m: &Model, r: u32) -> bool {
     let cap = m.trace.resources[r as usize].capacity.unwrap_or(0);
     cap == 0 && m.resources[r as usize].pipe_ops.iter().all(|o| o.buffered == 0)
 }
 
+/// Per column, the bytes read (an unbuffered pipe's hand-overs).
 fn handed_over(ops: &[crate::model::PipeOp], xm: &XMap) -> Vec<u64> {
     let mut v = vec![0u64; xm.width as usize];
     for o in ops.iter().filter(|o| !o.write) {
@@ -133,7 +133,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let top = y;
         let name_y = top + 22;
         let p0 = name_y + 14;
-        let p1 = p0 + if unbuffered(m, r) { UNBUFFERED_PANEL } else { PANEL };
+        let p1 = p0 + if is_unbuffered(m, r) { UNBUFFERED_PANEL } else { PANEL };
         let wr = (p1 + 6, p1 + 6 + ROW);
         let rd = (wr.1 + 4, wr.1 + 4 + ROW);
         let bottom = rd.1 + 10;
@@ -149,7 +149,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let ops = &m.resources[r as usize].pipe_ops;
         let cap = res.capacity.unwrap_or(0);
         let peak = ops.iter().map(|o| o.buffered).max().unwrap_or(0);
-        let unbuffered = unbuffered(m, r);
+        let unbuffered = is_unbuffered(m, r);
         let handed = if unbuffered { handed_over(ops, &xm) } else { Vec::new() };
         let scale = if unbuffered { handed.iter().copied().max().unwrap_or(0).max(1) } else { cap.max(peak).max(1) };
         let yv = |v: u64| p1 - (v.min(scale) as i64 * (p1 - p0) as i64 / scale as i64) as i32;
@@ -296,14 +296,17 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 any_op = true;
             }
         }
+        // Where each row's names already are: a name that would overlap one
+        // (two tasks blocked in the same operation at once) is left out.
+        let mut named: [Vec<(i32, i32)>; 2] = [Vec::new(), Vec::new()];
         for tt in m.tasks.iter() {
             for blk in &tt.blocks {
                 if blk.resource != Some(r) || blk.end < xm.a || blk.start > xm.b {
                     continue;
                 }
-                let (row, marks) = match blk.op.as_str() {
-                    "write" => (wr, &writes),
-                    "read" => (rd, &reads),
+                let (row, marks, k) = match blk.op.as_str() {
+                    "write" => (wr, &writes, 0),
+                    "read" => (rd, &reads, 1),
                     _ => continue,
                 };
                 let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
@@ -326,7 +329,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     let need = fonts::width(&who, TINY, false) + 8;
                     if let Some((g0, _, ())) = runs(&free).into_iter().find(|&(g0, g1, ())| (g1 - g0) as i32 >= need) {
                         let x = (xm.col_x(c0 + g0) + 2).max(x0 + 3);
-                        s.text(x, row.1 - 10, &who, TINY, false, palette::INK, Anchor::Left);
+                        let span = (x, x + need);
+                        if named[k].iter().all(|o| span.1 <= o.0 || o.1 <= span.0) {
+                            s.text(x, row.1 - 10, &who, TINY, false, palette::INK, Anchor::Left);
+                            named[k].push(span);
+                        }
                         break;
                     }
                 }

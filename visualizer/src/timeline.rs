@@ -352,7 +352,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "task in the deadlock cycle".into()));
     }
     if arrows.iter().any(|a| a.cycle) {
-        items.push((Swatch::Arrow(palette::DEADLOCK.into()), "waits for (held by)".into()));
+        let notify = m.trace.deadlock.iter().flat_map(|d| &d.cycle).any(|b| b.op == "wait");
+        let what = if notify { "waits for (held by, or for a wait: notified by)" } else { "waits for (held by)" };
+        items.push((Swatch::Arrow(palette::DEADLOCK.into()), what.into()));
     }
     if let Some(f) = m.failure.filter(|_| failed.is_some_and(drawn)) {
         let who = if f.what == "panic" { "task that panicked" } else { "task that violated the invariant" };
@@ -388,7 +390,9 @@ fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
     let n = d.cycle.len();
     for (i, bt) in d.cycle.iter().enumerate() {
         let next = d.cycle[(i + 1) % n].task;
-        out.push(Arrow { from: bt.task, to: next, what: bt.waits_for.clone(), cycle: true, col: 0 });
+        // A monitor's wait() waits for a notify, as the final column says.
+        let what = if bt.op == "wait" { format!("wait {}", bt.waits_for) } else { bt.waits_for.clone() };
+        out.push(Arrow { from: bt.task, to: next, what, cycle: true, col: 0 });
     }
     // Tasks blocked behind the cycle are in the wait-for graph; arrows for
     // them here would crowd the strip.
@@ -708,10 +712,15 @@ fn draw_lane(
         };
         // Where the words do not fit, the resource's name goes on alone
         // (`strea…` and `sendL…`, not `lock s…` for both): the stretch's
-        // colour says blocked, the name says on what. A monitor wait keeps
-        // its `wait`, which the name does not say.
-        let name = blk.resource.filter(|_| blk.op != "wait").map(|r| m.resource_name(r));
-        let placed = match name {
+        // colour says blocked, the name says on what. (A read lock and a
+        // lock of one RWMutex then read alike; the final column and the
+        // locks chart tell them apart.) A monitor wait keeps its `wait`,
+        // which is not a wait for the monitor, with two letters of the name
+        // at least.
+        let placed = match blk.resource.map(|r| m.resource_name(r)) {
+            Some(_) if blk.op == "wait" => {
+                label_gap(&mark_xs, x0, x1, &what).filter(|(_, t)| *t == what || t.chars().count() >= "wait ".len() + 3)
+            }
             Some(name) => label_gap(&mark_xs, x0, x1, &what)
                 .filter(|(_, t)| *t == what)
                 .or_else(|| name_gap(&mark_xs, x0, x1, name)),
@@ -833,34 +842,38 @@ fn gaps(mark_xs: &[i32], x0: i32, x1: i32) -> Vec<(i32, i32)> {
 /// else the widest gap, the text cut to it; `None` if no gap holds even a
 /// cut text. With no marks, the gap is the whole stretch.
 fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, String)> {
-    let gaps = gaps(mark_xs, x0, x1);
-    let whole = fonts::width(what, TINY, true) + 10;
-    if let Some(&(g0, _)) = gaps.iter().find(|(g0, g1)| g1 - g0 >= whole) {
-        return Some((g0, what.to_string()));
-    }
-    let &(g0, g1) = gaps.iter().max_by_key(|(g0, g1)| (g1 - g0, -g0))?;
-    fonts::fit(what, TINY, true, g1 - g0 - 10).map(|t| (g0, t))
+    in_gaps(mark_xs, x0, x1, what, |max| fonts::fit(what, TINY, true, max))
 }
 
-/// [`label_gap`] for a name alone: the first gap that holds it whole, else
-/// the widest, the name cut there; `None` if no gap holds even a cut name.
+/// [`label_gap`] for a resource's name alone. A numbered name
+/// (`channel-1.bufferQueue`, `stream#3.recv`) is cut keeping its number
+/// (`ch…-1…`); another keeps its start, where names of one model differ
+/// (`strea…`, `sendL…`); a cut keeps two letters at least.
 fn name_gap(mark_xs: &[i32], x0: i32, x1: i32, name: &str) -> Option<(i32, String)> {
+    let numbered = name.as_bytes().windows(2).any(|w| matches!(w[0], b'-' | b'#') && w[1].is_ascii_digit());
+    in_gaps(mark_xs, x0, x1, name, |max| {
+        let cut = if numbered { layout::fit_or_cut(name, TINY, true, max) } else { fonts::fit(name, TINY, true, max)? };
+        // A lone "…" or one letter and it says nothing.
+        (cut.chars().count() >= 3 && fonts::width(&cut, TINY, true) <= max).then_some(cut)
+    })
+}
+
+/// `text` in the first gap of `x0..x1` between the marks that holds it
+/// whole, else `cut` to the widest gap's room.
+fn in_gaps(
+    mark_xs: &[i32],
+    x0: i32,
+    x1: i32,
+    text: &str,
+    cut: impl Fn(i32) -> Option<String>,
+) -> Option<(i32, String)> {
     let gaps = gaps(mark_xs, x0, x1);
-    let whole = fonts::width(name, TINY, true) + 10;
+    let whole = fonts::width(text, TINY, true) + 10;
     if let Some(&(g0, _)) = gaps.iter().find(|(g0, g1)| g1 - g0 >= whole) {
-        return Some((g0, name.to_string()));
+        return Some((g0, text.to_string()));
     }
     let &(g0, g1) = gaps.iter().max_by_key(|(g0, g1)| (g1 - g0, -g0))?;
-    // A numbered name keeps its number (`chan…-1…`); another keeps its
-    // start, where names of one model differ (`strea…`, `sendL…`).
-    let max = g1 - g0 - 10;
-    let cut = if name.bytes().any(|b| b.is_ascii_digit()) {
-        layout::fit_or_cut(name, TINY, true, max)
-    } else {
-        fonts::fit(name, TINY, true, max)?
-    };
-    // Two letters and the ellipsis at least: a lone "…" says nothing.
-    (cut.chars().count() >= 3 && fonts::width(&cut, TINY, true) <= max).then_some((g0, cut))
+    cut(g1 - g0 - 10).map(|t| (g0, t))
 }
 
 /// "holds A, B; reads C" in `max` pixels, cut by whole names: the last

@@ -3,7 +3,9 @@
 //! Tasks (boxes, in their task colour) and resources (grey hexagons) are
 //! nodes; a task points to the resource it waits for ("waits for"), a
 //! resource to the tasks that could release it ("held by" for a lock,
-//! "released by" for a channel or pipe, whose other end they hold). The
+//! "released by" for a channel or pipe, whose other end they hold). A task
+//! in a monitor's `wait()` "waits for a notify" on it, "notified by" the
+//! tasks that could. The
 //! cycle is laid out on a circle and drawn in red; tasks blocked behind it,
 //! and holders outside it, sit further out in grey.
 //!
@@ -670,14 +672,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         // the resource, and then the resource under the task (44 px under:
         // room for the edge's label beside it, clear of both boxes).
         let right = width - MARGIN;
-        let side_by_side = MARGIN + 10 + task_w + 90 + wait_w <= right;
-        let list_beside = side_by_side && MARGIN + 10 + task_w + 90 + wait_w + 40 + 160 <= right;
+        // Between task and resource: room for the edge's label.
+        let gap = 90 + label_excess(&g);
+        let side_by_side = MARGIN + 10 + task_w + gap + wait_w <= right;
+        let list_beside = side_by_side && MARGIN + 10 + task_w + gap + wait_w + 40 + 160 <= right;
         for e in rows {
             let (wa, ha) = sizes[e.from];
             let (wb, hb) = sizes[e.to];
             let top = y + 10;
             let (a, b, mut bottom) = if side_by_side {
-                let (h, x) = (ha.max(hb), MARGIN + 10 + task_w + 90 + wait_w / 2);
+                let (h, x) = (ha.max(hb), MARGIN + 10 + task_w + gap + wait_w / 2);
                 let a = Placed { x: (MARGIN + 10 + task_w / 2) as f64, y: (top + h / 2) as f64, w: wa, h: ha };
                 (a, Placed { x: x as f64, y: (top + h / 2) as f64, w: wb, h: hb }, top + h)
             } else {
@@ -753,18 +757,23 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 /// Gaps between nodes laid out in layers: side by side, and between layers.
 const LAYER_GAP_X: i32 = 60;
 const LAYER_GAP_Y: i32 = 90;
-/// Between two columns (room for an edge's label), and between two nodes stacked in one.
+/// Between two columns (room for an edge's label; see [`column_gap`]).
 const COLUMN_GAP: i32 = 80;
-
-/// The room between two columns of layers: [`COLUMN_GAP`], wider by what a
-/// label longer than "waits for" ("waits for a notify") needs to be read
-/// along its edge.
-fn column_gap(g: &Graph) -> i32 {
-    let base = fonts::width("waits for", TINY, false);
-    let widest = g.edges.iter().map(|e| fonts::width(e.label, TINY, e.cycle)).max().unwrap_or(0);
-    COLUMN_GAP + (widest - base).max(0)
-}
+/// Between two nodes stacked in one column.
 const STACK_GAP: i32 = 22;
+
+/// What a wait label longer than "waits for" ("waits for a notify") needs
+/// beyond the room left for "waits for", to be read along a horizontal edge.
+/// (The room was made for "waits for"; the other labels fit it.)
+fn label_excess(g: &Graph) -> i32 {
+    let excess = |e: &Edge| fonts::width(e.label, TINY, e.cycle) - fonts::width("waits for", TINY, e.cycle);
+    g.edges.iter().filter(|e| is_wait(e.label)).map(excess).max().unwrap_or(0).max(0)
+}
+
+/// The room between two columns of layers.
+fn column_gap(g: &Graph) -> i32 {
+    COLUMN_GAP + label_excess(g)
+}
 
 /// Each node's layer in a graph without a cycle: its height above the sinks,
 /// the longest path to a node that waits for nothing. A node is then one

@@ -1360,11 +1360,23 @@ fn a_blocked_stretch_too_narrow_for_its_words_keeps_the_resource_name() {
         assert!(cut_verbs.is_empty(), "{width}: {cut_verbs:?}");
         assert!(texts.iter().any(|t| t.starts_with("strea") && t.ends_with('…')), "{width}: {texts:?}");
     }
-    // A numbered resource keeps its number: Flink's two bufferQueue monitors.
+    // A numbered resource keeps its number: Flink's two bufferQueue
+    // monitors. (The bars' labels start at their left; the final column's
+    // are centred, and name the monitors in full.)
     let trace = committed_trace("flink-1.13.1-minimal-deadlock.json");
-    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
-    assert!(texts.iter().any(|t| t.contains("-1…") || t == "channel-1.bufferQueue"), "{texts:?}");
-    assert!(!texts.contains(&"lock c…".to_string()), "{texts:?}");
+    let svg = render(&trace, Chart::Timeline, Format::Svg, &Options::default());
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+    let on_bars: Vec<&str> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("text")
+                && n.attribute("fill") == Some("#FFFFFF")
+                && n.attribute("text-anchor") == Some("start")
+        })
+        .map(|n| n.text().unwrap_or("").trim())
+        .collect();
+    assert!(on_bars.contains(&"ch…-1…"), "{on_bars:?}");
+    assert!(on_bars.iter().all(|t| !t.starts_with("lock c")), "{on_bars:?}");
 }
 
 #[test]
@@ -1372,16 +1384,33 @@ fn a_narrow_time_axis_labels_a_round_tick_between_its_ends() {
     // At 600 px the ttrpc timeline's plot is about 260 px: ticks 110 px
     // apart gave 0 and 20 µs, and 20 µs gave way to the end's 22.7 µs, so
     // the axis read "0 µs ... 22.7 µs". Closer ticks label one between.
-    let axis = |texts: &[String]| -> Vec<String> {
-        texts.iter().filter(|t| t.ends_with(" µs") || t.ends_with(" ns")).cloned().collect()
+    // The axis labels (muted, below the plot, left-anchored): (x, width, text).
+    let axis = |svg: &[u8]| -> Vec<(i32, i32, String)> {
+        let doc = roxmltree::Document::parse(std::str::from_utf8(svg).unwrap()).unwrap();
+        let mut v: Vec<(i32, i32, String)> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("fill") == Some("#5F5F5F"))
+            .map(|n| {
+                let num = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap() as i32;
+                (num("x"), num("textLength"), n.text().unwrap_or("").trim().to_string())
+            })
+            .filter(|(_, _, t)| t.ends_with(" µs") || t.ends_with(" ns") || t.chars().all(|c| c.is_ascii_digit()))
+            .collect();
+        v.sort();
+        v
     };
     for name in ["ttrpc-s1.0.2-c1.2.3-deadlock.json", "abba-deadlock.json", "flink-1.13.1-minimal-deadlock.json"] {
         let trace = committed_trace(name);
         for width in (600..=1200).step_by(50) {
             for chart in [Chart::Timeline, Chart::Locks] {
                 let opts = Options { width, ..Options::default() };
-                let labels = axis(&check_svg(&render(&trace, chart, Format::Svg, &opts), width));
-                assert!(labels.len() >= 3, "{name} {chart:?} at {width}: {labels:?}");
+                let svg = render(&trace, chart, Format::Svg, &opts);
+                check_svg(&svg, width);
+                let labels = axis(&svg);
+                let at = format!("{name} {chart:?} at {width}: {labels:?}");
+                // Two ends and one between, none running into the next.
+                assert!(labels.len() >= 3, "{at}");
+                assert!(labels.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0), "{at}");
             }
         }
     }
@@ -1526,9 +1555,9 @@ fn a_blocked_stretch_in_the_pipes_chart_is_banded_in_its_tasks_colour() {
     // the write Client.run is still blocked in.
     let bands =
         svg.split("<rect ").filter(|r| r.contains("height=\"4\"") && r.contains(&format!("fill=\"{colour}\""))).count();
-    let writes = &m.tasks[client as usize].blocks;
-    let blocks = writes.iter().filter(|b| b.op == "write").count();
-    assert!(writes.last().is_some_and(|b| b.open && b.op == "write"));
+    let all = &m.tasks[client as usize].blocks;
+    let blocks = all.iter().filter(|b| b.op == "write").count();
+    assert!(all.last().is_some_and(|b| b.open && b.op == "write"));
     assert!(blocks > 0 && bands == blocks + 1, "{bands} bands for {blocks} blocked writes of Client.run");
 }
 
