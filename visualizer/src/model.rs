@@ -204,8 +204,12 @@ pub struct Failure {
 const RECENT: u64 = 400;
 
 /// Each task's slot in the palette's cycle of [`crate::palette::TASK_COLOURS`]
-/// colours. A trace of no more tasks than that gives each task its id. A
-/// larger one (a ttrpc server with a goroutine per request) would repeat a
+/// colours. A trace of up to nine tasks (the scheme's full-strength colours)
+/// gives each task its id. Up to [`crate::palette::TASK_COLOURS`], the tasks
+/// of the deadlock cycle come first and the others follow by id, so that
+/// the cycle's tasks have full-strength colours of distinct hues (ttrpc's
+/// serverConn.run, id 1, and receiver.run, id 10, were a rose and a pale
+/// rose, side by side in one cycle). A larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
 /// first to the tasks of the deadlock cycle, then to the other tasks the
 /// wait-for graph draws (`drawn`), both whatever the window, then to the
@@ -217,8 +221,17 @@ const RECENT: u64 = 400;
 /// colours repeat without the cycle's.
 fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
-    if n <= crate::palette::TASK_COLOURS as usize {
+    let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
+    if n <= crate::palette::FULL_COLOURS as usize {
         return (0..n as u32).collect();
+    }
+    if n <= crate::palette::TASK_COLOURS as usize {
+        let order = cycle.iter().copied().chain((0..n as u32).filter(|t| !cycle.contains(t)));
+        let mut slots = vec![0u32; n];
+        for (slot, t) in order.enumerate() {
+            slots[t as usize] = slot as u32;
+        }
+        return slots;
     }
     let mut last = vec![0u64; n];
     for e in &trace.events {
@@ -226,7 +239,6 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
             *l = e.step;
         }
     }
-    let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
     let mut order: Vec<u32> = cycle.clone();
     let mut rest: Vec<u32> = (0..n as u32).filter(|t| !cycle.contains(t)).collect();
     // Steps of lock holding within the window.

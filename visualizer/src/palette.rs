@@ -4,7 +4,8 @@
 //! hue (blue running, pale yellow ready, vermillion blocked, grey finished),
 //! so they stay apart for every kind of colour vision and in greyscale.
 //! Tasks get Paul Tol's "muted" qualitative scheme, by task id in a trace of
-//! up to 27 tasks (beyond, by a ranking of the tasks a figure shows; see
+//! up to 9 tasks, the deadlock cycle's first and then by id up to 27
+//! (beyond, by a ranking of the tasks a figure shows; see
 //! `Model::coloured_for`), so the same task has the same colour in the
 //! timeline, the lock chart, the pipe chart and the wait-for graph drawn
 //! of one trace with one window.
@@ -109,6 +110,10 @@ const TASKS: [Rgb; 9] = [
     Rgb(0xAA, 0x44, 0x99), // purple
     Rgb(0x99, 0x99, 0x33), // olive
 ];
+
+/// The full-strength colours (slots 0 to 8); later slots are lightened or
+/// darkened forms of them.
+pub const FULL_COLOURS: u32 = TASKS.len() as u32;
 
 /// The distinct colours [`task`] gives before it repeats.
 pub const TASK_COLOURS: u32 = 3 * TASKS.len() as u32;

@@ -1435,6 +1435,30 @@ fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
 }
 
 #[test]
+fn the_tasks_of_a_cycle_have_full_strength_colours_of_distinct_hues() {
+    use visualizer::palette;
+    let full: BTreeSet<String> = (0..palette::FULL_COLOURS).map(|i| palette::task(i).hex()).collect();
+    for name in [
+        "ttrpc-s1.0.2-c1.0.2-deadlock.json",
+        "ttrpc-s1.0.2-c1.2.3-deadlock.json",
+        "ttrpc-s1.1.0-c1.0.2-deadlock.json",
+        "ttrpc-s1.1.0-c1.2.3-deadlock.json",
+    ] {
+        let trace = committed_trace(name);
+        // 10 to 27 tasks: past the nine full-strength colours.
+        assert!((10..=27).contains(&trace.tasks.len()), "{name}: {} tasks", trace.tasks.len());
+        let m = Model::new(&trace).unwrap();
+        let cycle: Vec<u32> = trace.deadlock.as_ref().unwrap().cycle.iter().map(|b| b.task).collect();
+        let colours: BTreeSet<String> = cycle.iter().map(|&t| m.task_colour(t).hex()).collect();
+        assert_eq!(colours.len(), cycle.len(), "{name}");
+        assert!(colours.is_subset(&full), "{name}: {colours:?}");
+        // Every task keeps a colour of its own.
+        let all: BTreeSet<String> = (0..trace.tasks.len() as u32).map(|t| m.task_colour(t).hex()).collect();
+        assert_eq!(all.len(), trace.tasks.len(), "{name}");
+    }
+}
+
+#[test]
 fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
     use visualizer::palette;
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
