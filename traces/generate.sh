@@ -29,4 +29,9 @@ rm -f "$out"/figures/*.png
 for t in "$out"/*.json; do
   "$ds" render "$t" --chart all --format png -o "$out/figures/" >/dev/null 2>&1 || { echo "failed: render $t" >&2; exit 1; }
 done
+# For the README: the pipeline's last 60 steps, the two threads of the cycle only (the whole run
+# gives each of its 585 steps under a pixel).
+"$ds" render "$out/flink-1.13.1-pipeline-deadlock.json" --window last:60 --tasks 'Join*,Channel*' \
+  -o "$out/figures/flink-1.13.1-pipeline-deadlock-last60-timeline.png" >/dev/null 2>&1 \
+  || { echo "failed: render the pipeline's last 60 steps" >&2; exit 1; }
 echo "traces and figures regenerated in $out/"
