@@ -757,7 +757,7 @@ fn draw_lane(
                 last_tick = x0;
             }
             if x1 - x0 >= 36 {
-                if let Some(text) = fonts::fit(name, TINY, false, x1 - x0 - 8) {
+                if let Some(text) = frame_label(name, x1 - x0 - 8) {
                     s.text(x0 + 4, fy + dims.frame_row - 5, &text, TINY, false, palette::MUTED, Anchor::Left);
                 }
             }
@@ -823,6 +823,23 @@ fn draw_lane(
 
 /// Half a mark's width: a mark's centre stays this far inside the plot.
 const MARK_HALF: i32 = 5;
+
+/// A frame's name in `max` pixels: whole, else its last part after a dot
+/// (`…recycle` for `BufferManager.recycle`, `…Flush` for
+/// `bufio.(*Writer).Flush`: what the frame does, where `Buffer…` said
+/// little), else cut from its end; `None` for a cut of under two letters.
+fn frame_label(name: &str, max: i32) -> Option<String> {
+    if fonts::width(name, TINY, false) <= max {
+        return Some(name.to_string());
+    }
+    if let Some((_, method)) = name.rsplit_once('.').filter(|(_, m)| m.chars().count() >= 3) {
+        let short = format!("…{method}");
+        if fonts::width(&short, TINY, false) <= max {
+            return Some(short);
+        }
+    }
+    fonts::fit(name, TINY, false, max).filter(|t| t.chars().count() >= 3)
+}
 
 /// The stretches of `x0..x1` between the marks at `mark_xs`.
 fn gaps(mark_xs: &[i32], x0: i32, x1: i32) -> Vec<(i32, i32)> {

@@ -1417,6 +1417,19 @@ fn a_narrow_time_axis_labels_a_round_tick_between_its_ends() {
 }
 
 #[test]
+fn a_frame_name_too_long_for_its_stretch_keeps_what_the_frame_does() {
+    // Flink's minimal run: LocalBufferPool.recycle and
+    // AbstractReferenceCountedByteBuf.release in stretches too short for
+    // their names read `…recycle` and `…release`, not `LocalBu…`, `Abs…`.
+    let trace = committed_trace("flink-1.13.1-minimal-deadlock.json");
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    for want in ["…recycle", "…release"] {
+        assert!(texts.contains(&want.to_string()), "no {want}: {texts:?}");
+    }
+    assert!(!texts.iter().any(|t| t.starts_with("Abs") && t.ends_with('…')), "{texts:?}");
+}
+
+#[test]
 fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
     // At the end of the self-assign-clear run the channel state writer is
     // in `deque.wait()`: it holds no lock and waits for none, but for a notify.
