@@ -478,7 +478,10 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     }
     if let Some(i) = numbered_at(text, '#').or_else(|| numbered_at(text, '-')) {
         let (head, tail) = text.split_at(i);
-        if let Some(h) = fonts::fit_middle(head, size, bold, max - fonts::width(tail, size, bold)) {
+        let room = max - fonts::width(tail, size, bold);
+        // Cut in the middle (`serverC…func2#3`), else from its end (`ca…-1`,
+        // where `call…` would not say which caller).
+        if let Some(h) = fonts::fit_middle(head, size, bold, room).or_else(|| fonts::fit(head, size, bold, room)) {
             return h + tail;
         }
     }
@@ -818,5 +821,12 @@ mod tests {
             "{one}"
         );
         assert_ne!(one, two);
+        // Too narrow to cut a short name in the middle: cut from its end,
+        // the number kept (a locks chart's holders: `call…` for every caller).
+        let narrow = fonts::width("ca…-1", TINY, false);
+        let cuts: Vec<String> = (1..=5).map(|i| fit_or_cut(&format!("caller-{i}"), TINY, false, narrow)).collect();
+        for (i, cut) in cuts.iter().enumerate() {
+            assert!(cut.ends_with(&format!("…-{}", i + 1)) && fonts::width(cut, TINY, false) <= narrow, "{cut}");
+        }
     }
 }
