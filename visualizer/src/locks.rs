@@ -159,7 +159,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // The lightest and darkest shades the bars take (see `waiting_shade`).
     let (light, dark) =
         (alpha(palette::WAITING, waiting_shade(1)), alpha(palette::WAITING, waiting_shade(WAIT_SHADES)));
-    items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: 1 to {WAIT_SHADES} or more")));
+    let counts: Vec<String> = (1..=WAIT_SHADES).map(|n| n.to_string()).collect();
+    items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: {} or more", counts.join(", "))));
     items.extend(layout::end_mark_legend(m, a, b));
     if !cycle_res.is_empty() {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
@@ -370,12 +371,15 @@ fn draw_lane(
 
     // Waiting tasks.
     let wait = waiting(m, r, xm);
-    let cols: Vec<Option<u32>> = wait.iter().map(|&n| (n > 0).then_some(n)).collect();
-    for (c0, c1, n) in runs(&cols) {
-        let a = waiting_shade(n);
+    // Stretches of one shade; the darkest, 4 or more, says how many at
+    // most ("4–19 waiting"), as its shade cannot.
+    let cols: Vec<Option<u32>> = wait.iter().map(|&n| (n > 0).then_some(n.min(WAIT_SHADES))).collect();
+    for (c0, c1, shade) in runs(&cols) {
+        let a = waiting_shade(shade);
         let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
         s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
-        let text = format!("{n} waiting");
+        let (least, most) = wait[c0..c1].iter().fold((u32::MAX, 0), |(lo, hi), &n| (lo.min(n), hi.max(n)));
+        let text = if least == most { format!("{most} waiting") } else { format!("{least}–{most} waiting") };
         if x1 - x0 >= fonts::width(&text, TINY, true) + 10 {
             let ink = waiting_ink(a);
             s.text_mid(x0 + 4, (lane.wait.0 + lane.wait.1) / 2, &text, TINY, true, ink, Anchor::Left);

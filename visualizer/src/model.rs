@@ -209,7 +209,8 @@ const RECENT: u64 = 400;
 /// of the deadlock cycle come first and the others follow by id, so that
 /// the cycle's tasks have full-strength colours of distinct hues (ttrpc's
 /// serverConn.run, id 1, and receiver.run, id 10, were a rose and a pale
-/// rose, side by side in one cycle). A larger one (a ttrpc server with a goroutine per request) would repeat a
+/// rose, side by side in one cycle), and the others take the tints of the
+/// hues the cycle does not have before those it has. A larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
 /// first to the tasks of the deadlock cycle, then to the other tasks the
 /// wait-for graph draws (`drawn`), both whatever the window, then to the
@@ -226,9 +227,16 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
         return (0..n as u32).collect();
     }
     if n <= crate::palette::TASK_COLOURS as usize {
-        let order = cycle.iter().copied().chain((0..n as u32).filter(|t| !cycle.contains(t)));
+        // The cycle takes slots 0, 1, ...; the others the slots left, the
+        // tints of hues the cycle does not have first (a pale form of a
+        // cycle task's colour beside it reads as the same task).
+        let hues = crate::palette::FULL_COLOURS as usize;
+        let k = cycle.len();
+        let mut free: Vec<usize> = (k..crate::palette::TASK_COLOURS as usize).collect();
+        free.sort_by_key(|&slot| (slot >= hues && slot % hues < k, slot));
+        let rest = (0..n as u32).filter(|t| !cycle.contains(t));
         let mut slots = vec![0u32; n];
-        for (slot, t) in order.enumerate() {
+        for (slot, t) in (0..k).chain(free).zip(cycle.iter().copied().chain(rest)) {
             slots[t as usize] = slot as u32;
         }
         return slots;

@@ -715,12 +715,11 @@ fn draw_lane(
         // colour says blocked, the name says on what. (A read lock and a
         // lock of one RWMutex then read alike; the final column and the
         // locks chart tell them apart.) A monitor wait keeps its `wait`,
-        // which is not a wait for the monitor, with two letters of the name
-        // at least.
+        // which is not a wait for the monitor (`wait …deque`).
         let placed = match blk.resource.map(|r| m.resource_name(r)) {
-            Some(_) if blk.op == "wait" => {
-                label_gap(&mark_xs, x0, x1, &what).filter(|(_, t)| *t == what || t.chars().count() >= "wait ".len() + 3)
-            }
+            Some(name) if blk.op == "wait" => in_gaps(&mark_xs, x0, x1, &what, |max| {
+                cut_name(name, max - fonts::width("wait ", TINY, true)).map(|c| format!("wait {c}"))
+            }),
             Some(name) => label_gap(&mark_xs, x0, x1, &what)
                 .filter(|(_, t)| *t == what)
                 .or_else(|| name_gap(&mark_xs, x0, x1, name)),
@@ -827,18 +826,25 @@ const MARK_HALF: i32 = 5;
 /// A frame's name in `max` pixels: whole, else its last part after a dot
 /// (`…recycle` for `BufferManager.recycle`, `…Flush` for
 /// `bufio.(*Writer).Flush`: what the frame does, where `Buffer…` said
-/// little), else cut from its end; `None` for a cut of under two letters.
+/// little), cut from its end if need be (`…createSt…`); a name without a
+/// dot is cut from its end. `None` for a cut of under four letters (`…cre…`
+/// would not say which frame).
 fn frame_label(name: &str, max: i32) -> Option<String> {
     if fonts::width(name, TINY, false) <= max {
         return Some(name.to_string());
     }
-    if let Some((_, method)) = name.rsplit_once('.').filter(|(_, m)| m.chars().count() >= 3) {
-        let short = format!("…{method}");
-        if fonts::width(&short, TINY, false) <= max {
-            return Some(short);
+    let cut = match name.rsplit_once('.').filter(|(_, m)| m.chars().count() >= 3) {
+        Some((_, method)) => {
+            let short = format!("…{method}");
+            if fonts::width(&short, TINY, false) <= max {
+                short
+            } else {
+                format!("…{}", fonts::fit(method, TINY, false, max - fonts::width("…", TINY, false))?)
+            }
         }
-    }
-    fonts::fit(name, TINY, false, max).filter(|t| t.chars().count() >= 3)
+        None => fonts::fit(name, TINY, false, max)?,
+    };
+    (cut.chars().filter(|c| c.is_alphanumeric()).count() >= 4 && fonts::width(&cut, TINY, false) <= max).then_some(cut)
 }
 
 /// The stretches of `x0..x1` between the marks at `mark_xs`.
@@ -862,17 +868,35 @@ fn label_gap(mark_xs: &[i32], x0: i32, x1: i32, what: &str) -> Option<(i32, Stri
     in_gaps(mark_xs, x0, x1, what, |max| fonts::fit(what, TINY, true, max))
 }
 
-/// [`label_gap`] for a resource's name alone. A numbered name
-/// (`channel-1.bufferQueue`, `stream#3.recv`) is cut keeping its number
-/// (`ch…-1…`); another keeps its start, where names of one model differ
-/// (`strea…`, `sendL…`); a cut keeps two letters at least.
+/// [`label_gap`] for a resource's name alone, cut by [`cut_name`].
 fn name_gap(mark_xs: &[i32], x0: i32, x1: i32, name: &str) -> Option<(i32, String)> {
-    let numbered = name.as_bytes().windows(2).any(|w| matches!(w[0], b'-' | b'#') && w[1].is_ascii_digit());
-    in_gaps(mark_xs, x0, x1, name, |max| {
-        let cut = if numbered { layout::fit_or_cut(name, TINY, true, max) } else { fonts::fit(name, TINY, true, max)? };
-        // A lone "…" or one letter and it says nothing.
-        (cut.chars().count() >= 3 && fonts::width(&cut, TINY, true) <= max).then_some(cut)
-    })
+    in_gaps(mark_xs, x0, x1, name, |max| cut_name(name, max))
+}
+
+/// A resource's name in `max` pixels, keeping what tells it from its
+/// siblings: a numbered name (`channel-1.bufferQueue`, `stream#3.recv`) its
+/// number (`ch…-1…`, `…-1…`), a dotted one its last part (`…deque` for
+/// `ChannelStateWriteRequestExecutorImpl.deque`), another its start, where
+/// names of one model differ (`strea…`, `sendL…`). `None` where that does
+/// not fit, or leaves under two letters.
+fn cut_name(name: &str, max: i32) -> Option<String> {
+    if fonts::width(name, TINY, true) <= max {
+        return Some(name.to_string());
+    }
+    let number = name.char_indices().find_map(|(i, c)| {
+        let rest = &name[i + c.len_utf8()..];
+        let digits = rest.len() - rest.trim_start_matches(|d: char| d.is_ascii_digit()).len();
+        (matches!(c, '-' | '#') && digits > 0).then(|| &name[i..i + 1 + digits])
+    });
+    let cut = match (number, name.rsplit_once('.')) {
+        (Some(n), _) => Some(layout::fit_or_cut(name, TINY, true, max)).filter(|c| c.contains(n)),
+        (None, Some((_, last))) if last.chars().count() >= 3 => {
+            Some(format!("…{last}")).filter(|c| fonts::width(c, TINY, true) <= max)
+        }
+        _ => fonts::fit(name, TINY, true, max),
+    }?;
+    // A lone "…" or one letter and it says nothing.
+    (cut.chars().filter(|c| c.is_alphanumeric()).count() >= 2 && fonts::width(&cut, TINY, true) <= max).then_some(cut)
 }
 
 /// `text` in the first gap of `x0..x1` between the marks that holds it
@@ -968,5 +992,36 @@ mod tests {
         // Not even one whole name: the first is cut inside, never dropped.
         let cut = held_names(&groups, w("holds fork10 +2") - 4);
         assert!(cut.starts_with("holds") && cut.contains('…') && w(&cut) <= w("holds fork10 +2") - 4, "{cut}");
+    }
+
+    #[test]
+    fn a_cut_resource_name_keeps_what_tells_it_apart() {
+        let w = |t: &str| fonts::width(t, TINY, true);
+        // A numbered name its number, at any width that holds it.
+        for max in w("…-1…")..w("channel-1.receivedBuffers") {
+            if let Some(cut) = cut_name("channel-1.receivedBuffers", max) {
+                assert!(cut.contains("-1") && w(&cut) <= max, "{max}: {cut}");
+            }
+        }
+        assert_eq!(cut_name("stream#13.recv", w("…#13…")).as_deref(), Some("…#13…"));
+        // A dotted name its last part; another its start.
+        let deque = "ChannelStateWriteRequestExecutorImpl.deque";
+        assert_eq!(cut_name(deque, w("…deque")).as_deref(), Some("…deque"));
+        assert_eq!(cut_name("streamLock", w("strea…")).as_deref(), Some("strea…"));
+        assert_eq!(cut_name("sendLock", w("sendL…")).as_deref(), Some("sendL…"));
+        // Under two letters it says nothing.
+        assert_eq!(cut_name("streamLock", w("s…")), None);
+    }
+
+    #[test]
+    fn a_cut_frame_name_keeps_what_the_frame_does() {
+        let w = |t: &str| fonts::width(t, TINY, false);
+        assert_eq!(frame_label("LocalBufferPool.recycle", w("…recycle")).as_deref(), Some("…recycle"));
+        assert_eq!(frame_label("bufio.(*Writer).Flush", 200).as_deref(), Some("bufio.(*Writer).Flush"));
+        let cut = frame_label("Client.createStream", w("…createSt…")).unwrap();
+        assert!(cut.starts_with("…create") && cut.ends_with('…') && w(&cut) <= w("…createSt…"), "{cut}");
+        // Three letters of a method do not say which.
+        assert_eq!(frame_label("Client.createStream", w("…cre…")), None);
+        assert_eq!(frame_label("main", 200).as_deref(), Some("main"));
     }
 }

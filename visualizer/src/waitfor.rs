@@ -746,7 +746,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Arrow(palette::DEADLOCK.into()), "deadlock cycle".into()));
     }
     if g.edges.iter().any(|e| !e.cycle) {
-        let label = if has_cycle { "outside the cycle" } else { "waits for / held by" };
+        let notify = g.edges.iter().any(|e| e.label == wait_label("wait"));
+        let label = match (has_cycle, notify) {
+            (true, _) => "outside the cycle",
+            (false, true) => "waits for (or for a notify) / held by",
+            (false, false) => "waits for / held by",
+        };
         items.push((Swatch::Arrow(palette::EDGE.into()), label.into()));
     }
     let y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 20);

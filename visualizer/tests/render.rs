@@ -1430,6 +1430,20 @@ fn a_frame_name_too_long_for_its_stretch_keeps_what_the_frame_does() {
 }
 
 #[test]
+fn a_waiting_row_of_four_or_more_says_how_many_at_most() {
+    // 40 ttrpc callers, seed 7: up to 38 queue on streamLock, in one shade.
+    let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "40")], 7);
+    let texts = check_svg(&render(&trace, Chart::Locks, Format::Svg, &Options::default()), Options::WIDTH);
+    let ranges: Vec<(u32, u32)> = texts
+        .iter()
+        .filter_map(|t| t.strip_suffix(" waiting")?.split_once('–'))
+        .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+        .collect();
+    assert!(ranges.iter().any(|&(lo, hi)| lo == 4 && hi > 20), "{texts:?}");
+    assert!(texts.contains(&"tasks waiting to acquire: 1, 2, 3, 4 or more".to_string()), "{texts:?}");
+}
+
+#[test]
 fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
     // At the end of the self-assign-clear run the channel state writer is
     // in `deque.wait()`: it holds no lock and waits for none, but for a notify.
@@ -1439,6 +1453,7 @@ fn a_task_in_a_monitor_wait_waits_for_a_notify_not_for_the_monitor() {
         let opts = Options { width, ..Options::default() };
         let graph = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &opts), width);
         assert!(graph.contains(&"waits for a notify".to_string()), "{width}: {graph:?}");
+        assert!(graph.contains(&"waits for (or for a notify) / held by".to_string()), "{width}: {graph:?}");
     }
     let opts = Options { width: 2400, ..Options::default() };
     let timeline = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), 2400);
@@ -1468,6 +1483,15 @@ fn the_tasks_of_a_cycle_have_full_strength_colours_of_distinct_hues() {
         // Every task keeps a colour of its own.
         let all: BTreeSet<String> = (0..trace.tasks.len() as u32).map(|t| m.task_colour(t).hex()).collect();
         assert_eq!(all.len(), trace.tasks.len(), "{name}");
+        // And no other task has a pale or dark form of a cycle task's
+        // colour, while tints of other hues are left (16 tasks, 4 or 5 in
+        // the cycle: 12 or 15 such slots).
+        let k = cycle.len() as u32;
+        let tints: BTreeSet<String> =
+            (0..k).flat_map(|i| [palette::task(9 + i).hex(), palette::task(18 + i).hex()]).collect();
+        for t in (0..trace.tasks.len() as u32).filter(|t| !cycle.contains(t)) {
+            assert!(!tints.contains(&m.task_colour(t).hex()), "{name}: task {t} has a tint of a cycle task's colour");
+        }
     }
 }
 
