@@ -1430,6 +1430,41 @@ fn a_frame_name_too_long_for_its_stretch_keeps_what_the_frame_does() {
 }
 
 #[test]
+fn a_cycle_through_a_monitor_wait_is_drawn_as_a_wait_for_a_notify() {
+    // T1 holds lock A and waits on monitor M; T2 needs A before it can
+    // notify M. The cycle runs through the wait: T1 waits for a notify
+    // that only T2 could give, T2 for the lock T1 holds.
+    let model = sim::models::Configured::new("notify-cycle", Vec::new(), |sim: sim::Sim| {
+        sim.run(|| async {
+            let (a, m) = (sim::sync::Mutex::new("A"), sim::sync::Monitor::new("M"));
+            sim::spawn("T1", async move {
+                let _a = a.lock().await;
+                let g = m.enter().await;
+                g.wait().await;
+            });
+            sim::spawn("T2", async move {
+                sim::task::yield_now().await;
+                let _a = a.lock().await;
+                let g = m.enter().await;
+                g.notify();
+            });
+        })
+    });
+    let trace = (0..50)
+        .map(|seed| model.run_with(sim::Sim::new(seed).record(true)).trace.unwrap())
+        .find(|t| t.deadlock.as_ref().is_some_and(|d| d.cycle.iter().any(|b| b.op == "wait")))
+        .map(|t| *t)
+        .expect("a seed where T1 waits before T2 takes A");
+    let graph = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::WIDTH);
+    for label in ["waits for a notify", "notified by", "waits for", "held by"] {
+        assert!(graph.contains(&label.to_string()), "no {label}: {graph:?}");
+    }
+    let timeline = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    assert!(timeline.contains(&"wait M".to_string()), "{timeline:?}");
+    assert!(timeline.contains(&"waits for (held by, or for a wait: notified by)".to_string()), "{timeline:?}");
+}
+
+#[test]
 fn a_waiting_row_of_four_or_more_says_how_many_at_most() {
     // 40 ttrpc callers, seed 7: up to 38 queue on streamLock, in one shade.
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "40")], 7);
