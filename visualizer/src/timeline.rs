@@ -50,7 +50,16 @@ struct Lane {
     /// `(resource, mode, y0, y1)`; the last row may gather several locks.
     rows: Vec<(u32, Mode, i32, i32, String)>,
     bottom: i32,
+    /// A low lane: a background task that finished in the window, held no
+    /// lock in it and is not in the story (see [`MINOR_BAR`]).
+    minor: bool,
 }
+
+/// The bar of a low lane. A server's one-request goroutines (ttrpc's
+/// serverConn.run.func2#N) came and went long before the deadlock: in a
+/// full lane each took as much height as a task of the cycle, 7 of the
+/// 16 lanes of the README's ttrpc figure.
+const MINOR_BAR: i32 = 14;
 
 /// An arrow of the right-hand strip: `from` waits for `what`, held by `to`.
 struct Arrow {
@@ -123,9 +132,24 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     y += 30; // room for the deadlock label above the plot
     let plot_top = y;
     let mut lanes = Vec::with_capacity(shown.len());
+    // Tasks the arrows of the deadlock strip start or end at.
+    let arrowed: Vec<u32> = arrows.iter().flat_map(|a| [a.from, a.to]).collect();
     for &t in &shown {
         let tt = &m.tasks[t as usize];
         let top = y;
+        let holds_in_window = tt.holds.iter().any(|h| h.start <= b && h.end > a);
+        let minor = dims.frame_row > 0
+            && m.trace.tasks[t as usize].background
+            && !tinted.contains(&t)
+            && !arrowed.contains(&t)
+            && !holds_in_window
+            && m.state_at(t, b) == Some(State::Finished);
+        if minor {
+            let bar = (top + 4, top + 4 + MINOR_BAR);
+            y = bar.1 + 4;
+            lanes.push(Lane { task: t, top, frame_y: None, bar, rows: Vec::new(), bottom: y, minor });
+            continue;
+        }
         let mut yy = top + dims.pad;
         // The frame row; a background task without frames keeps it too, for
         // its "background task" caption (drawn there, above the name).
@@ -177,7 +201,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
         let bottom = yy + dims.pad;
         y = bottom;
-        lanes.push(Lane { task: t, top, frame_y, bar, rows, bottom });
+        lanes.push(Lane { task: t, top, frame_y, bar, rows, bottom, minor });
     }
     let plot_bottom = y;
 
@@ -309,6 +333,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             ),
         };
         y = layout::note_lines(&mut s, &left_out, xm.left, y, width - MARGIN - xm.left);
+    }
+    // Low lanes have no room for their "background task" caption: one note says it.
+    let low = lanes.iter().filter(|l| l.minor).count();
+    if low > 0 {
+        let (tasks, are) = if low == 1 { ("task", "is") } else { ("tasks", "are") };
+        let what =
+            format!("{} background {tasks} that finished in the window, holding no lock, {are} drawn low", g(low));
+        y = layout::note_lines(&mut s, &what, xm.left, y, width - MARGIN - xm.left);
     }
     let notes = last_step_notes(m, &shown, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);
@@ -630,7 +662,7 @@ fn draw_lane(
     let name_color = if in_cycle { palette::DEADLOCK } else { palette::INK };
     let name = layout::fit_or_cut(&info.name, TEXT, true, label_w - 20);
     s.text_mid(MARGIN + 20, cy, &name, TEXT, true, name_color, Anchor::Left);
-    if info.background && dims.frame_row > 0 {
+    if info.background && dims.frame_row > 0 && !lane.minor {
         // Above the name, level with the frame row.
         s.text_mid(MARGIN + 20, bar0 - 10, "background task", TINY, false, palette::MUTED, Anchor::Left);
     }

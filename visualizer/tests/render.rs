@@ -1672,6 +1672,40 @@ fn lane_names(scene: &visualizer::Scene) -> Vec<(i32, String)> {
 }
 
 #[test]
+fn background_tasks_done_before_the_end_get_low_lanes() {
+    // ttrpc v1.2.3, seed 7: six serverConn.run.func2 goroutines (#1 to
+    // #11) served a request each and finished before the deadlock; #13 is
+    // still blocked at the end. Full lanes gave the six a third of the
+    // figure's height.
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let m = Model::new(&trace).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let lanes = lane_names(&scene);
+    let gap = |name: &str| {
+        let i = lanes.iter().position(|(_, n)| n == name).unwrap_or_else(|| panic!("no lane {name}: {lanes:?}"));
+        lanes[i + 1].0 - lanes[i].0
+    };
+    // Lane to lane, 22 px (the bar's 14 and 4 above and below it).
+    for n in [1, 3, 5, 7, 9] {
+        assert_eq!(gap(&format!("serverConn.run.func2#{n}")), 22, "{lanes:?}");
+    }
+    assert!(gap("caller-4") > 80, "{lanes:?}");
+    // Tasks of the story keep full lanes, with their caption: the cycle's
+    // background tasks, and #13, still blocked at the end.
+    let texts: Vec<&str> = scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let note = "6 background tasks that finished in the window, holding no lock, are drawn low";
+    assert!(texts.contains(&note), "{texts:?}");
+    assert_eq!(texts.iter().filter(|t| **t == "background task").count(), 4, "{texts:?}");
+}
+
+#[test]
 fn tasks_select_the_timelines_lanes_in_the_order_named() {
     // ttrpc #72, server v1.0.2 and client v1.0.2: 16 tasks, the cycle
     // serverConn.run -> receiver.run -> Client.run -> serverConn.run.func1.
