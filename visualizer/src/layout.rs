@@ -478,11 +478,21 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     }
     if let Some(i) = numbered_at(text, '#').or_else(|| numbered_at(text, '-')) {
         let (head, tail) = text.split_at(i);
-        let room = max - fonts::width(tail, size, bold);
+        let mut room = max - fonts::width(tail, size, bold);
         // Cut in the middle (`serverC…func2#3`), else from its end (`ca…-1`,
-        // where `call…` would not say which caller).
-        if let Some(h) = fonts::fit_middle(head, size, bold, room).or_else(|| fonts::fit(head, size, bold, room)) {
-            return h + tail;
+        // where `call…` would not say which caller). The parts' widths need
+        // not add up to the whole's: the head gives way by what is over.
+        for _ in 0..3 {
+            let Some(h) = fonts::fit_middle(head, size, bold, room).or_else(|| fonts::fit(head, size, bold, room))
+            else {
+                break;
+            };
+            let t = h + tail;
+            let over = fonts::width(&t, size, bold) - max;
+            if over <= 0 {
+                return t;
+            }
+            room -= over;
         }
     }
     // An instance's field (`channel-1.bufferQueue`, `holds stream#3.recv`):

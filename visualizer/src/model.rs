@@ -207,7 +207,7 @@ const RECENT: u64 = 400;
 /// colours. A trace of up to nine tasks (the scheme's full-strength colours)
 /// gives each task its id. Up to [`crate::palette::TASK_COLOURS`], the tasks
 /// of the deadlock cycle come first and the others follow by id, so that
-/// the cycle's tasks have full-strength colours of distinct hues (ttrpc's
+/// a cycle of up to nine tasks has full-strength colours of distinct hues (ttrpc's
 /// serverConn.run, id 1, and receiver.run, id 10, were a rose and a pale
 /// rose, side by side in one cycle), and the others take the tints of the
 /// hues the cycle does not have before those it has. A larger one (a ttrpc server with a goroutine per request) would repeat a

@@ -57,8 +57,8 @@ struct Lane {
 
 /// The bar of a low lane. A server's one-request goroutines (ttrpc's
 /// serverConn.run.func2#N) came and went long before the deadlock: in a
-/// full lane each took as much height as a task of the cycle, 7 of the
-/// 16 lanes of the README's ttrpc figure.
+/// full lane each took as much height as a task of the cycle, 6 of the
+/// 17 lanes of the README's ttrpc figure.
 const MINOR_BAR: i32 = 14;
 
 /// An arrow of the right-hand strip: `from` waits for `what`, held by `to`.
@@ -138,7 +138,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let tt = &m.tasks[t as usize];
         let top = y;
         let holds_in_window = tt.holds.iter().any(|h| h.start <= b && h.end > a);
+        // (Tasks --tasks names are drawn in full: the user asked for them.)
         let minor = dims.frame_row > 0
+            && selected.is_none()
             && m.trace.tasks[t as usize].background
             && !tinted.contains(&t)
             && !arrowed.contains(&t)
@@ -750,7 +752,18 @@ fn draw_lane(
         // which is not a wait for the monitor (`wait …deque`).
         let placed = match blk.resource.map(|r| m.resource_name(r)) {
             Some(name) if blk.op == "wait" => in_gaps(&mark_xs, x0, x1, &what, |max| {
-                cut_name(name, max - fonts::width("wait ", TINY, true)).map(|c| format!("wait {c}"))
+                // The parts' widths need not add up to the whole's: the
+                // name gives way by what the joined text is over.
+                let mut room = max - fonts::width("wait ", TINY, true);
+                for _ in 0..3 {
+                    let t = format!("wait {}", cut_name(name, room)?);
+                    let over = fonts::width(&t, TINY, true) - max;
+                    if over <= 0 {
+                        return Some(t);
+                    }
+                    room -= over;
+                }
+                None
             }),
             Some(name) => label_gap(&mark_xs, x0, x1, &what)
                 .filter(|(_, t)| *t == what)
@@ -857,26 +870,30 @@ const MARK_HALF: i32 = 5;
 
 /// A frame's name in `max` pixels: whole, else its last part after a dot
 /// (`…recycle` for `BufferManager.recycle`, `…Flush` for
-/// `bufio.(*Writer).Flush`: what the frame does, where `Buffer…` said
-/// little), cut from its end if need be (`…createSt…`); a name without a
-/// dot is cut from its end. `None` for a cut of under four letters (`…cre…`
-/// would not say which frame).
+/// `bufio.(*Writer).Flush`, `…run`: what the frame does, where `Buffer…`
+/// said little), else that part cut (`…createStr…`), else the name cut
+/// from its end (`Clien…`). A cut keeps four letters at least (`…cre…`
+/// would not say which frame); `None` where none does.
 fn frame_label(name: &str, max: i32) -> Option<String> {
-    if fonts::width(name, TINY, false) <= max {
+    let fits = |t: &str| fonts::width(t, TINY, false) <= max;
+    let letters = |t: &str| t.chars().filter(|c| c.is_alphanumeric()).count();
+    if fits(name) {
         return Some(name.to_string());
     }
-    let cut = match name.rsplit_once('.').filter(|(_, m)| m.chars().count() >= 3) {
-        Some((_, method)) => {
-            let short = format!("…{method}");
-            if fonts::width(&short, TINY, false) <= max {
-                short
-            } else {
-                format!("…{}", fonts::fit(method, TINY, false, max - fonts::width("…", TINY, false))?)
+    let method = name.rsplit_once('.').map(|(_, m)| m).filter(|m| m.chars().count() >= 3);
+    if let Some(method) = method {
+        let whole = format!("…{method}");
+        if fits(&whole) {
+            return Some(whole);
+        }
+        let room = max - fonts::width("…", TINY, false);
+        if let Some(cut) = fonts::fit(method, TINY, false, room).map(|c| format!("…{c}")) {
+            if letters(&cut) >= 4 && fits(&cut) {
+                return Some(cut);
             }
         }
-        None => fonts::fit(name, TINY, false, max)?,
-    };
-    (cut.chars().filter(|c| c.is_alphanumeric()).count() >= 4 && fonts::width(&cut, TINY, false) <= max).then_some(cut)
+    }
+    fonts::fit(name, TINY, false, max).filter(|c| letters(c) >= 4 && fits(c))
 }
 
 /// The stretches of `x0..x1` between the marks at `mark_xs`.
@@ -915,7 +932,8 @@ fn cut_name(name: &str, max: i32) -> Option<String> {
     if fonts::width(name, TINY, true) <= max {
         return Some(name.to_string());
     }
-    let number = name.char_indices().find_map(|(i, c)| {
+    // The last number, as fit_or_cut keeps (`pool-2.buf-7`: `-7`).
+    let number = name.char_indices().rev().find_map(|(i, c)| {
         let rest = &name[i + c.len_utf8()..];
         let digits = rest.len() - rest.trim_start_matches(|d: char| d.is_ascii_digit()).len();
         (matches!(c, '-' | '#') && digits > 0).then(|| &name[i..i + 1 + digits])
@@ -1031,10 +1049,17 @@ mod tests {
         let w = |t: &str| fonts::width(t, TINY, true);
         // A numbered name its number, at any width that holds it.
         for max in w("…-1…")..w("channel-1.receivedBuffers") {
-            if let Some(cut) = cut_name("channel-1.receivedBuffers", max) {
+            let cut = cut_name("channel-1.receivedBuffers", max);
+            if max >= w("ch…-1…") {
+                assert!(cut.is_some(), "{max}");
+            }
+            if let Some(cut) = cut {
                 assert!(cut.contains("-1") && w(&cut) <= max, "{max}: {cut}");
             }
         }
+        // Two numbers: the last, as fit_or_cut keeps.
+        let cut = cut_name("pool-2.buf-7", w("p…-7")).unwrap();
+        assert!(cut.ends_with("-7"), "{cut}");
         assert_eq!(cut_name("stream#13.recv", w("…#13…")).as_deref(), Some("…#13…"));
         // A dotted name its last part; another its start.
         let deque = "ChannelStateWriteRequestExecutorImpl.deque";
@@ -1052,8 +1077,11 @@ mod tests {
         assert_eq!(frame_label("bufio.(*Writer).Flush", 200).as_deref(), Some("bufio.(*Writer).Flush"));
         let cut = frame_label("Client.createStream", w("…createSt…")).unwrap();
         assert!(cut.starts_with("…create") && cut.ends_with('…') && w(&cut) <= w("…createSt…"), "{cut}");
-        // Three letters of a method do not say which.
-        assert_eq!(frame_label("Client.createStream", w("…cre…")), None);
+        // Three letters of a cut method do not say which (the name's start
+        // then, four letters at least); a whole method does.
+        assert_eq!(frame_label("Client.createStream", w("…cre…")).as_deref(), Some("Clie…"));
+        assert_eq!(frame_label("Client.createStream", w("Cl…")), None);
+        assert_eq!(frame_label("Client.run", w("…run")).as_deref(), Some("…run"));
         assert_eq!(frame_label("main", 200).as_deref(), Some("main"));
     }
 }
