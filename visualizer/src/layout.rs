@@ -478,21 +478,12 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     }
     if let Some(i) = numbered_at(text, '#').or_else(|| numbered_at(text, '-')) {
         let (head, tail) = text.split_at(i);
-        let mut room = max - fonts::width(tail, size, bold);
         // Cut in the middle (`serverC…func2#3`), else from its end (`ca…-1`,
-        // where `call…` would not say which caller). The parts' widths need
-        // not add up to the whole's: the head gives way by what is over.
-        for _ in 0..3 {
-            let Some(h) = fonts::fit_middle(head, size, bold, room).or_else(|| fonts::fit(head, size, bold, room))
-            else {
-                break;
-            };
-            let t = h + tail;
-            let over = fonts::width(&t, size, bold) - max;
-            if over <= 0 {
-                return t;
-            }
-            room -= over;
+        // where `call…` would not say which caller).
+        let room = max - fonts::width(tail, size, bold);
+        let cut = |room| fonts::fit_middle(head, size, bold, room).or_else(|| fonts::fit(head, size, bold, room));
+        if let Some(t) = joined_to_fit(max, size, bold, room, |room| cut(room).map(|h| h + tail)) {
+            return t;
         }
     }
     // An instance's field (`channel-1.bufferQueue`, `holds stream#3.recv`):
@@ -542,19 +533,12 @@ fn keep_inner_number(text: &str, size: f64, bold: bool, max: i32) -> Option<Stri
     let op_end = head.find(' ').map_or(0, |i| i + 1);
     let (op, name) = head.split_at(op_end);
     for tail in [format!("{number}{field}"), format!("{number}…")] {
-        let mut room = max - fonts::width(op, size, bold) - fonts::width(&tail, size, bold);
-        // The parts' widths do not add up to the whole's exactly (rounding):
-        // where the joined text is a pixel or two over, the name gives way.
-        for _ in 0..3 {
-            let cut = fonts::fit(name, size, bold, room)
-                .or_else(|| (fonts::width("…", size, bold) <= room).then(|| "…".into()));
-            let Some(cut) = cut else { break };
-            let t = format!("{op}{cut}{tail}");
-            let over = fonts::width(&t, size, bold) - max;
-            if over <= 0 {
-                return Some(t);
-            }
-            room -= over;
+        let room = max - fonts::width(op, size, bold) - fonts::width(&tail, size, bold);
+        let cut = |room| {
+            fonts::fit(name, size, bold, room).or_else(|| (fonts::width("…", size, bold) <= room).then(|| "…".into()))
+        };
+        if let Some(t) = joined_to_fit(max, size, bold, room, |room| cut(room).map(|c| format!("{op}{c}{tail}"))) {
+            return Some(t);
         }
     }
     None
@@ -638,6 +622,28 @@ fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
 }
 
 /// Where a `#N` (or `-N`, with `sep` '-') that `text` ends with starts.
+/// A text made of a part cut to `room` pixels and fixed parts, in `max`
+/// pixels: `make(room)` builds it, and where the whole comes out over
+/// `max` (the parts' widths need not add up to the whole's: rounding),
+/// the cut part gives way by what it is over, a few times at most.
+pub fn joined_to_fit(
+    max: i32,
+    size: f64,
+    bold: bool,
+    mut room: i32,
+    make: impl Fn(i32) -> Option<String>,
+) -> Option<String> {
+    for _ in 0..3 {
+        let t = make(room)?;
+        let over = fonts::width(&t, size, bold) - max;
+        if over <= 0 {
+            return Some(t);
+        }
+        room -= over;
+    }
+    None
+}
+
 fn numbered_at(text: &str, sep: char) -> Option<usize> {
     text.rfind(sep).filter(|&i| i > 0 && text.len() > i + 1 && text[i + 1..].bytes().all(|b| b.is_ascii_digit()))
 }

@@ -752,18 +752,8 @@ fn draw_lane(
         // which is not a wait for the monitor (`wait …deque`).
         let placed = match blk.resource.map(|r| m.resource_name(r)) {
             Some(name) if blk.op == "wait" => in_gaps(&mark_xs, x0, x1, &what, |max| {
-                // The parts' widths need not add up to the whole's: the
-                // name gives way by what the joined text is over.
-                let mut room = max - fonts::width("wait ", TINY, true);
-                for _ in 0..3 {
-                    let t = format!("wait {}", cut_name(name, room)?);
-                    let over = fonts::width(&t, TINY, true) - max;
-                    if over <= 0 {
-                        return Some(t);
-                    }
-                    room -= over;
-                }
-                None
+                let room = max - fonts::width("wait ", TINY, true);
+                layout::joined_to_fit(max, TINY, true, room, |room| Some(format!("wait {}", cut_name(name, room)?)))
             }),
             Some(name) => label_gap(&mark_xs, x0, x1, &what)
                 .filter(|(_, t)| *t == what)
