@@ -358,7 +358,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     for (c, f, path) in files {
         let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
             // What --tasks selected has nothing in the window: the flag is the fix.
-            Some(list) if e.0.starts_with("no task selected") => format!("--tasks {list}: {origin}: {e}"),
+            Some(list) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
             _ => format!("{origin}: {e}"),
         })?;
         rendered.push((path, bytes));

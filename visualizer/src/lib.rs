@@ -63,6 +63,29 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// The start of the error of a `--tasks` selection ([`Options::tasks`])
+    /// none of whose tasks is alive in the window.
+    pub(crate) const NONE_SELECTED_ALIVE: &'static str = "no task selected is alive in the window";
+
+    /// True if nothing [`Options::tasks`] selects is alive in the window:
+    /// the selection, not the trace, is what to change.
+    ///
+    /// ```
+    /// let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+    /// let opts = visualizer::Options {
+    ///     tasks: vec!["T1".into()],
+    ///     window: visualizer::Window::Steps(1, 1),
+    ///     ..Default::default()
+    /// };
+    /// let e = visualizer::render(&trace, visualizer::Chart::Timeline, visualizer::Format::Svg, &opts).unwrap_err();
+    /// assert!(e.none_selected_alive(), "{e}");
+    /// ```
+    pub fn none_selected_alive(&self) -> bool {
+        self.0.starts_with(Error::NONE_SELECTED_ALIVE)
+    }
+}
+
 /// A chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Chart {

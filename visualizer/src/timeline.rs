@@ -102,10 +102,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         Some(sel) => {
             let shown: Vec<u32> = sel.iter().copied().filter(|t| alive.contains(t)).take(MAX_LANES).collect();
             if shown.is_empty() {
-                return Err(Error(format!(
-                    "no task selected is alive in the window ({note}): {}",
-                    names_listed(m, sel, 4)
-                )));
+                return Err(Error(format!("{} ({note}): {}", Error::NONE_SELECTED_ALIVE, names_listed(m, sel, 4))));
             }
             shown
         }
