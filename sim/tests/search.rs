@@ -66,6 +66,16 @@ fn cfg(reduction: bool, bound: Option<u32>, max: u64) -> ExploreConfig {
     }
 }
 
+/// Every distinct failure of `m` (by signature) and the executions it took,
+/// exploring all of it (within `bound` preemptions), with or without
+/// reduction.
+fn every_failure(m: &Configured, reduction: bool, bound: Option<u32>) -> (Vec<String>, u64) {
+    let c = ExploreConfig { keep_going: true, ..cfg(reduction, bound, 2_000_000) };
+    let r = explore(m, &c);
+    assert!(r.exhausted, "{} within {bound:?}: not exhausted", m.model);
+    (r.distinct.keys().cloned().collect(), r.executions)
+}
+
 #[test]
 fn explore_proves_the_fixed_variants_and_finds_the_bugs() {
     for (name, params) in [
@@ -302,12 +312,7 @@ fn reduced_exploration_finds_every_deadlock_brute_force_finds() {
         model("abba", &[("rounds", "2")]),
         model("philosophers", &[("philosophers", "3"), ("rounds", "1")]),
     ] {
-        let all = |reduction| {
-            let c = ExploreConfig { keep_going: true, ..cfg(reduction, None, 2_000_000) };
-            let r = explore(&m, &c);
-            assert!(r.exhausted, "{}: not exhausted", m.model);
-            (r.distinct.keys().cloned().collect::<Vec<_>>(), r.executions)
-        };
+        let all = |reduction| every_failure(&m, reduction, None);
         let (reduced, n_reduced) = all(true);
         let (brute, n_brute) = all(false);
         assert!(!brute.is_empty());
@@ -375,12 +380,7 @@ fn reduction_commutes_spawns_of_two_tasks_without_losing_a_run() {
     for abba in [false, true] {
         let m = nested_spawns(abba);
         for bound in [None, Some(0), Some(1), Some(2)] {
-            let all = |reduction| {
-                let c = ExploreConfig { keep_going: true, ..cfg(reduction, bound, 2_000_000) };
-                let r = explore(&m, &c);
-                assert!(r.exhausted, "{} {bound:?}: not exhausted", m.model);
-                (r.distinct.keys().cloned().collect::<Vec<_>>(), r.executions)
-            };
+            let all = |reduction| every_failure(&m, reduction, bound);
             let (reduced, n_reduced) = all(true);
             let (brute, n_brute) = all(false);
             if bound.is_none() {
@@ -676,12 +676,7 @@ fn bounded_reduction_finds_every_failure_bounded_brute_force_finds() {
         model("flink", &[("scenario", "minimal"), ("fix", "self-assign-clear")]),
     ] {
         for k in 0..=3 {
-            let all = |reduction| {
-                let c = ExploreConfig { keep_going: true, ..cfg(reduction, Some(k), 2_000_000) };
-                let r = explore(&m, &c);
-                assert!(r.exhausted, "{} within {k}: not exhausted", m.model);
-                (r.distinct.keys().cloned().collect::<Vec<_>>(), r.executions)
-            };
+            let all = |reduction| every_failure(&m, reduction, Some(k));
             let (reduced, n_reduced) = all(true);
             let (brute, n_brute) = all(false);
             assert_eq!(

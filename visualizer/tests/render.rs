@@ -416,14 +416,7 @@ fn compact_lanes_say_reads_for_a_read_lock() {
     let trace = sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(0, true).trace.unwrap();
     let m = Model::new(&trace).unwrap();
     let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
-    let texts: Vec<&str> = scene
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            visualizer::Item::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let texts = scene_texts(&scene);
     assert!(texts.contains(&"reads streamLock"), "{texts:?}");
     assert!(texts.contains(&"holds streamLock, sendLock"), "{texts:?}");
 }
@@ -1661,6 +1654,15 @@ fn a_blocked_stretch_in_the_pipes_chart_is_banded_in_its_tasks_colour() {
     assert!(blocks > 0 && bands == blocks + 1, "{bands} bands for {blocks} blocked writes of Client.run");
 }
 
+/// Every text of a scene, in drawing order.
+fn scene_texts(scene: &visualizer::Scene) -> Vec<&str> {
+    let texts = scene.items.iter().filter_map(|i| match i {
+        visualizer::Item::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    texts.collect()
+}
+
 /// The y of each lane's name in a timeline scene (bold, at the left), by name.
 fn lane_names(scene: &visualizer::Scene) -> Vec<(i32, String)> {
     let mut out: Vec<(i32, String)> = scene
@@ -1696,14 +1698,7 @@ fn background_tasks_done_before_the_end_get_low_lanes() {
     assert!(gap("caller-4") > 80, "{lanes:?}");
     // Tasks of the story keep full lanes, with their caption: the cycle's
     // background tasks, and #13, still alive at the end.
-    let texts: Vec<&str> = scene
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            visualizer::Item::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let texts = scene_texts(&scene);
     let note = "6 background tasks that finished in the window, holding no lock, are drawn low";
     assert!(texts.contains(&note), "{texts:?}");
     assert_eq!(texts.iter().filter(|t| **t == "background task").count(), 4, "{texts:?}");
