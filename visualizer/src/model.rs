@@ -204,13 +204,15 @@ pub struct Failure {
 const RECENT: u64 = 400;
 
 /// Each task's slot in the palette's cycle of [`crate::palette::TASK_COLOURS`]
-/// colours. A trace of up to nine tasks (the scheme's full-strength colours)
-/// gives each task its id. Up to [`crate::palette::TASK_COLOURS`], the tasks
-/// of the deadlock cycle come first and the others follow by id, so that
-/// a cycle of up to nine tasks has full-strength colours of distinct hues (ttrpc's
-/// serverConn.run, id 1, and receiver.run, id 10, were a rose and a pale
-/// rose, side by side in one cycle), and the others take the tints of the
-/// hues the cycle does not have before those it has. A larger one (a ttrpc server with a goroutine per request) would repeat a
+/// colours. Up to [`crate::palette::TASK_COLOURS`] tasks, the tasks of the
+/// deadlock cycle come first, in the cycle's order, and the others follow by
+/// id. So a cycle of up to nine tasks has full-strength colours of distinct
+/// hues (ttrpc's serverConn.run, id 1, and receiver.run, id 10, were a rose
+/// and a pale rose, side by side in one cycle); past nine tasks the others
+/// take the tints of the hues the cycle does not have before those it has.
+/// And the figures of one system's deadlock agree: Flink's two threads in
+/// the cycle have the same colours in the minimal and the pipeline traces,
+/// where their ids are 1, 2 and 2, 3 (by id they had differed). A larger one (a ttrpc server with a goroutine per request) would repeat a
 /// colour every so many ids, wherever the repeats fall; so the slots go
 /// first to the tasks of the deadlock cycle, then to the other tasks the
 /// wait-for graph draws (`drawn`), both whatever the window, then to the
@@ -223,9 +225,6 @@ const RECENT: u64 = 400;
 fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
     let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
-    if n <= crate::palette::FULL_COLOURS as usize {
-        return (0..n as u32).collect();
-    }
     if n <= crate::palette::TASK_COLOURS as usize {
         // The cycle takes slots 0, 1, ...; the others the slots left, the
         // tints of hues the cycle does not have first (a pale form of a
