@@ -19,6 +19,38 @@ fn json(args: &[&str]) -> (i32, serde_json::Value) {
     (code, v)
 }
 
+/// A scratch directory of this test process, made empty, and removed with
+/// what is in it when the test ends (passing or not).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("deadsim-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[test]
 fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     let (code, v) = json(&["run", "abba", "--seed", "0", "--json"]);
@@ -111,8 +143,7 @@ fn hunt_without_a_model_prints_the_verdict_table() {
 
 #[test]
 fn traces_are_identical_across_processes() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli");
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
     for p in [&a, &b] {
         let (code, _, _) = deadsim(&["run", "philosophers", "--seed", "3", "--trace", p.to_str().unwrap()]);
@@ -125,7 +156,6 @@ fn traces_are_identical_across_processes() {
     assert_eq!(code, 1);
     assert!(out.contains("step "), "replay prints the events");
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -264,8 +294,7 @@ fn explore_proves_or_finds_and_schedules_replay() {
 
 #[test]
 fn shards_merge_into_the_unsharded_result() {
-    let dir = std::env::temp_dir().join(format!("deadsim-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("shards");
     let (_, whole) = json(&["hunt", "flink", "--seeds", "0..6000", "--json"]);
     let mut files = Vec::new();
     for i in 0..3 {
@@ -439,7 +468,6 @@ fn shards_merge_into_the_unsharded_result() {
     assert_eq!(merged["schedules"].as_u64().unwrap(), ran_below + seed - 2000 + 1, "{merged}");
     assert_eq!(merged["lowest"], json!(false), "{merged}");
     assert!(merged["warning"].as_str().unwrap().contains("a lower one may fail too"), "{merged}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -691,9 +719,7 @@ fn replay_and_shrink_print_json_as_run_does() {
 #[cfg(unix)]
 #[test]
 fn a_chart_that_cannot_be_written_leaves_the_older_charts_alone() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-keep-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-keep");
     let trace = dir.join("ab.json");
     let (code, _, err) = deadsim(&["run", "abba", "--trace", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
@@ -713,7 +739,6 @@ fn a_chart_that_cannot_be_written_leaves_the_older_charts_alone() {
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     left.sort();
     assert_eq!(left, ["ab-locks.png", "ab-timeline.png", "ab-waitfor.png", "ab.json"], "no temporary file left");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `run --render` removes an older chart of a kind its run has none of only
@@ -721,9 +746,7 @@ fn a_chart_that_cannot_be_written_leaves_the_older_charts_alone() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_that_cannot_write_its_files_keeps_the_older_charts() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-older-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-older");
     let out = format!("{}/", dir.display());
     let (code, _, err) = deadsim(&["run", "abba", "--render", &out]);
     assert_eq!(code, 1, "{err}");
@@ -741,13 +764,11 @@ fn a_run_that_cannot_write_its_files_keeps_the_older_charts() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--trace /dev/full: cannot write the trace"), "{err}");
     assert_eq!(names(), before, "the older charts are kept");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn render_draws_a_trace_and_refuses_bad_paths() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-render-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-render");
     let trace = dir.join("abba.json");
     let t = trace.to_str().unwrap();
     let (code, _, _) = deadsim(&["run", "abba", "--trace", t]);
@@ -826,13 +847,11 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     let (code, _, err) = deadsim(&["run", "abba", "--render", &format!("{}/", afile.display())]);
     assert_eq!(code, 2);
     assert!(err.contains("--render") && err.contains("is a file, not a folder"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn replay_and_shrink_draw_their_run_with_render() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-replay-render-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-replay-render");
     let figs = format!("{}/", dir.join("figs").display());
     // replay: the charts of the replayed run, named as run names them.
     let (code, _, err) = deadsim(&["replay", "abba", "--seed", "0", "--render", &figs]);
@@ -903,7 +922,6 @@ fn replay_and_shrink_draw_their_run_with_render() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("no failure, so no charts were drawn"), "{err}");
     assert!(!dir.join("none").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -950,8 +968,7 @@ fn models_json_gives_each_variant_as_flags_that_run_it() {
 
 #[test]
 fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-stale-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-stale");
     let t = dir.join("t.json");
     let path = t.to_str().unwrap();
     for nothing in [
@@ -981,13 +998,11 @@ fn a_search_that_finds_nothing_leaves_no_older_trace_behind() {
         assert!(err.contains("the file there is not a deadsim trace and was left as it was"), "{err}");
         std::fs::remove_file(&t).unwrap();
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn render_all_removes_an_older_chart_the_new_trace_has_none_for() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-stale-charts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-stale-charts");
     let (t, q) = (dir.join("t.json"), dir.join("q"));
     let (path, out) = (t.to_str().unwrap(), format!("{}/", q.display()));
     let waitfor = q.join("t-waitfor.png");
@@ -1008,7 +1023,6 @@ fn render_all_removes_an_older_chart_the_new_trace_has_none_for() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(&waitfor).unwrap(), "notes\n");
     assert!(!err.contains("removed"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1058,15 +1072,13 @@ fn output_that_cannot_be_written_is_one_line_and_exit_2() {
 
 #[test]
 fn export_to_stdout_is_the_file_it_writes() {
-    let dir = std::env::temp_dir().join(format!("deadsim-export-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("export");
     let file = dir.join("p.json");
     let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", "-"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, std::fs::read_to_string(&file).unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1097,8 +1109,7 @@ fn a_step_limit_run_is_a_failure_that_shrink_reports_unshrunk() {
 
 #[test]
 fn merge_counts_the_whole_u64_range() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-whole-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-whole");
     let mut files = Vec::new();
     let mut ran = 0;
     for i in 0..2 {
@@ -1131,7 +1142,6 @@ fn merge_counts_the_whole_u64_range() {
         "{v}"
     );
     assert_eq!((v["stopped"].as_str(), v["complete"].as_bool()), (Some("time-budget"), Some(false)), "{v}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1234,8 +1244,7 @@ fn shrink_says_when_it_did_not_shrink_and_keeps_its_best_on_ctrl_c() {
 
 #[test]
 fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-glyphs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-glyphs");
     let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
     let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
     t["tasks"][1]["name"] = json!("写线程-1");
@@ -1268,7 +1277,6 @@ fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
     let (code, _, err) = deadsim(&["render", committed, "-o", png.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("note:"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1340,8 +1348,7 @@ fn the_readmes_abba_is_the_built_in_one() {
 
 #[test]
 fn merge_names_what_the_shards_covered_with_meeting_ranges_joined() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-covered-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-covered");
     let mut files = Vec::new();
     for (i, budget) in [(0, Some("0.000000001")), (1, None), (2, None)] {
         let shard = format!("{i}/3");
@@ -1359,7 +1366,6 @@ fn merge_names_what_the_shards_covered_with_meeting_ranges_joined() {
     let (code, v) = json(&[&["merge"][..], &files.iter().map(String::as_str).collect::<Vec<_>>()].concat());
     assert_eq!(code, 0);
     assert_eq!((v["covered"].as_str(), v["schedules"].as_u64()), (Some("0..=15,2000..=5999"), Some(4016)), "{v}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1390,9 +1396,7 @@ fn a_trace_that_cannot_be_written_fails_after_the_report_and_is_said_at_once() {
 
 #[test]
 fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was() {
-    let dir = std::env::temp_dir().join(format!("deadsim-trace-is-chart-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("trace-is-chart");
     let figs = format!("{}/", dir.display());
     let (code, _, err) = deadsim(&["run", "abba", "--render", &figs]);
     assert_eq!(code, 1, "{err}");
@@ -1428,7 +1432,6 @@ fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was()
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the same file as the chart"), "{err}");
     assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "a file was written");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1449,9 +1452,7 @@ fn shrink_says_when_its_budget_ends_before_the_search_of_fewer_preemptions() {
 
 #[test]
 fn merge_makes_every_claimed_failure_again_not_only_the_lowest() {
-    let dir = std::env::temp_dir().join(format!("deadsim-merge-claims-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("merge-claims");
     let shard = |extra: &[&str], i: u32, name: &str| -> (std::path::PathBuf, serde_json::Value) {
         let s = format!("{i}/2");
         let (_, out, _) =
@@ -1483,7 +1484,6 @@ fn merge_makes_every_claimed_failure_again_not_only_the_lowest() {
     let (code, _, err) = deadsim(&["merge", k0.to_str().unwrap(), &write("k1b.json", &v)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("k1b.json: field `distinct[0]` says seed"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1513,9 +1513,7 @@ fn a_failure_beyond_the_bound_is_reported_as_beyond_it() {
 
 #[test]
 fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
-    let dir = std::env::temp_dir().join(format!("deadsim-cli-figure-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-figure");
     let trace = dir.join("abba.json");
     let t = trace.to_str().unwrap();
     assert_eq!(deadsim(&["run", "abba", "--trace", t]).0, 1);
@@ -1562,5 +1560,4 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         assert!(out.is_empty() && err.trim_end().lines().count() == 1 && err.contains(why), "{args:?}: {err}");
         assert!(!png.exists() && !svg.exists(), "{args:?} left a picture");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
