@@ -473,6 +473,22 @@ fn shrinking_any_abba_deadlock_reaches_the_smallest_schedule() {
 }
 
 #[test]
+fn a_preemption_whose_two_sides_matter_is_shrunk_away_by_moving_steps() {
+    // ttrpc #72, seed 1: the deadlock needs no preemption at all, yet
+    // dropping and shortening segments stopped at one, and the search of
+    // the schedules without one ran out of tries. Joining a task's two
+    // segments (its later steps pulled up, or its earlier pushed down)
+    // reaches none.
+    let m = model("ttrpc", &[]);
+    let run = m.run(1, true);
+    assert_eq!(run.outcome.verdict(), "deadlock");
+    let shrunk = sim::scheduler::shrink(&m, &run, 20_000).expect("shrinks");
+    assert_eq!(signature(&shrunk.run.outcome), signature(&run.outcome));
+    assert_eq!(shrunk.preemptions, 0, "from {}", shrunk.original_preemptions);
+    assert!(shrunk.fewest);
+}
+
+#[test]
 fn a_shrunk_schedule_shrinks_no_further_when_shrunk_again() {
     // The greedy search leaves steps in an order with more switches than
     // they need, and the failing run's data choices past its own: before
