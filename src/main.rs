@@ -318,7 +318,7 @@ fn main() -> ExitCode {
                 Some(t) => format!("{first}; {}", t.trim_start_matches("tip: ")),
                 None => first,
             };
-            eprintln!("deadsim: error: {first} (see deadsim --help)");
+            eprintln!("deadsim: error: {} (see deadsim --help)", output::one_line(&first));
             return ExitCode::from(2);
         }
     };
@@ -330,7 +330,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::from(0),
         Err(UsageError(msg)) => {
             if !msg.is_empty() {
-                eprintln!("deadsim: error: {msg}");
+                eprintln!("deadsim: error: {}", output::one_line(&msg));
             }
             ExitCode::from(2)
         }

@@ -111,7 +111,7 @@ pub fn write_files_before_report(
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
     write_charts_and_trace(render, trace, t).map_err(|e| {
-        eprintln!("deadsim: error: {}; the report follows", e.0);
+        eprintln!("deadsim: error: {}; the report follows", one_line(&e.0));
         UsageError::said()
     })
 }
@@ -201,4 +201,24 @@ pub fn print_warnings(w: &[sim::lockorder::Warning]) {
         println!();
         print!("{}", w.report);
     }
+}
+
+/// `msg` with its control characters escaped (`\n`, `\t`, `\u{1b}`): an
+/// error stays one line, and a name read from a file (a task called
+/// "a\nb", an escape sequence) neither breaks it nor reaches the terminal.
+pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
+    if !msg.chars().any(char::is_control) {
+        return msg.into();
+    }
+    let mut out = String::with_capacity(msg.len() + 8);
+    for c in msg.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }

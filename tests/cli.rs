@@ -1395,6 +1395,29 @@ fn a_trace_that_cannot_be_written_fails_after_the_report_and_is_said_at_once() {
 }
 
 #[test]
+fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_characters() {
+    // A task's name with a line break and an escape sequence (red text),
+    // which the trace's own cycle then contradicts: the error quotes the
+    // name, escaped, on one line.
+    let dir = Scratch::new("cli-control");
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
+    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    t["tasks"][1]["name"] = json!("a\nb\u{1b}[31m");
+    let file = dir.join("t.json");
+    std::fs::write(&file, t.to_string()).unwrap();
+    let out = dir.join("x.png");
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.contains("a\\nb\\u{1b}[31m") && !err.contains('\u{1b}'), "{err:?}");
+    assert!(!out.exists());
+    // A flag's value too.
+    let (code, _, err) = deadsim(&["render", committed, "--tasks", "\u{1b}[31m", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.lines().count() == 1 && !err.contains('\u{1b}'), "{err:?}");
+}
+
+#[test]
 fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was() {
     let dir = Scratch::new("trace-is-chart");
     let figs = format!("{}/", dir.display());
