@@ -23,6 +23,8 @@
 //! assert_eq!(g.edges.iter().filter(|e| e.cycle).count(), 4);
 //! ```
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::fonts;
 use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::Model;
@@ -105,12 +107,22 @@ impl Graph {
     }
 
     pub fn new(m: &Model) -> Graph {
-        let mut g = Graph { nodes: Vec::new(), edges: Vec::new(), ring: Vec::new(), caption: String::new() };
+        let mut g = Builder {
+            g: Graph { nodes: Vec::new(), edges: Vec::new(), ring: Vec::new(), caption: String::new() },
+            tasks: vec![usize::MAX; m.trace.tasks.len()],
+            waited: BTreeMap::new(),
+            edges: BTreeSet::new(),
+        };
+        // Tasks by name (the first of a name, as a report names them).
+        let mut by_name: BTreeMap<&str, u32> = BTreeMap::new();
+        for t in &m.trace.tasks {
+            by_name.entry(t.name.as_str()).or_insert(t.id);
+        }
         match &m.trace.deadlock {
             Some(d) => {
                 let n = d.cycle.len();
                 let scope = if d.global { "global" } else { "partial" };
-                g.caption = format!(
+                g.g.caption = format!(
                     "At the deadlock, step {} ({}): {} task{} in the cycle, {} blocked behind it ({scope} deadlock).",
                     crate::columns::group(d.step),
                     crate::columns::duration(d.time),
@@ -130,20 +142,20 @@ impl Graph {
                     .collect();
                 for (i, bt) in d.cycle.iter().enumerate() {
                     let next = tnodes[(i + 1) % n];
-                    g.ring.push(tnodes[i]);
+                    g.g.ring.push(tnodes[i]);
                     if bt.op == "join" {
                         g.edge(tnodes[i], next, "waits for", true);
                         continue;
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, true);
-                    g.ring.push(r);
+                    g.g.ring.push(r);
                     g.edge(tnodes[i], r, wait_label(&bt.op), true);
                     let rel = release_label(&bt.kind, &bt.op);
                     g.edge(r, next, rel, true);
                     for name in &bt.released_by {
-                        if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
-                            if t.id != cycle_ids[(i + 1) % n] {
-                                let tn = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                        if let Some(&t) = by_name.get(name.as_str()) {
+                            if t != cycle_ids[(i + 1) % n] {
+                                let tn = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
                                 g.edge(r, tn, rel, false);
                             }
                         }
@@ -153,8 +165,8 @@ impl Graph {
                     let detail = bt.stack.first().map(|f| frame_text(&f.name, &f.site)).unwrap_or_default();
                     let tn = g.task_node(m, bt.task, detail, false);
                     if bt.op == "join" {
-                        if let Some(t) = m.trace.tasks.iter().find(|t| t.name == bt.waits_for) {
-                            let to = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                        if let Some(&t) = by_name.get(bt.waits_for.as_str()) {
+                            let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
                             g.edge(tn, to, "waits for", false);
                         }
                         continue;
@@ -162,8 +174,8 @@ impl Graph {
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
                     g.edge(tn, r, wait_label(&bt.op), false);
                     for name in &bt.released_by {
-                        if let Some(t) = m.trace.tasks.iter().find(|t| &t.name == name) {
-                            let to = g.task_node(m, t.id, String::new(), cycle_ids.contains(&t.id));
+                        if let Some(&t) = by_name.get(name.as_str()) {
+                            let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
                             g.edge(r, to, release_label(&bt.kind, &bt.op), false);
                         }
                     }
@@ -197,13 +209,15 @@ impl Graph {
                     }
                     let Some(r) = blk.resource else {
                         // A join from a trace without its peer, or a select from one without its cases.
-                        g.nodes.push(Node {
-                            kind: NodeKind::Other(format!("{} of task {t}", blk.op)),
+                        let what = format!("{} of task {t}", blk.op);
+                        g.g.nodes.push(Node {
+                            kind: NodeKind::Other(what.clone()),
                             label: blk.op.clone(),
                             detail: String::new(),
                             cycle: false,
                         });
-                        let wn = g.nodes.len() - 1;
+                        let wn = g.g.nodes.len() - 1;
+                        g.waited.entry(Waited::Other(what)).or_insert(wn);
                         g.edge(tn, wn, "waits for", false);
                         continue;
                     };
@@ -219,7 +233,7 @@ impl Graph {
                         g.edge(rn, hn, how, false);
                     }
                 }
-                g.caption = if blocked == 0 {
+                g.g.caption = if blocked == 0 {
                     format!(
                         "No deadlock, and no task blocked at the end of the run (verdict {}).",
                         m.trace.meta.verdict
@@ -233,6 +247,7 @@ impl Graph {
                 };
             }
         }
+        let mut g = g.g;
         g.group_alike(m);
         g
     }
@@ -244,20 +259,33 @@ impl Graph {
     /// holder, a joined task) keeps its own node, since edges name it.
     fn group_alike(&mut self, m: &Model) {
         let n = self.nodes.len();
+        // Each node's edges in and out, counted once (100,000 blocked tasks
+        // made a search of every edge for every node take most of a minute).
+        let (mut into, mut out, mut first_out) = (vec![0usize; n], vec![0usize; n], vec![usize::MAX; n]);
+        for (k, e) in self.edges.iter().enumerate() {
+            into[e.to] += 1;
+            out[e.from] += 1;
+            if first_out[e.from] == usize::MAX {
+                first_out[e.from] = k;
+            }
+        }
         let alone = |g: &Graph, i: usize| {
-            let mut out = g.edges.iter().filter(|e| e.from == i);
             matches!(g.nodes[i].kind, NodeKind::Task(_))
                 && !g.nodes[i].cycle
-                && !g.edges.iter().any(|e| e.to == i)
-                && matches!((out.next(), out.next()), (Some(e), None) if is_wait(e.label))
+                && into[i] == 0
+                && out[i] == 1
+                && is_wait(g.edges[first_out[i]].label)
         };
         let mut groups: Vec<((usize, String), Vec<usize>)> = Vec::new();
+        let mut group_of: BTreeMap<(usize, String), usize> = BTreeMap::new();
         for i in (0..n).filter(|&i| alone(self, i)) {
-            let to = self.edges.iter().find(|e| e.from == i).expect("one edge").to;
-            let key = (to, self.nodes[i].detail.clone());
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => v.push(i),
-                None => groups.push((key, vec![i])),
+            let key = (self.edges[first_out[i]].to, self.nodes[i].detail.clone());
+            match group_of.get(&key) {
+                Some(&g) => groups[g].1.push(i),
+                None => {
+                    group_of.insert(key.clone(), groups.len());
+                    groups.push((key, vec![i]));
+                }
             }
         }
         groups.retain(|(_, v)| v.len() >= GROUP_MIN);
@@ -309,16 +337,40 @@ impl Graph {
     pub fn has_edges(&self) -> bool {
         !self.edges.is_empty()
     }
+}
 
+/// A [`Graph`] being made, with its nodes and edges indexed: a graph of
+/// 100,000 blocked tasks looked each one up among all the others.
+struct Builder {
+    g: Graph,
+    /// Each task's node, by task id (`usize::MAX`: none yet).
+    tasks: Vec<usize>,
+    /// The node of each thing waited for.
+    waited: BTreeMap<Waited, usize>,
+    edges: BTreeSet<(usize, usize)>,
+}
+
+/// What a wait node stands for: a resource, or what names it (a select's cases).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Waited {
+    Resource(u32),
+    Other(String),
+}
+
+impl Builder {
     fn task_node(&mut self, m: &Model, t: u32, detail: String, cycle: bool) -> usize {
-        if let Some(i) = self.nodes.iter().position(|n| n.kind == NodeKind::Task(t)) {
-            if self.nodes[i].detail.is_empty() {
-                self.nodes[i].detail = detail;
+        if let Some(&i) = self.tasks.get(t as usize).filter(|&&i| i != usize::MAX) {
+            if self.g.nodes[i].detail.is_empty() {
+                self.g.nodes[i].detail = detail;
             }
             return i;
         }
-        self.nodes.push(Node { kind: NodeKind::Task(t), label: m.task_name(t).to_string(), detail, cycle });
-        self.nodes.len() - 1
+        self.g.nodes.push(Node { kind: NodeKind::Task(t), label: m.task_name(t).to_string(), detail, cycle });
+        let i = self.g.nodes.len() - 1;
+        if let Some(slot) = self.tasks.get_mut(t as usize) {
+            *slot = i;
+        }
+        i
     }
 
     fn wait_node(&mut self, m: &Model, r: Option<u32>, what: &str, kind: &str, op: &str, cycle: bool) -> usize {
@@ -326,8 +378,12 @@ impl Graph {
             Some(r) => NodeKind::Resource(r),
             None => NodeKind::Other(what.to_string()),
         };
-        if let Some(i) = self.nodes.iter().position(|n| n.kind == key) {
-            self.nodes[i].cycle |= cycle;
+        let index_key = match r {
+            Some(r) => Waited::Resource(r),
+            None => Waited::Other(what.to_string()),
+        };
+        if let Some(&i) = self.waited.get(&index_key) {
+            self.g.nodes[i].cycle |= cycle;
             return i;
         }
         let label = match r {
@@ -346,13 +402,15 @@ impl Graph {
             (None, "") => op.to_string(),
             (None, k) => k.to_string(),
         };
-        self.nodes.push(Node { kind: key, label, detail, cycle });
-        self.nodes.len() - 1
+        self.g.nodes.push(Node { kind: key, label, detail, cycle });
+        let i = self.g.nodes.len() - 1;
+        self.waited.insert(index_key, i);
+        i
     }
 
     fn edge(&mut self, from: usize, to: usize, label: &'static str, cycle: bool) {
-        if !self.edges.iter().any(|e| e.from == from && e.to == to) {
-            self.edges.push(Edge { from, to, label, cycle });
+        if self.edges.insert((from, to)) {
+            self.g.edges.push(Edge { from, to, label, cycle });
         }
     }
 }

@@ -1185,9 +1185,19 @@ impl Trace {
         use super::EventKind::*;
         // Whether each task's last wait was a sleep (not a block).
         let mut asleep = vec![false; self.tasks.len()];
+        // The locks (Go mutexes, monitors) the running task has taken so far
+        // in the current step, which hold up the others about to take them.
+        // Kept as the events go, not looked for backwards from each block:
+        // 100,000 tasks held up in one step took 22 s that way.
+        let (mut took_step, mut took) = (0, std::collections::BTreeSet::new());
+        let kind_of = |r: Option<u32>| r.map(|r| self.resources[r as usize].kind.as_str());
         for (i, e) in self.events.iter().enumerate() {
             // Named only for a message: a long trace has a million events.
             let (t, kind) = (e.task, || an_event(e.kind));
+            if e.step != took_step {
+                took_step = e.step;
+                took.clear();
+            }
             match e.kind {
                 Sleep => asleep[t as usize] = true,
                 Block => asleep[t as usize] = false,
@@ -1200,6 +1210,9 @@ impl Trace {
                 continue;
             }
             let ran = self.schedule[e.step as usize - 1];
+            if t == ran && matches!((e.kind, kind_of(e.resource)), (Lock, Some("mutex")) | (Enter, Some("monitor"))) {
+                took.insert(e.resource);
+            }
             // A spawn is the spawner's event: the new task has not run yet.
             if t == ran && e.kind != Spawn {
                 continue;
@@ -1207,19 +1220,8 @@ impl Trace {
             let for_another = match e.kind {
                 // Held up by the running task's taking of the lock it was
                 // about to take, in this step: no peer.
-                Block => {
-                    // Only a Go mutex's Lock or a monitor's Enter holds up
-                    // the others about to take it.
-                    let kind_of = |r: Option<u32>| r.map(|r| self.resources[r as usize].kind.as_str());
-                    let took = |x: &&super::Event| {
-                        x.task == ran
-                            && x.resource == e.resource
-                            && matches!((x.kind, kind_of(x.resource)), (Lock, Some("mutex")) | (Enter, Some("monitor")))
-                    };
-                    e.peer.is_none()
-                        && e.op.as_deref() == Some("lock")
-                        && self.events[..i].iter().rev().take_while(|x| x.step == e.step).any(|x| took(&x))
-                }
+                // (Only a Go mutex's Lock or a monitor's Enter does.)
+                Block => e.peer.is_none() && e.op.as_deref() == Some("lock") && took.contains(&e.resource),
                 // A sleeper whose time came wakes itself, between steps.
                 // A sleeper is woken by its time, a waiter by the running task.
                 Wake if asleep[t as usize] => e.peer == Some(t),
