@@ -842,6 +842,20 @@ fn the_meta_and_task_table_agree_with_the_run() {
         .unwrap()
         .push(serde_json::json!({"id": 3, "name": "ghost", "background": false, "parent": 0}));
     assert!(err(&v).contains("tasks[3]: \"ghost\" is never spawned"), "{}", err(&v));
+    // Background flags the run contradicts: with T1 and T2 in the
+    // background, main's return at step 1 would have ended the run there.
+    let mut v = good.clone();
+    for t in [1, 2] {
+        v["tasks"][t]["background"] = serde_json::json!(true);
+    }
+    assert!(err(&v).contains("every foreground task has returned by then"), "{}", err(&v));
+    // A completed run whose foreground task never returns.
+    let done = recorded_json("abba", &[("fixed", "true")], 0);
+    let mut v = done.clone();
+    v["tasks"][0]["background"] = serde_json::json!(false);
+    let finish = v["events"].as_array().unwrap().iter().rposition(|e| e["kind"] == "finish").unwrap();
+    v["events"].as_array_mut().unwrap().remove(finish);
+    assert!(err(&v).contains("never returned"), "{}", err(&v));
 }
 
 #[test]

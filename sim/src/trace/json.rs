@@ -1247,18 +1247,39 @@ impl Trace {
         // the events of the steps before each step.
         let mut state = vec![0u8; self.tasks.len()];
         let mut next = 0;
+        // Foreground tasks spawned and not finished: a run stops once there
+        // are none, so every step has one.
+        let mut foreground = 0usize;
+        let mut apply = |e: &super::Event, state: &mut [u8]| {
+            let s = &mut state[e.task as usize];
+            let fg = !self.tasks[e.task as usize].background;
+            match e.kind {
+                Spawn => {
+                    *s = 1;
+                    foreground += usize::from(fg);
+                }
+                Block | Sleep => *s = 2,
+                Wake => *s = 1,
+                Finish => {
+                    *s = 3;
+                    foreground -= usize::from(fg);
+                }
+                _ => {}
+            }
+            foreground
+        };
         for (i, &t) in self.schedule.iter().enumerate() {
             let step = i as u64 + 1;
+            let mut live = None;
             while let Some(e) = self.events.get(next).filter(|e| e.step < step) {
-                let s = &mut state[e.task as usize];
-                match e.kind {
-                    Spawn => *s = 1,
-                    Block | Sleep => *s = 2,
-                    Wake => *s = 1,
-                    Finish => *s = 3,
-                    _ => {}
-                }
+                live = Some(apply(e, &mut state));
                 next += 1;
+            }
+            if live == Some(0) {
+                return Err(format!(
+                    "schedule[{i}]: step {step} runs, but every foreground task has returned by then, \
+                     where a run stops (tasks[].background says otherwise of some task)"
+                ));
             }
             let why = match state[t as usize] {
                 1 => continue,
@@ -1267,6 +1288,20 @@ impl Trace {
                 _ => "it has finished",
             };
             return Err(format!("schedule[{i}]: task {t} runs at step {step}, but {why}"));
+        }
+        // A run completes when every foreground task has returned.
+        for e in &self.events[next..] {
+            apply(e, &mut state);
+        }
+        if self.meta.verdict == "no-deadlock" {
+            let fg_left = (0..self.tasks.len()).find(|&t| !self.tasks[t].background && state[t] != 3);
+            if let Some(t) = fg_left {
+                return Err(format!(
+                    "meta.verdict: \"no-deadlock\", but foreground task {t} (\"{}\") never returned \
+                     (a run completes when every foreground task has; tasks[{t}].background is false)",
+                    self.tasks[t].name
+                ));
+            }
         }
         Ok(())
     }
