@@ -326,6 +326,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
+    note_if_not_replayed(&trace, &origin);
     let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
     if let Some(list) = &args.tasks {
         visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
@@ -601,6 +602,45 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
     Ok(set)
 }
 
+/// Says so on stderr when a trace of a built-in model is not what its own
+/// schedule string replays to (`meta.replay`, run again with recording
+/// on): the model changed since the trace was written, or the file was
+/// edited. The trace checks see that its events tell one story, not that
+/// the model tells it. The charts are drawn as the file has them: a trace
+/// of an older deadsim still draws. A model a library user labelled is not
+/// one this build can run, and is left alone.
+fn note_if_not_replayed(trace: &sim::trace::Trace, origin: &str) {
+    let Ok(model) = sim::models::find(&trace.meta.model) else { return };
+    let params: Vec<(String, String)> = trace.meta.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+    let Ok(cfg) = model.configure(&params) else { return };
+    let Ok(schedule) = sim::scheduler::Schedule::parse(&trace.meta.replay) else { return };
+    if schedule.check_for(model.name(), &cfg.params).is_err() {
+        return;
+    }
+    let run = cfg.run_with(
+        sim::Sim::new(trace.meta.seed)
+            .record(true)
+            .max_steps(trace.meta.steps.max(1))
+            .strategy(Box::new(sim::scheduler::ReplayStrategy::new(schedule.choices))),
+    );
+    let same = run.trace.is_some_and(|mut again| {
+        // What ran it (a seed and strategy, or a replay) and the version
+        // are not the run.
+        again.meta.strategy.clone_from(&trace.meta.strategy);
+        again.meta.deadsim.clone_from(&trace.meta.deadsim);
+        again.meta.seed = trace.meta.seed;
+        *again == *trace
+    });
+    if !same {
+        eprintln!(
+            "note: {}: its schedule string (meta.replay) does not replay to its events with this deadsim's {} model \
+             (the model changed since the trace was written, or the file was edited); drawn as the file has it",
+            crate::output::one_line(origin),
+            trace.meta.model
+        );
+    }
+}
+
 /// `deadsim export`.
 pub fn export(args: ExportArgs) -> Result<(), String> {
     refuse_stdin(&args.trace)?;
@@ -608,6 +648,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         // To stdout, as `render -o -` writes a chart.
         use std::io::Write;
         let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
+        note_if_not_replayed(&trace, &args.trace.display().to_string());
         let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
         let mut out = std::io::stdout().lock();
         return out
@@ -621,6 +662,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         return Err(format!("--perfetto {}: this is a directory; give a file name", args.perfetto.display()));
     }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
+    note_if_not_replayed(&trace, &args.trace.display().to_string());
     let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
     visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
     eprintln!("wrote {}", args.perfetto.display());

@@ -1418,6 +1418,32 @@ fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_character
 }
 
 #[test]
+fn a_trace_its_own_schedule_string_does_not_replay_to_is_drawn_with_a_note() {
+    // A built-in model's trace is run again from its schedule string: the
+    // committed ones replay to themselves; an edited one (a call site moved
+    // to another line, which nothing in the file can contradict) is drawn,
+    // with a note.
+    let dir = Scratch::new("cli-replayed");
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
+    let out = dir.join("x.png");
+    let (code, _, err) = deadsim(&["render", committed, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note"), "{err}");
+    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let site = t["frames"][0]["site"].as_str().unwrap().to_string();
+    t["frames"][0]["site"] = json!(format!("{site}0"));
+    let file = dir.join("t.json");
+    std::fs::write(&file, t.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("its schedule string (meta.replay) does not replay to its events"), "{err}");
+    assert!(out.exists());
+    let (code, _, err) = deadsim(&["export", file.to_str().unwrap(), "--perfetto", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("does not replay"), "{err}");
+}
+
+#[test]
 fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was() {
     let dir = Scratch::new("trace-is-chart");
     let figs = format!("{}/", dir.display());
