@@ -1417,6 +1417,21 @@ fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_character
     assert!(err.lines().count() == 1 && !err.contains('\u{1b}'), "{err:?}");
 }
 
+/// A file that does not start as a JSON object is refused from its first
+/// bytes: /dev/zero was read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn an_endless_file_given_as_a_trace_is_refused_from_its_first_bytes() {
+    for args in
+        [&["render", "/dev/zero", "-o", "/tmp/deadsim-never.png"][..], &["export", "/dev/zero", "--perfetto", "-"]]
+    {
+        let (code, out, err) = deadsim(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert_eq!(err, "deadsim: error: /dev/zero: not JSON (expected value at line 1 column 1)\n");
+    }
+    assert!(!std::path::Path::new("/tmp/deadsim-never.png").exists());
+}
+
 #[test]
 fn a_trace_its_own_schedule_string_does_not_replay_to_is_drawn_with_a_note() {
     // A built-in model's trace is run again from its schedule string: the

@@ -173,8 +173,21 @@ impl Trace {
 
     /// Reads a trace file.
     pub fn read_file(path: &Path) -> Result<Trace, TraceError> {
+        use std::io::Read;
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError(format!("{name}: cannot read ({e})")))?;
+        let cannot = |e: std::io::Error| TraceError(format!("{name}: cannot read ({e})"));
+        let mut file = std::fs::File::open(path).map_err(cannot)?;
+        // A trace is a JSON object: a file that does not start like one is
+        // refused from its first bytes, not read whole (/dev/zero never ends).
+        let mut bytes = Vec::new();
+        file.by_ref().take(4096).read_to_end(&mut bytes).map_err(cannot)?;
+        let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+        if body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b != b'{') {
+            return Trace::parse(&String::from_utf8_lossy(&bytes), &name);
+        }
+        file.read_to_end(&mut bytes).map_err(cannot)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| TraceError(format!("{name}: cannot read (stream did not contain valid UTF-8)")))?;
         Trace::parse(&text, &name)
     }
 
