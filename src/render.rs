@@ -611,16 +611,38 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
 /// one this build can run, and is left alone.
 fn note_if_not_replayed(trace: &sim::trace::Trace, origin: &str) {
     let Ok(model) = sim::models::find(&trace.meta.model) else { return };
-    let params: Vec<(String, String)> = trace.meta.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
-    let Ok(cfg) = model.configure(&params) else { return };
-    let Ok(schedule) = sim::scheduler::Schedule::parse(&trace.meta.replay) else { return };
-    if schedule.check_for(model.name(), &cfg.params).is_err() {
-        return;
+    if let Some(why) = not_replayed(trace, model) {
+        eprintln!("note: {}: {why}; drawn as the file has it", crate::output::one_line(origin));
     }
+}
+
+/// Why `trace` is not what its schedule string replays to with `model`, if it is not.
+fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Option<String> {
+    let name = model.name();
+    let params: Vec<(String, String)> = trace.meta.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+    let cfg = match model.configure(&params) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            return Some(format!(
+                "its meta.params do not configure this deadsim's {name} model ({e}), so it cannot be run again"
+            ))
+        }
+    };
+    let schedule = match sim::scheduler::Schedule::parse(&trace.meta.replay) {
+        Ok(s) => s,
+        Err(e) => {
+            return Some(format!("its schedule string (meta.replay) cannot be read ({e}), so it cannot be run again"))
+        }
+    };
+    // (The trace checks compared its fingerprint with meta.params already.)
+    schedule.check_for(name, &cfg.params).ok()?;
+    // A run stops at its step limit before it looks for a deadlock where
+    // no task can run: one step more, but a step-limit run's own limit.
+    let limit = if trace.meta.verdict == "step-limit" { trace.meta.steps } else { trace.meta.steps + 1 };
     let run = cfg.run_with(
         sim::Sim::new(trace.meta.seed)
             .record(true)
-            .max_steps(trace.meta.steps.max(1))
+            .max_steps(limit.max(1))
             .strategy(Box::new(sim::scheduler::ReplayStrategy::new(schedule.choices))),
     );
     let same = run.trace.is_some_and(|mut again| {
@@ -631,14 +653,12 @@ fn note_if_not_replayed(trace: &sim::trace::Trace, origin: &str) {
         again.meta.seed = trace.meta.seed;
         *again == *trace
     });
-    if !same {
-        eprintln!(
-            "note: {}: its schedule string (meta.replay) does not replay to its events with this deadsim's {} model \
-             (the model changed since the trace was written, or the file was edited); drawn as the file has it",
-            crate::output::one_line(origin),
-            trace.meta.model
-        );
-    }
+    (!same).then(|| {
+        format!(
+            "its schedule string (meta.replay) does not replay to its events with this deadsim's {name} model \
+             (the model changed since the trace was written, or the file was edited)"
+        )
+    })
 }
 
 /// `deadsim export`.

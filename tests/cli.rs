@@ -1423,14 +1423,15 @@ fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_character
 #[cfg(unix)]
 #[test]
 fn an_endless_file_given_as_a_trace_is_refused_from_its_first_bytes() {
-    for args in
-        [&["render", "/dev/zero", "-o", "/tmp/deadsim-never.png"][..], &["export", "/dev/zero", "--perfetto", "-"]]
+    let dir = Scratch::new("cli-endless");
+    let png = dir.join("never.png");
+    for args in [&["render", "/dev/zero", "-o", png.to_str().unwrap()][..], &["export", "/dev/zero", "--perfetto", "-"]]
     {
         let (code, out, err) = deadsim(args);
         assert_eq!((code, out.as_str()), (2, ""), "{err}");
         assert_eq!(err, "deadsim: error: /dev/zero: not JSON (expected value at line 1 column 1)\n");
     }
-    assert!(!std::path::Path::new("/tmp/deadsim-never.png").exists());
+    assert!(!png.exists());
 }
 
 #[test]
@@ -1457,6 +1458,13 @@ fn a_trace_its_own_schedule_string_does_not_replay_to_is_drawn_with_a_note() {
     let (code, _, err) = deadsim(&["export", file.to_str().unwrap(), "--perfetto", "-"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("does not replay"), "{err}");
+    // A schedule string whose head is right and whose choices are not.
+    let replay = t["meta"]["replay"].as_str().unwrap().to_string();
+    t["meta"]["replay"] = json!(format!("{}:x", &replay[..replay.rfind(':').unwrap()]));
+    std::fs::write(&file, t.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("its schedule string (meta.replay) cannot be read"), "{err}");
 }
 
 #[test]

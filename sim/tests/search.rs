@@ -710,9 +710,9 @@ fn bounded_reduction_finds_every_failure_bounded_brute_force_finds() {
     }
 }
 
-/// Hand-offs through channels: `s1` sends on an unbuffered channel and
-/// `s2` on a buffered one, and `r` selects over both twice, then fails with
-/// the cases it took. Each case's send is a step that wakes (or grants)
+/// Hand-offs through channels: `s1` sends on an unbuffered channel, `s2`
+/// and `s3` on a buffered one, and `r` selects over both three times, then
+/// fails with the values it got. Each case's send is a step that wakes (or grants)
 /// another task, which partial-order reduction must order with care.
 fn channel_handoffs() -> Configured {
     use sim::sync::{select, Chan};
@@ -740,8 +740,8 @@ fn channel_handoffs() -> Configured {
 }
 
 /// Hand-offs through a pipe of `cap` bytes (0 is `net.Pipe`): two writers
-/// write 2 and 1 bytes, and `r` reads chunks of at most 2 bytes until it
-/// has all 3, then fails with what each read returned.
+/// write 3 and 1 bytes, and `r` reads chunks of at most 2 bytes until it
+/// has all 4, then fails with what each read returned.
 fn pipe_handoffs(cap: u64) -> Configured {
     use sim::sync::Pipe;
     let name = if cap == 0 { "pipe-handoffs-unbuffered" } else { "pipe-handoffs-buffered" };
@@ -783,4 +783,16 @@ fn reduced_exploration_finds_every_order_of_hand_offs_brute_force_finds() {
             assert!(n_reduced < n_brute, "{} {bound:?}: {n_reduced} vs {n_brute}", m.model);
         }
     }
+}
+
+#[test]
+fn a_pct_run_whose_first_run_fails_is_labelled_with_the_depth_asked_for() {
+    // PCT runs a seed with depth 1 first, to learn its step bound, and a
+    // failure there is the result: its trace said pct:1, while the report
+    // and `--strategy pct:5 --seed N`, which replays it, say pct:5.
+    let m = model("ttrpc", &[]);
+    let seed = (0..100).find(|&s| StrategyKind::Pct(1).run(&m, s, false, 100_000).outcome.is_failure()).unwrap();
+    let run = StrategyKind::Pct(5).run(&m, seed, true, 100_000);
+    assert!(run.outcome.is_failure());
+    assert_eq!(run.trace.unwrap().meta.strategy, "pct:5");
 }

@@ -87,15 +87,22 @@ impl StrategyKind {
                         .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))),
                 );
                 if d == 1 || probe.outcome.is_failure() {
-                    if record && probe.trace.is_none() {
-                        return model.run_with(
+                    let mut run = if record && probe.trace.is_none() {
+                        model.run_with(
                             Sim::new(seed)
                                 .record(true)
                                 .max_steps(max_steps)
                                 .strategy(Box::new(PctStrategy::new(seed, 1, 0))),
-                        );
+                        )
+                    } else {
+                        probe
+                    };
+                    // The run of `--strategy pct:D --seed N`, as the report
+                    // names it (it wrote pct:1, the probe's depth).
+                    if let Some(t) = run.trace.as_mut() {
+                        t.meta.strategy = self.to_string();
                     }
-                    return probe;
+                    return run;
                 }
                 let k = probe.steps;
                 model.run_with(

@@ -436,8 +436,9 @@ pub fn shrink_until(
 /// true if it took it.
 type Offer<'a> = dyn Fn(&mut Best, &[(TaskId, u64)], &Rc<[u32]>) -> bool + 'a;
 
-/// One pass over the segments of `best`: drops each, then shortens each,
-/// keeping every change `offer` takes. Returns whether one was taken, or
+/// One pass over the segments of `best`: drops each, joins each with a
+/// later one of its task, then shortens each, keeping every change `offer`
+/// takes. Returns whether one was taken, or
 /// `None` if the budget (`spent`) ended the pass.
 fn greedy_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> Option<bool> {
     let mut improved = false;
