@@ -326,65 +326,67 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
-    note_if_not_replayed(&trace, &origin);
-    let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
-    if let Some(list) = &args.tasks {
-        visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
-    }
-    if let ([c], false) = (requested.as_slice(), all) {
-        // A chart asked for by name that would be empty is an error, not a
-        // placeholder image (`all` leaves it out and says so).
-        if let Some(why) = why_skipped(*c, &m) {
-            return Err(format!("--chart {}: {origin} has {why}; nothing to draw", c.name()));
+    beside_replay_check(&trace, &origin, "drawn", || {
+        let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+        if let Some(list) = &args.tasks {
+            visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
         }
-    }
-    let charts: Vec<Chart> = if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
-    let files = plan(&args, &charts, all)?;
-    for (_, _, path) in &files {
-        refuse_overwriting_input(path, &args.trace)?;
-    }
-    if files.iter().any(|(_, f, _)| *f == Format::Png) {
-        note_missing_glyphs(&trace);
-        let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
-        if !missing.is_empty() {
-            let chars = first_chars(&missing);
-            eprintln!(
-                "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
-                 the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
-            );
+        if let ([c], false) = (requested.as_slice(), all) {
+            // A chart asked for by name that would be empty is an error, not a
+            // placeholder image (`all` leaves it out and says so).
+            if let Some(why) = why_skipped(*c, &m) {
+                return Err(format!("--chart {}: {origin} has {why}; nothing to draw", c.name()));
+            }
         }
-    }
-    // Render everything first: an error leaves no file behind.
-    let mut rendered = Vec::with_capacity(files.len());
-    for (c, f, path) in files {
-        let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
-            // What --tasks selected has nothing in the window: the flag is the fix.
-            Some(list) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
-            _ => format!("{origin}: {e}"),
-        })?;
-        rendered.push((path, bytes));
-    }
-    if let [(path, bytes)] = rendered.as_slice() {
-        if path.as_os_str() == "-" {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            return out
-                .write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("-o -: cannot write to stdout ({e})"));
+        let charts: Vec<Chart> =
+            if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
+        let files = plan(&args, &charts, all)?;
+        for (_, _, path) in &files {
+            refuse_overwriting_input(path, &args.trace)?;
         }
-    }
-    write_all("-o", &rendered)?;
-    // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
-    for (path, _) in &rendered {
-        eprintln!("wrote {}", path.display());
-    }
-    if all {
-        for line in leave_out(&args, &m, &origin)? {
-            eprintln!("{line}");
+        if files.iter().any(|(_, f, _)| *f == Format::Png) {
+            note_missing_glyphs(&trace);
+            let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
+            if !missing.is_empty() {
+                let chars = first_chars(&missing);
+                eprintln!(
+                    "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
+                     the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
+                );
+            }
         }
-    }
-    Ok(())
+        // Render everything first: an error leaves no file behind.
+        let mut rendered = Vec::with_capacity(files.len());
+        for (c, f, path) in files {
+            let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
+                // What --tasks selected has nothing in the window: the flag is the fix.
+                Some(list) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
+                _ => format!("{origin}: {e}"),
+            })?;
+            rendered.push((path, bytes));
+        }
+        if let [(path, bytes)] = rendered.as_slice() {
+            if path.as_os_str() == "-" {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                return out
+                    .write_all(bytes)
+                    .and_then(|()| out.flush())
+                    .map_err(|e| format!("-o -: cannot write to stdout ({e})"));
+            }
+        }
+        write_all("-o", &rendered)?;
+        // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
+        for (path, _) in &rendered {
+            eprintln!("wrote {}", path.display());
+        }
+        if all {
+            for line in leave_out(&args, &m, &origin)? {
+                eprintln!("{line}");
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The first 8 of `chars`, then "…" and how many more ("图：两个线程以相… (+5)").
@@ -609,11 +611,20 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
 /// the model tells it. The charts are drawn as the file has them: a trace
 /// of an older deadsim still draws. A model a library user labelled is not
 /// one this build can run, and is left alone.
-fn note_if_not_replayed(trace: &sim::trace::Trace, origin: &str) {
-    let Ok(model) = sim::models::find(&trace.meta.model) else { return };
-    if let Some(why) = not_replayed(trace, model) {
-        eprintln!("note: {}: {why}; drawn as the file has it", crate::output::one_line(origin));
-    }
+///
+/// Runs `work` (drawing or exporting the trace) while the check runs on
+/// another thread, and says its note after: on a 930,342-step ttrpc trace
+/// the check, run first, had tripled the time of `render`. A check that
+/// panics (a model's bug) says nothing.
+fn beside_replay_check<T>(trace: &sim::trace::Trace, origin: &str, done: &str, work: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        let check = scope.spawn(|| sim::models::find(&trace.meta.model).ok().and_then(|m| not_replayed(trace, m)));
+        let out = work();
+        if let Ok(Some(why)) = check.join() {
+            eprintln!("note: {}: {why}; {done} as the file has it", crate::output::one_line(origin));
+        }
+        out
+    })
 }
 
 /// Why `trace` is not what its schedule string replays to with `model`, if it is not.
@@ -668,13 +679,13 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         // To stdout, as `render -o -` writes a chart.
         use std::io::Write;
         let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
-        note_if_not_replayed(&trace, &args.trace.display().to_string());
-        let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(json.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| format!("--perfetto -: cannot write to stdout ({e})"));
+        return beside_replay_check(&trace, &args.trace.display().to_string(), "exported", || {
+            let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(json.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("--perfetto -: cannot write to stdout ({e})"))
+        });
     }
     refuse_overwriting_input(&args.perfetto, &args.trace)?;
     crate::check_output("--perfetto", &Some(args.perfetto.clone())).map_err(|e| e.0)?;
@@ -682,11 +693,12 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         return Err(format!("--perfetto {}: this is a directory; give a file name", args.perfetto.display()));
     }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
-    note_if_not_replayed(&trace, &args.trace.display().to_string());
-    let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-    visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
-    eprintln!("wrote {}", args.perfetto.display());
-    Ok(())
+    beside_replay_check(&trace, &args.trace.display().to_string(), "exported", || {
+        let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+        visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
+        eprintln!("wrote {}", args.perfetto.display());
+        Ok(())
+    })
 }
 
 #[cfg(test)]
