@@ -172,6 +172,7 @@ fn run_segments(model: &Configured, sim: Sim, segs: &[(TaskId, u64)], data: &[u3
 }
 
 /// The smallest failing schedule found so far: fewest preemptions, then fewest steps.
+#[derive(Clone)]
 struct Best {
     segs: Vec<(TaskId, u64)>,
     /// The data choices the segments run with, in order.
@@ -287,9 +288,9 @@ pub fn shrink_until(
     // pass, or keeping only the data choices the best's run took, did
     // better on some of 36 shrinks and worse on others; this did better on
     // 12 and worse on none.) Returns false if the budget ended it first.
-    let settle = |best: &mut Best, tries: &mut u64| -> bool {
+    let settle = |best: &mut Best, tries: &mut u64, joins_last: bool| -> bool {
         loop {
-            let Some(improved) = greedy_pass(best, tries, &spent, &offer) else { return false };
+            let Some(improved) = greedy_pass(best, tries, &spent, &offer, joins_last) else { return false };
             if improved {
                 continue;
             }
@@ -298,6 +299,23 @@ pub fn shrink_until(
                 return true;
             }
         }
+    };
+    // Where the greedy search settles depends on the order of its moves:
+    // joins before the shortening, or after. Both are run from the same
+    // start and the smaller kept. (Over 54 shrinks of ten model variants,
+    // 107 preemptions in all joining first, 100 joining last, 95 the
+    // smaller of the two.) Returns false if the budget ended it first.
+    let settle = |best: &mut Best, tries: &mut u64| -> bool {
+        let start = best.clone();
+        if !settle(best, tries, false) {
+            return false;
+        }
+        let mut other = start;
+        let done = settle(&mut other, tries, true);
+        if (other.preemptions, other.steps) < (best.preemptions, best.steps) {
+            *best = other;
+        }
+        done
     };
     // Whether the budget cut a phase short, so that a larger one may do better.
     let mut budget_spent = !settle(&mut best, &mut tries);
@@ -436,11 +454,29 @@ pub fn shrink_until(
 /// true if it took it.
 type Offer<'a> = dyn Fn(&mut Best, &[(TaskId, u64)], &Rc<[u32]>) -> bool + 'a;
 
-/// One pass over the segments of `best`: drops each, joins each with a
-/// later one of its task, then shortens each, keeping every change `offer`
-/// takes. Returns whether one was taken, or
-/// `None` if the budget (`spent`) ended the pass.
-fn greedy_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> Option<bool> {
+/// One pass over the segments of `best`: drops each, then joins each with
+/// a later one of its task and shortens each, in either order, keeping
+/// every change `offer` takes. Returns whether one was taken, or `None` if
+/// the budget (`spent`) ended the pass.
+fn greedy_pass(
+    best: &mut Best,
+    tries: &mut u64,
+    spent: &dyn Fn(u64) -> bool,
+    offer: &Offer,
+    joins_last: bool,
+) -> Option<bool> {
+    let dropped = drop_pass(best, tries, spent, offer)?;
+    let (first, second): (Pass, Pass) = if joins_last { (shorten_pass, join_pass) } else { (join_pass, shorten_pass) };
+    let a = first(best, tries, spent, offer)?;
+    let b = second(best, tries, spent, offer)?;
+    Some(dropped | a | b)
+}
+
+/// A move of [`greedy_pass`].
+type Pass = fn(&mut Best, &mut u64, &dyn Fn(u64) -> bool, &Offer) -> Option<bool>;
+
+/// Drops whole segments.
+fn drop_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> Option<bool> {
     let mut improved = false;
     // Drop whole segments, last first (late switches are the cheapest to lose).
     let mut k = best.segs.len();
@@ -458,7 +494,13 @@ fn greedy_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, of
             k = k.min(best.segs.len());
         }
     }
-    // Then two segments of one task joined, with what ran between them
+    Some(improved)
+}
+
+/// Joins two segments of one task.
+fn join_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> Option<bool> {
+    let mut improved = false;
+    // Two segments of one task joined, with what ran between them
     // before or after: its later steps pulled up to its earlier ones, or
     // the earlier pushed down to the later. Dropping and shortening only
     // take steps away; a preemption whose two sides both matter needs
@@ -493,7 +535,13 @@ fn greedy_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, of
             j += 1;
         }
     }
-    // Then shorter segments: each one's lengths from 1 up, the first
+    Some(improved)
+}
+
+/// Shortens segments.
+fn shorten_pass(best: &mut Best, tries: &mut u64, spent: &dyn Fn(u64) -> bool, offer: &Offer) -> Option<bool> {
+    let mut improved = false;
+    // Shorter segments: each one's lengths from 1 up, the first
     // that still fails taken. Halving alone misses most: in a loop the
     // lengths that fail come once a loop body (abba: 2, 6 and 10 steps
     // of T1 before T2 runs, not 5).
