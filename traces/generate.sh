@@ -17,6 +17,8 @@ gen hunt ttrpc --server v1.0.2 --client v1.0.2 --seeds 0..1000 --trace "$out/ttr
 gen hunt ttrpc --server v1.0.2 --client v1.2.3 --seeds 0..1000 --trace "$out/ttrpc-s1.0.2-c1.2.3-deadlock.json"
 gen hunt ttrpc --server v1.1.0 --client v1.0.2 --seeds 0..1000 --trace "$out/ttrpc-s1.1.0-c1.0.2-deadlock.json"
 gen hunt ttrpc --server v1.1.0 --client v1.2.3 --seeds 0..1000 --trace "$out/ttrpc-s1.1.0-c1.2.3-deadlock.json"
+# The #168 deadlock (seed 7) shrunk: fewest preemptions found, then fewest steps.
+gen shrink ttrpc --server v1.0.2 --client v1.2.3 --seed 7 --trace "$out/ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json"
 # Flink FLINK-22946 in 1.13.1: the minimal scenario and the full pipeline.
 gen hunt flink --flink-version 1.13.1 --scenario minimal --seeds 0..1000 --trace "$out/flink-1.13.1-minimal-deadlock.json"
 gen hunt flink --flink-version 1.13.1 --scenario pipeline --seeds 0..30000 --trace "$out/flink-1.13.1-pipeline-deadlock.json"

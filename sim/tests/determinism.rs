@@ -154,7 +154,18 @@ fn committed_traces_are_what_this_build_makes() {
         let t = Trace::parse(&committed, &path.display().to_string()).unwrap();
         let params: Vec<(String, String)> = t.meta.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
         let model = models::find(&t.meta.model).unwrap().configure(&params).unwrap();
-        let now = model.run(t.meta.seed, true).trace.unwrap().to_json();
+        let run = match t.meta.strategy.as_str() {
+            "random" => model.run(t.meta.seed, true),
+            // A shrunk run from its schedule string (generate.sh shrinks it,
+            // in release, and CI compares the bytes).
+            "shrink" => {
+                let choices = sim::scheduler::Schedule::parse(&t.meta.replay).unwrap().choices;
+                let strategy = sim::scheduler::ReplayStrategy::named(choices, "shrink");
+                model.run_with(Sim::new(t.meta.seed).record(true).strategy(Box::new(strategy)))
+            }
+            other => panic!("{}: strategy {other}: not one this test makes again", path.display()),
+        };
+        let now = run.trace.unwrap().to_json();
         assert!(now == committed, "{} differs: run bash traces/generate.sh", path.display());
         checked += 1;
     }
