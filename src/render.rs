@@ -650,26 +650,69 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
     // A run stops at its step limit before it looks for a deadlock where
     // no task can run: one step more, but a step-limit run's own limit.
     let limit = if trace.meta.verdict == "step-limit" { trace.meta.steps } else { trace.meta.steps + 1 };
-    let run = cfg.run_with(
-        sim::Sim::new(trace.meta.seed)
-            .record(true)
-            .max_steps(limit.max(1))
-            .strategy(Box::new(sim::scheduler::ReplayStrategy::new(schedule.choices))),
-    );
-    let same = run.trace.is_some_and(|mut again| {
-        // What ran it (a seed and strategy, or a replay) and the version
-        // are not the run.
+    // A seed's run (random, pct) is made again from its seed and strategy,
+    // which the figure's title names; any other (replay, shrink, dfs) from
+    // its schedule string.
+    let by_seed = trace.meta.strategy.parse::<sim::scheduler::StrategyKind>().ok();
+    let run = match by_seed {
+        Some(kind) => kind.run(&cfg, trace.meta.seed, true, limit.max(1)),
+        None => cfg.run_with(
+            sim::Sim::new(trace.meta.seed)
+                .record(true)
+                .max_steps(limit.max(1))
+                .strategy(Box::new(sim::scheduler::ReplayStrategy::new(schedule.choices))),
+        ),
+    };
+    let mut again = *run.trace?;
+    // The version is not the run, nor, for a replay, what it is named.
+    again.meta.deadsim.clone_from(&trace.meta.deadsim);
+    if by_seed.is_none() {
         again.meta.strategy.clone_from(&trace.meta.strategy);
-        again.meta.deadsim.clone_from(&trace.meta.deadsim);
         again.meta.seed = trace.meta.seed;
-        *again == *trace
-    });
-    (!same).then(|| {
-        format!(
-            "its schedule string (meta.replay) does not replay to its events with this deadsim's {name} model \
-             (the model changed since the trace was written, or the file was edited)"
-        )
-    })
+    }
+    let at = first_difference(trace, &again)?;
+    let made = match by_seed {
+        Some(_) => format!("seed {} under strategy {}", trace.meta.seed, trace.meta.strategy),
+        None => "its schedule string (meta.replay)".to_string(),
+    };
+    Some(format!(
+        "{made} makes another run with this deadsim's {name} model, first at {at} \
+         (the model changed since the trace was written, or the file was edited)"
+    ))
+}
+
+/// The first part of `a` that differs from `b`, if they differ, named as
+/// the trace's JSON path (`meta.seed`, `events[12]`), in the order of the file.
+fn first_difference(a: &sim::trace::Trace, b: &sim::trace::Trace) -> Option<String> {
+    fn first<T: PartialEq>(what: &str, a: &[T], b: &[T]) -> Option<String> {
+        let i = a.iter().zip(b).position(|(x, y)| x != y).or((a.len() != b.len()).then(|| a.len().min(b.len())))?;
+        Some(format!("{what}[{i}]"))
+    }
+    if a == b {
+        return None;
+    }
+    let (m, n) = (&a.meta, &b.meta);
+    let meta = [
+        ("model", m.model != n.model),
+        ("params", m.params != n.params),
+        ("seed", m.seed != n.seed),
+        ("strategy", m.strategy != n.strategy),
+        ("verdict", m.verdict != n.verdict),
+        ("message", m.message != n.message),
+        ("steps", m.steps != n.steps),
+        ("time_ns", m.time_ns != n.time_ns),
+        ("replay", m.replay != n.replay),
+    ];
+    if let Some((field, _)) = meta.iter().find(|(_, differs)| *differs) {
+        return Some(format!("meta.{field}"));
+    }
+    first("tasks", &a.tasks, &b.tasks)
+        .or_else(|| first("resources", &a.resources, &b.resources))
+        .or_else(|| first("frames", &a.frames, &b.frames))
+        .or_else(|| first("events", &a.events, &b.events))
+        .or_else(|| first("schedule", &a.schedule, &b.schedule))
+        .or_else(|| (a.deadlock != b.deadlock).then(|| "deadlock".to_string()))
+        .or_else(|| Some("format".to_string()))
 }
 
 /// `deadsim export`.

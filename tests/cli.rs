@@ -1266,7 +1266,7 @@ fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
     let (code, _, err) = deadsim(&["render", trace, "-o", png.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     // (Renamed, the trace is not what its schedule replays to: a note of its own.)
-    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:") && !l.contains("does not replay")).collect();
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:") && !l.contains("makes another run")).collect();
     assert_eq!(notes.len(), 1, "{err}");
     assert!(notes[0].contains("no glyph for \"写线程\" in task \"写线程-1\""), "{err}");
     // An SVG leaves the characters to the viewer's fonts: nothing to say.
@@ -1435,11 +1435,11 @@ fn an_endless_file_given_as_a_trace_is_refused_from_its_first_bytes() {
 }
 
 #[test]
-fn a_trace_its_own_schedule_string_does_not_replay_to_is_drawn_with_a_note() {
-    // A built-in model's trace is run again from its schedule string: the
-    // committed ones replay to themselves; an edited one (a call site moved
-    // to another line, which nothing in the file can contradict) is drawn,
-    // with a note.
+fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_difference() {
+    // A built-in model's trace is made again, from its seed and strategy
+    // or from its schedule string: the committed ones come out the same;
+    // an edited one (a call site moved to another line, a seed changed,
+    // which nothing in the file can contradict) is drawn, with a note.
     let dir = Scratch::new("cli-replayed");
     let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
     let out = dir.join("x.png");
@@ -1453,11 +1453,30 @@ fn a_trace_its_own_schedule_string_does_not_replay_to_is_drawn_with_a_note() {
     std::fs::write(&file, t.to_string()).unwrap();
     let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("its schedule string (meta.replay) does not replay to its events"), "{err}");
+    let note = "seed 0 under strategy random makes another run with this deadsim's abba model, first at frames[0]";
+    assert!(err.contains(note), "{err}");
     assert!(out.exists());
     let (code, _, err) = deadsim(&["export", file.to_str().unwrap(), "--perfetto", "-"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("does not replay"), "{err}");
+    assert!(err.contains(note), "{err}");
+    // Another seed in the title: its run does not deadlock.
+    let mut seeded = t.clone();
+    seeded["frames"][0]["site"] = json!(site);
+    seeded["meta"]["seed"] = json!(5);
+    std::fs::write(&file, seeded.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "seed 5 under strategy random makes another run with this deadsim's abba model, first at meta.verdict"
+        ),
+        "{err}"
+    );
+    // A shrunk run is made again from its schedule string.
+    let shrunk = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json");
+    let (code, _, err) = deadsim(&["render", shrunk, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note"), "{err}");
     // A schedule string whose head is right and whose choices are not.
     let replay = t["meta"]["replay"].as_str().unwrap().to_string();
     t["meta"]["replay"] = json!(format!("{}:x", &replay[..replay.rfind(':').unwrap()]));
