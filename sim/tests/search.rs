@@ -783,7 +783,7 @@ fn lock_handoffs(rw: bool) -> Configured {
             if rw {
                 let rw = RwMutex::new("rw");
                 for name in ["r1", "r2", "w"] {
-                    let (rw, log) = (rw.clone(), log.clone());
+                    let (rw, log) = (rw, log.clone());
                     handles.push(sim::spawn(name, async move {
                         if name == "w" {
                             let g = rw.lock().await;
