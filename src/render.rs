@@ -444,6 +444,9 @@ fn leave_out(args: &RenderArgs, m: &Model, source: &str) -> Result<Vec<String>, 
                         )
                     }
                 }
+            } else if std::fs::symlink_metadata(&path).is_ok() {
+                // A file of the user's under a chart's name: theirs, but not this trace's chart.
+                line += &format!("; {} is not a chart, left as it was", path.display());
             }
         }
         lines.push(line);

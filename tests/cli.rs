@@ -1023,6 +1023,7 @@ fn render_all_removes_an_older_chart_the_new_trace_has_none_for() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(&waitfor).unwrap(), "notes\n");
     assert!(!err.contains("removed"), "{err}");
+    assert!(err.contains("t-waitfor.png is not a chart, left as it was"), "{err}");
 }
 
 #[test]
