@@ -607,10 +607,10 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
     Ok(set)
 }
 
-/// Says so on stderr when a trace of a built-in model is not what its own
-/// schedule string replays to (`meta.replay`, run again with recording
-/// on): the model changed since the trace was written, or the file was
-/// edited. The trace checks see that its events tell one story, not that
+/// Says so on stderr when a trace of a built-in model is not the run its
+/// model makes again (from its seed and strategy, or its schedule string;
+/// see [`not_replayed`]): the model changed since the trace was written, or
+/// the file was edited. The trace checks see that its events tell one story, not that
 /// the model tells it. The charts are drawn as the file has them: a trace
 /// of an older deadsim still draws. A model a library user labelled is not
 /// one this build can run, and is left alone.

@@ -19,6 +19,14 @@ fn json(args: &[&str]) -> (i32, serde_json::Value) {
     (code, v)
 }
 
+/// The committed abba trace, which tests edit a copy of.
+const ABBA_TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
+
+/// [`ABBA_TRACE`] as JSON, to edit.
+fn abba_trace_json() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(ABBA_TRACE).unwrap()).unwrap()
+}
+
 /// A scratch directory of this test process, made empty, and removed with
 /// what is in it when the test ends (passing or not).
 struct Scratch(std::path::PathBuf);
@@ -1246,8 +1254,8 @@ fn shrink_says_when_it_did_not_shrink_and_keeps_its_best_on_ctrl_c() {
 #[test]
 fn a_png_of_names_the_font_lacks_says_so_in_one_note() {
     let dir = Scratch::new("cli-glyphs");
-    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
-    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let committed = ABBA_TRACE;
+    let mut t = abba_trace_json();
     t["tasks"][1]["name"] = json!("写线程-1");
     for b in t["deadlock"]["cycle"].as_array_mut().unwrap() {
         if b["task"] == 1 {
@@ -1402,8 +1410,8 @@ fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_character
     // which the trace's own cycle then contradicts: the error quotes the
     // name, escaped, on one line.
     let dir = Scratch::new("cli-control");
-    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
-    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let committed = ABBA_TRACE;
+    let mut t = abba_trace_json();
     t["tasks"][1]["name"] = json!("a\nb\u{1b}[31m");
     let file = dir.join("t.json");
     std::fs::write(&file, t.to_string()).unwrap();
@@ -1442,12 +1450,12 @@ fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_d
     // an edited one (a call site moved to another line, a seed changed,
     // which nothing in the file can contradict) is drawn, with a note.
     let dir = Scratch::new("cli-replayed");
-    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/abba-deadlock.json");
+    let committed = ABBA_TRACE;
     let out = dir.join("x.png");
     let (code, _, err) = deadsim(&["render", committed, "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("note"), "{err}");
-    let mut t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let mut t = abba_trace_json();
     let site = t["frames"][0]["site"].as_str().unwrap().to_string();
     t["frames"][0]["site"] = json!(format!("{site}0"));
     let file = dir.join("t.json");
