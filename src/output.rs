@@ -32,11 +32,12 @@ pub fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
     }
 }
 
-/// The `cycle` of the JSON output: `[{"task", "waits_for"}]`.
+/// The `cycle` of the JSON output: `[{"task", "id", "waits_for"}]` (the id
+/// tells apart tasks that share a name).
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {
     let cycle: Vec<serde_json::Value> = o
         .deadlock()
-        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "waits_for": b.waits_for})).collect())
+        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "id": b.task, "waits_for": b.waits_for})).collect())
         .unwrap_or_default();
     serde_json::Value::Array(cycle)
 }

@@ -673,6 +673,16 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
         again.meta.strategy.clone_from(&trace.meta.strategy);
         again.meta.seed = trace.meta.seed;
     }
+    // A trace written before deadlock reports kept `released_by_ids` is the
+    // same run without them.
+    if let (Some(d), Some(a)) = (&trace.deadlock, again.deadlock.as_mut()) {
+        let entries = |d: &sim::Deadlock| d.cycle.iter().chain(&d.behind).all(|b| b.released_by_ids.is_empty());
+        if entries(d) {
+            for b in a.cycle.iter_mut().chain(a.behind.iter_mut()) {
+                b.released_by_ids.clear();
+            }
+        }
+    }
     let at = first_difference(trace, &again)?;
     let made = match by_seed {
         Some(_) => format!("seed {} under strategy {}", trace.meta.seed, trace.meta.strategy),

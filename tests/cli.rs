@@ -66,7 +66,10 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     assert_eq!(v["verdict"], "deadlock");
     assert_eq!(v["seed"], 0);
     assert_eq!(v["schedules"], 1);
-    assert_eq!(v["cycle"], serde_json::json!([{"task": "T1", "waits_for": "B"}, {"task": "T2", "waits_for": "A"}]));
+    assert_eq!(
+        v["cycle"],
+        serde_json::json!([{"task": "T1", "id": 1, "waits_for": "B"}, {"task": "T2", "id": 2, "waits_for": "A"}])
+    );
     let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(v["verdict"], "no-deadlock");
@@ -1453,6 +1456,16 @@ fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_d
     let committed = ABBA_TRACE;
     let out = dir.join("x.png");
     let (code, _, err) = deadsim(&["render", committed, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note"), "{err}");
+    // A trace written before reports kept `released_by_ids` is the same run.
+    let mut old = abba_trace_json();
+    for b in old["deadlock"]["cycle"].as_array_mut().unwrap() {
+        b.as_object_mut().unwrap().remove("released_by_ids").unwrap();
+    }
+    let file = dir.join("old.json");
+    std::fs::write(&file, old.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("note"), "{err}");
     let mut t = abba_trace_json();

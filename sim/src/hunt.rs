@@ -469,6 +469,7 @@ mod tests {
             resource: None,
             kind: "mutex".into(),
             released_by: Vec::new(),
+            released_by_ids: Vec::new(),
             stack: Vec::new(),
             holds: Vec::new(),
         };

@@ -1,6 +1,7 @@
 //! How an execution ends, and the deadlock report.
 
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::trace::FrameInfo;
@@ -160,8 +161,13 @@ pub struct BlockedTask {
     pub resource: Option<u32>,
     /// The kind of that resource (`mutex`, `chan`, ...), or "" for a join or select.
     pub kind: String,
-    /// The tasks that could release it (edges of the wait-for graph).
+    /// The tasks that could release it (edges of the wait-for graph), by name.
     pub released_by: Vec<String>,
+    /// The same tasks by id, in the same order: two tasks may share a name
+    /// (a pool of `worker`s), and a reader of the trace must know which.
+    /// Empty in a trace written before deadsim kept it.
+    #[serde(default)]
+    pub released_by_ids: Vec<u32>,
     /// The virtual call stack, innermost frame first.
     pub stack: Vec<FrameInfo>,
     /// Locks and monitors it holds, with the frame where each was taken.
@@ -184,22 +190,80 @@ impl Deadlock {
     pub fn summary(&self) -> String {
         let scope = if self.global { "global" } else { "partial" };
         if self.cycle.is_empty() {
-            let names: Vec<&str> = self.behind.iter().map(|b| b.name.as_str()).collect();
+            let shared = self.shared_names();
+            let names: Vec<String> = self
+                .behind
+                .iter()
+                .map(|b| {
+                    if shared.contains(b.name.as_str()) {
+                        format!("{} (task {})", b.name, b.task)
+                    } else {
+                        b.name.clone()
+                    }
+                })
+                .collect();
             return format!("deadlock ({scope}): every task is blocked: {}", names.join(", "));
         }
-        let parts: Vec<String> =
-            self.cycle.iter().map(|b| format!("\"{}\" {} {}", b.name, op_phrase(&b.op), b.target())).collect();
+        let shared = self.shared_names();
+        let parts: Vec<String> = self
+            .cycle
+            .iter()
+            .map(|b| format!("{} {} {}", who(&shared, &b.name, b.task), op_phrase(&b.op), b.target_among(&shared)))
+            .collect();
         format!("deadlock ({scope}, {} tasks in the cycle): {}", self.cycle.len(), parts.join(" -> "))
+    }
+
+    /// The task names this report gives to more than one task (a pool of
+    /// `worker`s): a report names those with their ids too, so that "held
+    /// by" says which.
+    pub fn shared_names(&self) -> BTreeSet<&str> {
+        let mut first: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut shared = BTreeSet::new();
+        for b in self.cycle.iter().chain(&self.behind) {
+            for (name, id) in
+                std::iter::once((&b.name, b.task)).chain(b.released_by.iter().zip(b.released_by_ids.iter().copied()))
+            {
+                if *first.entry(name).or_insert(id) != id {
+                    shared.insert(name.as_str());
+                }
+            }
+        }
+        shared
+    }
+}
+
+/// A task as a report names it: quoted, and with its id when its name is shared.
+fn who(shared: &BTreeSet<&str>, name: &str, id: u32) -> String {
+    if shared.contains(name) {
+        format!("\"{name}\" (task {id})")
+    } else {
+        format!("\"{name}\"")
     }
 }
 
 impl BlockedTask {
     /// What it waits for, quoted as reports print it.
     pub fn target(&self) -> String {
-        if self.op == "select" {
-            format!("{{{}}}", self.waits_for)
+        self.target_among(&BTreeSet::new())
+    }
+
+    /// [`BlockedTask::target`], with the joined task's id when its name is
+    /// one of `shared` (see [`Deadlock::shared_names`]).
+    fn target_among(&self, shared: &BTreeSet<&str>) -> String {
+        match (self.op.as_str(), self.released_by_ids.as_slice()) {
+            ("select", _) => format!("{{{}}}", self.waits_for),
+            ("join", &[id]) => who(shared, &self.waits_for, id),
+            _ => format!("\"{}\"", self.waits_for),
+        }
+    }
+
+    /// Who could release it, as a report names them.
+    fn releasers(&self, shared: &BTreeSet<&str>) -> Vec<String> {
+        if self.released_by_ids.len() == self.released_by.len() {
+            self.released_by.iter().zip(&self.released_by_ids).map(|(n, &id)| who(shared, n, id)).collect()
         } else {
-            format!("\"{}\"", self.waits_for)
+            // A trace from before the ids were kept.
+            self.released_by.iter().map(|n| format!("\"{n}\"")).collect()
         }
     }
 }
@@ -219,11 +283,11 @@ fn op_phrase(op: &str) -> &'static str {
     }
 }
 
-fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask) -> fmt::Result {
+fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask, shared: &BTreeSet<&str>) -> fmt::Result {
     let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
-    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target())?;
+    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target_among(shared))?;
     if !b.released_by.is_empty() {
-        let who: Vec<String> = b.released_by.iter().map(|n| format!("\"{n}\"")).collect();
+        let who = b.releasers(shared);
         let verb = match b.op.as_str() {
             "lock" | "rlock" => "held by",
             "wait" => "which any of these could notify:",
@@ -266,14 +330,15 @@ impl fmt::Display for Deadlock {
             )?;
         }
         writeln!(f)?;
+        let shared = self.shared_names();
         for b in &self.cycle {
-            write_task(f, b)?;
+            write_task(f, b, &shared)?;
         }
         if !self.behind.is_empty() {
             writeln!(f)?;
             writeln!(f, "Blocked behind the cycle:")?;
             for b in &self.behind {
-                write_task(f, b)?;
+                write_task(f, b, &shared)?;
             }
         }
         Ok(())

@@ -379,6 +379,12 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     let Status::Blocked(wait) = task.status else { unreachable!("report on a task that is not blocked") };
     let mut released = Vec::new();
     edges(s, t, &mut released);
+    // A task holding both ends of the channel or pipe it waits on cannot
+    // release itself while it waits: the report leaves it out (the search
+    // keeps the edge). A lock it holds itself is the deadlock, and stays.
+    if !matches!(wait, Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)) {
+        released.retain(|&u| u != t);
+    }
     let (waits_for, resource, kind) = match wait {
         Wait::Join(u) => (s.tasks[u as usize].name.to_string(), None, String::new()),
         Wait::Select => {
@@ -402,15 +408,8 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         waits_for,
         resource,
         kind,
-        released_by: released
-            .iter()
-            // A task holding both ends of the channel or pipe it waits on
-            // cannot release itself while it waits: the report leaves it
-            // out (the search keeps the edge). A lock it holds itself is
-            // the deadlock, and stays.
-            .filter(|&&u| u != t || matches!(wait, Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)))
-            .map(|&u| s.tasks[u as usize].name.to_string())
-            .collect(),
+        released_by: released.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect(),
+        released_by_ids: released,
         stack: task.frames.iter().rev().map(|&f| FrameInfo::from(f)).collect(),
         holds: holds_of(s, t),
     }

@@ -115,6 +115,43 @@ fn a_channel_wait_points_to_every_holder_of_the_other_end() {
 }
 
 #[test]
+fn tasks_that_share_a_name_are_told_apart_by_id() {
+    // A pool of two "worker"s behind main: the report names which is which.
+    let run = recv_behind_senders(&["worker", "worker"], false);
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!(d.cycle[0].released_by, vec!["worker", "worker"]);
+    assert_eq!(d.cycle[0].released_by_ids, vec![1, 2]);
+    assert_eq!(d.cycle[1].released_by_ids, vec![0]);
+    assert_eq!((d.cycle[1].task, d.behind[0].task), (1, 2));
+    let report = d.to_string();
+    assert!(report.contains(r#"which only these could serve: "worker" (task 1), "worker" (task 2)"#), "{report}");
+    // "main" is nobody else's name: it stays bare.
+    assert!(report.contains(r#"waiting to lock mutex "mu", held by "main""#), "{report}");
+    assert_eq!(
+        d.summary(),
+        r#"deadlock (global, 2 tasks in the cycle): "main" waiting to receive from "results" -> "worker" (task 1) waiting to lock "mu""#
+    );
+
+    // Two "worker"s in opposite lock orders: each is held up by the other.
+    let run = Sim::new(0).run(|| async {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        for (first, second) in [(a, b), (b, a)] {
+            spawn("worker", async move {
+                let _first = first.lock().await;
+                sleep(1_000).await;
+                let _second = second.lock().await;
+            });
+        }
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    let ids: Vec<(u32, Vec<u32>)> = d.cycle.iter().map(|b| (b.task, b.released_by_ids.clone())).collect();
+    assert_eq!(ids, vec![(1, vec![2]), (2, vec![1])]);
+    let report = d.to_string();
+    assert!(report.contains(r#""worker" (task 1): waiting to lock mutex "B", held by "worker" (task 2)"#), "{report}");
+    assert!(report.contains(r#""worker" (task 2): waiting to lock mutex "A", held by "worker" (task 1)"#), "{report}");
+}
+
+#[test]
 fn no_report_while_a_holder_of_the_other_end_can_still_run() {
     for seed in 0..200 {
         let run = Sim::new(seed).run(|| async {

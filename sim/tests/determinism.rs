@@ -583,8 +583,37 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
         ),
         (
             "released_by",
-            edit(&|v| v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!([])),
+            edit(&|v| {
+                v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!([]);
+                v["deadlock"]["cycle"][0]["released_by_ids"] = serde_json::json!([]);
+            }),
             "deadlock.cycle[0].released_by: [] does not name \"T2\", the next task of the cycle",
+        ),
+        (
+            "released_by_ids",
+            edit(&|v| {
+                v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!(["T1"]);
+                v["deadlock"]["cycle"][0]["released_by_ids"] = serde_json::json!([1]);
+            }),
+            "deadlock.cycle[0].released_by_ids: [1] does not hold task 2 (\"T2\"), the next task of the cycle",
+        ),
+        (
+            "released_by_ids longer",
+            edit(&|v| v["deadlock"]["cycle"][0]["released_by_ids"] = serde_json::json!([2, 1])),
+            "deadlock.cycle[0].released_by_ids: 2 ids for the 1 names of released_by",
+        ),
+        (
+            "released_by_ids of another name",
+            edit(&|v| v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!(["T1"])),
+            "deadlock.cycle[0].released_by_ids[0]: task 2 is \"T2\", but released_by[0] is \"T1\"",
+        ),
+        (
+            "released_by_ids out of range",
+            edit(&|v| {
+                v["deadlock"]["cycle"][1]["released_by"] = serde_json::json!(["T1", "T1"]);
+                v["deadlock"]["cycle"][1]["released_by_ids"] = serde_json::json!([1, 7]);
+            }),
+            "deadlock.cycle[1].released_by_ids[1]: 7 is not a task id",
         ),
         (
             "order",

@@ -186,6 +186,9 @@ pub struct Model<'a> {
     /// The tasks the wait-for graph draws, in a trace of more tasks than
     /// the palette has colours (empty otherwise).
     drawn: Vec<u32>,
+    /// Each task's name as the charts give it: with its id after it when
+    /// another task has the same name (see [`Model::task_name`]).
+    labels: Arc<Vec<String>>,
 }
 
 /// A failure other than a deadlock, as the charts mark it.
@@ -519,8 +522,19 @@ impl<'a> Model<'a> {
         let recent = (end.saturating_sub(RECENT), end);
         let slots = colour_slots(trace, &tasks, recent, &[]);
         let (times, tasks, resources) = (Arc::new(times), Arc::new(tasks), Arc::new(resources));
-        let mut m =
-            Model { trace, end, times, tasks, resources, deadlock, failure, colour_slots: slots, drawn: vec![] };
+        let labels = Arc::new(task_labels(trace));
+        let mut m = Model {
+            trace,
+            end,
+            times,
+            tasks,
+            resources,
+            deadlock,
+            failure,
+            colour_slots: slots,
+            drawn: vec![],
+            labels,
+        };
         if m.tasks.len() > crate::palette::TASK_COLOURS as usize {
             // The tasks the wait-for graph draws (each its own node) come
             // right after the cycle: a task blocked behind it, or main
@@ -641,15 +655,38 @@ impl<'a> Model<'a> {
         self.trace.resources.iter().filter(|r| r.kind == "pipe").map(|r| r.id).collect()
     }
 
-    /// Name of a task.
+    /// Name of a task, as the charts give it: a name two tasks share (a
+    /// pool of `worker`s) has the task's id after it, `worker (task 2)`,
+    /// as the deadlock report names such a task.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/abba-deadlock.json");
+    /// let mut trace = visualizer::load(std::path::Path::new(path)).unwrap();
+    /// trace.tasks[2].name = "T1".into();
+    /// let m = visualizer::Model::new(&trace).unwrap();
+    /// assert_eq!((m.task_name(0), m.task_name(1), m.task_name(2)), ("main", "T1 (task 1)", "T1 (task 2)"));
+    /// ```
     pub fn task_name(&self, t: u32) -> &str {
-        self.trace.tasks.get(t as usize).map_or("?", |x| x.name.as_str())
+        self.labels.get(t as usize).map_or("?", |x| x.as_str())
     }
 
     /// Name of a resource.
     pub fn resource_name(&self, r: u32) -> &str {
         self.trace.resources.get(r as usize).map_or("?", |x| x.name.as_str())
     }
+}
+
+/// Each task's name, with its id after it where two tasks share the name.
+fn task_labels(trace: &Trace) -> Vec<String> {
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in &trace.tasks {
+        *count.entry(t.name.as_str()).or_default() += 1;
+    }
+    trace
+        .tasks
+        .iter()
+        .map(|t| if count[t.name.as_str()] > 1 { format!("{} (task {})", t.name, t.id) } else { t.name.clone() })
+        .collect()
 }
 
 /// Virtual time at every step boundary: taken from the events where a step

@@ -111,7 +111,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
     // The label column fits the longest task name (within limits).
-    let name_w = shown.iter().map(|&t| fonts::width(&m.trace.tasks[t as usize].name, TEXT, true)).max().unwrap_or(0);
+    let name_w = shown.iter().map(|&t| fonts::width(m.task_name(t), TEXT, true)).max().unwrap_or(0);
     // In a narrow picture the names take less (they are cut in the middle,
     // keeping the end that tells them apart), and the plot more.
     let label_w = (name_w + 22).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
@@ -402,7 +402,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 /// The names of `tasks`, whole, the first `most` of them and a count of
 /// the rest: "serverConn.run.func2#1, serverConn.run.func2#3 and 3 more".
 fn names_listed(m: &Model, tasks: &[u32], most: usize) -> String {
-    let names: Vec<&str> = tasks.iter().take(most).map(|&t| m.trace.tasks[t as usize].name.as_str()).collect();
+    let names: Vec<&str> = tasks.iter().take(most).map(|&t| m.task_name(t)).collect();
     match tasks.len().saturating_sub(most) {
         0 => names.join(", "),
         more => format!("{} and {more} more", names.join(", ")),
@@ -659,7 +659,7 @@ fn draw_lane(
     let cy = mid(lane.bar);
     s.rect(MARGIN + 2, cy - 6, MARGIN + 14, cy + 6, m.task_colour(t));
     let name_color = if in_cycle { palette::DEADLOCK } else { palette::INK };
-    let name = layout::fit_or_cut(&info.name, TEXT, true, label_w - 20);
+    let name = layout::fit_or_cut(m.task_name(t), TEXT, true, label_w - 20);
     s.text_mid(MARGIN + 20, cy, &name, TEXT, true, name_color, Anchor::Left);
     if info.background && dims.frame_row > 0 && !lane.minor {
         // Above the name, level with the frame row.

@@ -113,11 +113,19 @@ impl Graph {
             waited: BTreeMap::new(),
             edges: BTreeSet::new(),
         };
-        // Tasks by name (the first of a name, as a report names them).
+        // Tasks by name (the first of a name), for a trace from before the
+        // report kept its releasers' ids.
         let mut by_name: BTreeMap<&str, u32> = BTreeMap::new();
         for t in &m.trace.tasks {
             by_name.entry(t.name.as_str()).or_insert(t.id);
         }
+        let releasers = |bt: &sim::outcome::BlockedTask| -> Vec<u32> {
+            if bt.released_by_ids.len() == bt.released_by.len() {
+                bt.released_by_ids.clone()
+            } else {
+                bt.released_by.iter().filter_map(|n| by_name.get(n.as_str()).copied()).collect()
+            }
+        };
         match &m.trace.deadlock {
             Some(d) => {
                 let n = d.cycle.len();
@@ -152,12 +160,10 @@ impl Graph {
                     g.edge(tnodes[i], r, wait_label(&bt.op), true);
                     let rel = release_label(&bt.kind, &bt.op);
                     g.edge(r, next, rel, true);
-                    for name in &bt.released_by {
-                        if let Some(&t) = by_name.get(name.as_str()) {
-                            if t != cycle_ids[(i + 1) % n] {
-                                let tn = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
-                                g.edge(r, tn, rel, false);
-                            }
+                    for t in releasers(bt) {
+                        if t != cycle_ids[(i + 1) % n] {
+                            let tn = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
+                            g.edge(r, tn, rel, false);
                         }
                     }
                 }
@@ -165,7 +171,10 @@ impl Graph {
                     let detail = bt.stack.first().map(|f| frame_text(&f.name, &f.site)).unwrap_or_default();
                     let tn = g.task_node(m, bt.task, detail, false);
                     if bt.op == "join" {
-                        if let Some(&t) = by_name.get(bt.waits_for.as_str()) {
+                        // The joined task is its one releaser.
+                        if let Some(t) =
+                            releasers(bt).first().copied().or_else(|| by_name.get(bt.waits_for.as_str()).copied())
+                        {
                             let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
                             g.edge(tn, to, "waits for", false);
                         }
@@ -173,11 +182,9 @@ impl Graph {
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
                     g.edge(tn, r, wait_label(&bt.op), false);
-                    for name in &bt.released_by {
-                        if let Some(&t) = by_name.get(name.as_str()) {
-                            let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
-                            g.edge(r, to, release_label(&bt.kind, &bt.op), false);
-                        }
+                    for t in releasers(bt) {
+                        let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
+                        g.edge(r, to, release_label(&bt.kind, &bt.op), false);
                     }
                 }
             }

@@ -280,6 +280,39 @@ fn a_select_still_blocked_at_the_end_is_drawn_with_its_cases() {
     assert!(texts.iter().any(|t| t.starts_with("recv responses")), "{texts:?}");
 }
 
+#[test]
+fn tasks_that_share_a_name_are_drawn_apart() {
+    // abba's T2 renamed T1: a pool of two workers of one name.
+    let mut trace = committed_trace("abba-deadlock.json");
+    trace.tasks[2].name = "T1".into();
+    let d = trace.deadlock.as_mut().unwrap();
+    d.cycle[1].name = "T1".into();
+    d.cycle[0].released_by = vec!["T1".into()];
+    assert_eq!((d.cycle[0].released_by_ids.clone(), d.cycle[1].released_by_ids.clone()), (vec![2], vec![1]));
+    let graph = |trace: &Trace| {
+        let g = visualizer::waitfor::Graph::new(&Model::new(trace).unwrap());
+        let edges: Vec<(String, String, bool)> =
+            g.edges.iter().map(|e| (g.nodes[e.from].label.clone(), g.nodes[e.to].label.clone(), e.cycle)).collect();
+        edges
+    };
+    let cycle = |edges: &[(&str, &str)]| -> Vec<(String, String, bool)> {
+        edges.iter().map(|&(a, b)| (a.to_string(), b.to_string(), true)).collect()
+    };
+    // Only the cycle: each worker waits for the lock the other holds. (By
+    // name alone, B was also drawn held by the first T1.)
+    assert_eq!(
+        graph(&trace),
+        cycle(&[("T1 (task 1)", "B"), ("B", "T1 (task 2)"), ("T1 (task 2)", "A"), ("A", "T1 (task 1)")])
+    );
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
+    assert!(texts.iter().any(|t| t == "T1 (task 1)") && texts.iter().any(|t| t == "T1 (task 2)"), "{texts:?}");
+    // A trace from before the ids were kept is drawn by name, as it was.
+    for b in &mut trace.deadlock.as_mut().unwrap().cycle {
+        b.released_by_ids.clear();
+    }
+    assert_eq!(graph(&trace).len(), 5);
+}
+
 /// The centre of each node's name in the wait-for chart of `trace`, by the
 /// node's label (its first line, for a select that wraps).
 fn waitfor_name_positions(trace: &Trace) -> impl Fn(&str) -> (f64, f64) {

@@ -741,11 +741,23 @@ impl Trace {
             // A task alone in its cycle waits on a channel or pipe it holds
             // every end of: the report leaves it out of its own releasers
             // (it cannot release itself while it waits).
-            if !b.released_by.contains(&next.name) && next.task != b.task {
-                return Err(format!(
-                    "deadlock.cycle[{j}].released_by: {:?} does not name \"{}\", the next task of the cycle",
-                    b.released_by, next.name
-                ));
+            let names_next = if b.released_by_ids.is_empty() {
+                b.released_by.contains(&next.name)
+            } else {
+                b.released_by_ids.contains(&next.task)
+            };
+            if !names_next && next.task != b.task {
+                return Err(if b.released_by_ids.is_empty() {
+                    format!(
+                        "deadlock.cycle[{j}].released_by: {:?} does not name \"{}\", the next task of the cycle",
+                        b.released_by, next.name
+                    )
+                } else {
+                    format!(
+                        "deadlock.cycle[{j}].released_by_ids: {:?} does not hold task {} (\"{}\"), the next task of the cycle",
+                        b.released_by_ids, next.task, next.name
+                    )
+                });
             }
         }
         // Each task of the cycle waits for the next; for a Go mutex that
@@ -901,6 +913,29 @@ impl Trace {
         for name in &b.released_by {
             if !self.tasks.iter().any(|t| &t.name == name) {
                 return Err(format!("released_by: \"{name}\" is not a task"));
+            }
+        }
+        // The ids say which task of a shared name; a trace from before they
+        // were kept has none.
+        if !b.released_by_ids.is_empty() {
+            if b.released_by_ids.len() != b.released_by.len() {
+                return Err(format!(
+                    "released_by_ids: {} ids for the {} names of released_by",
+                    b.released_by_ids.len(),
+                    b.released_by.len()
+                ));
+            }
+            for (i, (&id, name)) in b.released_by_ids.iter().zip(&b.released_by).enumerate() {
+                match self.tasks.get(id as usize) {
+                    None => return Err(format!("released_by_ids[{i}]: {id} is not a task id")),
+                    Some(t) if &t.name != name => {
+                        return Err(format!(
+                            "released_by_ids[{i}]: task {id} is \"{}\", but released_by[{i}] is \"{name}\"",
+                            t.name
+                        ))
+                    }
+                    Some(_) => {}
+                }
             }
         }
         // Every lock the events leave the task holding, in resource order,

@@ -40,7 +40,8 @@ struct Lines {
 }
 
 /// v1.2.0 and v1.2.1: no interceptor chaining yet (45 lines fewer before
-/// `createStream`), no `recvClose`.
+/// `createStream`), no `recvClose`. Checked against v1.2.1's file; v1.2.0's
+/// own is not stored (see the model's README).
 const LINES_V1_2_0: Lines = Lines {
     call: "client.go:106",
     dispatch: "client.go:468",
@@ -72,8 +73,8 @@ const LINES_V1_2_2: Lines = Lines {
     receive_loop: ["client.go:309", "client.go:320", "client.go:330", "client.go:339"],
 };
 
-/// v1.2.3: v1.2.4's file with `createStream` before #168 (no stored copy
-/// of v1.2.3 itself).
+/// v1.2.3: checked against `client.go` at f984c9b (#152), the last change
+/// to it before the tag; v1.2.4's file with `createStream` before #168.
 const LINES_V1_2_3: Lines = Lines {
     call: "client.go:145",
     dispatch: "client.go:513",
