@@ -643,8 +643,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // What a label moved off a short edge must keep clear of.
     let nodes: Vec<&Placed> = placed.iter().flatten().collect();
     order.sort_by_key(|e| e.cycle);
+    // What a note under a node must keep clear of: the edges drawn
+    // straight (as lines between centres) and their labels.
+    let (mut lines, mut labels): (Vec<((f64, f64), (f64, f64))>, Vec<Boxed>) = (Vec::new(), Vec::new());
     for e in order {
         let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
+        if !(snake && e.from == ring[k - 1] && e.to == ring[0]) {
+            lines.push(((a.x, a.y), (b.x, b.y)));
+        }
         if snake && e.from == ring[k - 1] && e.to == ring[0] {
             // Down from the last node, left to the margin, up, into the first.
             let (x0, y0) = (a.x as i32, a.y as i32 + a.h / 2 + 4);
@@ -669,10 +675,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             fan.sort_by(|o, q| y_of(o).total_cmp(&y_of(q)));
             let named = fan.len() < 3 || std::ptr::eq(fan[fan.len() / 2], e);
             let e = Edge { label: if named { e.label } else { "" }, ..e.clone() };
-            draw_edge(&mut s, &port(a, 1.0), &port(b, -1.0), &e, reverse, &nodes);
+            labels.extend(draw_edge(&mut s, &port(a, 1.0), &port(b, -1.0), &e, reverse, &nodes));
             continue;
         }
-        draw_edge(&mut s, a, b, e, reverse, &nodes);
+        labels.extend(draw_edge(&mut s, a, b, e, reverse, &nodes));
     }
     for &i in &ring {
         if let Some(p) = &placed[i] {
@@ -705,8 +711,31 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                     let text = layout::fit_or_cut(&text, TINY, false, 320.min(p.x as i32 - 10 - MARGIN));
                     s.text(p.x as i32 - 10, y, &text, TINY, false, palette::EDGE, Anchor::Right);
                 } else {
+                    // Centred under the node; else, where an edge or its
+                    // label would run through it there (a narrow picture
+                    // steepens the edges), beside the centre on the right
+                    // or on the left, or above the node.
                     let text = layout::fit_or_cut(&text, TINY, false, 320);
-                    s.text(p.x as i32, y, &text, TINY, false, palette::EDGE, Anchor::Center);
+                    let w = fonts::width(&text, TINY, false);
+                    let (cx, above) = (p.x as i32, p.y as i32 - p.h / 2 - 8);
+                    let spots = [(cx - w / 2, y), (cx + 12, y), (cx - 12 - w, y), (cx - w / 2, above)];
+                    let clear = |&(x0, y0): &(i32, i32)| {
+                        let r = [x0 as f64 - 3.0, y0 as f64 - TINY - 2.0, (x0 + w) as f64 + 3.0, y0 as f64 + 4.0];
+                        let apart = |q: &Boxed| r[2] < q[0] || r[0] > q[2] || r[3] < q[1] || r[1] > q[3];
+                        x0 >= MARGIN
+                            && x0 + w <= width - MARGIN
+                            && !lines.iter().any(|&(a, b)| crosses(a, b, r))
+                            && labels.iter().all(apart)
+                            && nodes.iter().all(|n| {
+                                let (hw, hh) = (n.w as f64 / 2.0, n.h as f64 / 2.0);
+                                apart(&[n.x - hw, n.y - hh, n.x + hw, n.y + hh])
+                            })
+                    };
+                    match spots.iter().position(|spot| clear(spot)) {
+                        // As it was always drawn: centred.
+                        None | Some(0) => s.text(cx, y, &text, TINY, false, palette::EDGE, Anchor::Center),
+                        Some(i) => s.text(spots[i].0, spots[i].1, &text, TINY, false, palette::EDGE, Anchor::Left),
+                    }
                 }
             }
         }
@@ -1047,11 +1076,13 @@ fn exit(p: &Placed, dx: f64, dy: f64, gap: f64) -> (f64, f64) {
 
 /// Draws edge `e` from `a` to `b` with its label; `nodes` are the boxes a
 /// label that does not fit along a short edge must keep clear of.
-fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nodes: &[&Placed]) {
+/// Draws edge `e` from `a` to `b` with its label; returns the box the
+/// label takes (left, top, right, bottom), if it has one.
+fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nodes: &[&Placed]) -> Option<Boxed> {
     let (dx, dy) = (b.x - a.x, b.y - a.y);
     let len = (dx * dx + dy * dy).sqrt();
     if len < 1.0 {
-        return;
+        return None;
     }
     let (ux, uy) = (dx / len, dy / len);
     // Two edges between the same nodes: move each to its own side.
@@ -1076,7 +1107,7 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
     // it on whichever side keeps clear of every node, so that no edge of a
     // cycle goes unnamed; only when neither side is clear is it left off.
     if e.label.is_empty() {
-        return;
+        return None;
     }
     let w = fonts::width(e.label, TINY, e.cycle) as f64;
     let (mx, my) = ((x0 + x1) as f64 / 2.0, (y0 + y1) as f64 / 2.0);
@@ -1108,9 +1139,42 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
             })
         })
     };
-    if let Some((lx, ly, anchor)) = spot {
-        s.text_mid(lx, ly, e.label, TINY, e.cycle, color, anchor);
+    let (lx, ly, anchor) = spot?;
+    s.text_mid(lx, ly, e.label, TINY, e.cycle, color, anchor);
+    let x0 = match anchor {
+        Anchor::Left => lx as f64,
+        Anchor::Right => lx as f64 - w,
+        Anchor::Center => lx as f64 - w / 2.0,
+    };
+    Some([x0, ly as f64 - TINY * 0.6, x0 + w, ly as f64 + TINY * 0.6])
+}
+
+/// A box on the picture: left, top, right, bottom.
+type Boxed = [f64; 4];
+
+/// True if the segment from `a` to `b` passes through box `r`
+/// (Liang-Barsky clipping).
+fn crosses(a: (f64, f64), b: (f64, f64), r: Boxed) -> bool {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, a.0 - r[0]), (dx, r[2] - a.0), (-dy, a.1 - r[1]), (dy, r[3] - a.1)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+            continue;
+        }
+        let t = q / p;
+        if p < 0.0 {
+            t0 = t0.max(t);
+        } else {
+            t1 = t1.min(t);
+        }
+        if t0 > t1 {
+            return false;
+        }
     }
+    true
 }
 
 fn draw_node(s: &mut Scene, m: &Model, n: &Node, p: &Placed) {

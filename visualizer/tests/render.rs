@@ -313,6 +313,49 @@ fn tasks_that_share_a_name_are_drawn_apart() {
     assert_eq!(graph(&trace).len(), 5);
 }
 
+#[test]
+fn a_note_of_other_releasers_keeps_clear_of_the_edges_at_every_width() {
+    // ttrpc's receiver.run is also released by main: the note under its
+    // select sat on the cycle's edge below it in a picture 800 px wide.
+    fn crosses((ax, ay): (f64, f64), (bx, by): (f64, f64), r: [f64; 4]) -> bool {
+        // Sampled finely enough for a text's height.
+        (0..=400).any(|i| {
+            let t = i as f64 / 400.0;
+            let (x, y) = (ax + (bx - ax) * t, ay + (by - ay) * t);
+            x >= r[0] && x <= r[2] && y >= r[1] && y <= r[3]
+        })
+    }
+    let trace = committed_trace("ttrpc-s1.1.0-c1.0.2-deadlock.json");
+    for width in [700, 800, 900, 1000, 1200, 1600] {
+        let opts = Options { width, ..Options::default() };
+        let svg = render(&trace, Chart::WaitFor, Format::Svg, &opts);
+        let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+        let num = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+        let note = doc
+            .descendants()
+            .find(|n| n.has_tag_name("text") && n.text().unwrap_or("").trim().starts_with("also released by"))
+            .unwrap_or_else(|| panic!("width {width}: no note"));
+        let (x, y, len, size) = (num(&note, "x"), num(&note, "y"), num(&note, "textLength"), num(&note, "font-size"));
+        let x0 = match note.attribute("text-anchor") {
+            Some("middle") => x - len / 2.0,
+            Some("end") => x - len,
+            _ => x,
+        };
+        let r = [x0, y, x0 + len, y + size];
+        for line in doc.descendants().filter(|n| n.has_tag_name("polyline")) {
+            let pts: Vec<(f64, f64)> = line
+                .attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| p.split_once(',').map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap())).unwrap())
+                .collect();
+            for w in pts.windows(2) {
+                assert!(!crosses(w[0], w[1], r), "width {width}: the note {r:?} is on the edge {w:?}");
+            }
+        }
+    }
+}
+
 /// The centre of each node's name in the wait-for chart of `trace`, by the
 /// node's label (its first line, for a select that wraps).
 fn waitfor_name_positions(trace: &Trace) -> impl Fn(&str) -> (f64, f64) {
