@@ -149,6 +149,13 @@ pub fn signature(o: &Outcome) -> String {
             parts.rotate_left(first);
             format!("deadlock: {}", parts.join(" -> "))
         }
+        // Without the ids a summary gives tasks of a shared name: the
+        // same blocked roles are the same failure.
+        Outcome::Deadlock(d) => {
+            let names: Vec<&str> = d.behind.iter().map(|b| b.name.as_str()).collect();
+            let scope = if d.global { "global" } else { "partial" };
+            format!("deadlock: deadlock ({scope}): every task is blocked: {}", names.join(", "))
+        }
         o => format!("{}: {}", o.verdict(), o.summary()),
     }
 }
@@ -481,6 +488,7 @@ mod tests {
                 cycle: names.iter().map(|(n, w)| blocked(n, w)).collect(),
                 behind: Vec::new(),
                 running: Vec::new(),
+                shared: Vec::new(),
             })))
         };
         let (p, q, r) = (("p1", "B"), ("q1", "A"), ("q1", "C"));

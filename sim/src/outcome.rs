@@ -143,6 +143,11 @@ pub struct Deadlock {
     pub behind: Vec<BlockedTask>,
     /// Tasks still able to run when a partial deadlock was found.
     pub running: Vec<String>,
+    /// The task names two or more tasks of the run have (a pool of
+    /// `worker`s), sorted: the report gives such a task's id beside its
+    /// name. Left out of a trace when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
 }
 
 /// One blocked task in a deadlock report.
@@ -213,12 +218,13 @@ impl Deadlock {
         format!("deadlock ({scope}, {} tasks in the cycle): {}", self.cycle.len(), parts.join(" -> "))
     }
 
-    /// The task names this report gives to more than one task (a pool of
-    /// `worker`s): a report names those with their ids too, so that "held
-    /// by" says which.
+    /// The task names more than one task has (a pool of `worker`s): a
+    /// report names those with their ids too, so that "held by" says which.
+    /// [`Deadlock::shared`], and (for a report read from a trace written
+    /// before it was kept) the names the report itself gives two tasks.
     pub fn shared_names(&self) -> BTreeSet<&str> {
         let mut first: BTreeMap<&str, u32> = BTreeMap::new();
-        let mut shared = BTreeSet::new();
+        let mut shared: BTreeSet<&str> = self.shared.iter().map(String::as_str).collect();
         for b in self.cycle.iter().chain(&self.behind) {
             for (name, id) in
                 std::iter::once((&b.name, b.task)).chain(b.released_by.iter().zip(b.released_by_ids.iter().copied()))

@@ -256,6 +256,7 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
                 cycle: Vec::new(),
                 behind: blocked,
                 running: Vec::new(),
+                shared: shared_names(s),
             }
         }
     }
@@ -304,7 +305,17 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),
         behind,
         running,
+        shared: shared_names(s),
     }
+}
+
+/// The names two or more tasks have, sorted.
+fn shared_names(s: &State) -> Vec<String> {
+    let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for t in 0..s.tasks.len() {
+        *count.entry(&s.tasks[t].name).or_default() += 1;
+    }
+    count.into_iter().filter(|&(_, n)| n > 1).map(|(name, _)| name.to_string()).collect()
 }
 
 /// The cycle that illustrates a deadlock: the shortest one through `t` (the

@@ -149,6 +149,23 @@ fn tasks_that_share_a_name_are_told_apart_by_id() {
     let report = d.to_string();
     assert!(report.contains(r#""worker" (task 1): waiting to lock mutex "B", held by "worker" (task 2)"#), "{report}");
     assert!(report.contains(r#""worker" (task 2): waiting to lock mutex "A", held by "worker" (task 1)"#), "{report}");
+    assert_eq!(d.shared, vec!["worker"]);
+
+    // A name the report gives one task, but another task of the run has
+    // too (here one that finished long before): still given its id.
+    let run = Sim::new(0).run(|| async {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        spawn("T2", async {});
+        sleep(1).await;
+        spawn_opposite_orders(a, b);
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!(d.shared, vec!["T2"]);
+    assert_eq!(
+        d.summary(),
+        r#"deadlock (global, 2 tasks in the cycle): "T1" waiting to lock "B" -> "T2" (task 3) waiting to lock "A""#
+    );
+    assert!(d.to_string().contains(r#"held by "T2" (task 3)"#), "{d}");
 }
 
 #[test]

@@ -595,12 +595,22 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
                 v["deadlock"]["cycle"][0]["released_by"] = serde_json::json!(["T1"]);
                 v["deadlock"]["cycle"][0]["released_by_ids"] = serde_json::json!([1]);
             }),
-            "deadlock.cycle[0].released_by_ids: [1] does not hold task 2 (\"T2\"), the next task of the cycle",
+            "deadlock.cycle[0].released_by_ids: [1], but the task waits for a mutex held by task 2",
         ),
         (
             "released_by_ids longer",
             edit(&|v| v["deadlock"]["cycle"][0]["released_by_ids"] = serde_json::json!([2, 1])),
-            "deadlock.cycle[0].released_by_ids: 2 ids for the 1 names of released_by",
+            "deadlock.cycle[0].released_by_ids: 2 ids, but released_by has 1 names",
+        ),
+        (
+            "released_by_ids in one entry only",
+            edit(&|v| drop(v["deadlock"]["cycle"][1].as_object_mut().unwrap().remove("released_by_ids"))),
+            "deadlock.cycle[1].released_by_ids: missing, but other entries of the report have them",
+        ),
+        (
+            "shared",
+            edit(&|v| v["deadlock"]["shared"] = serde_json::json!(["T1"])),
+            "deadlock.shared: [\"T1\"], but the names two or more tasks have are []",
         ),
         (
             "released_by_ids of another name",
@@ -666,6 +676,16 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
         events[next]["task"],
         events[x]["task"]
     );
+    assert!(err(&v).contains(&want), "{want}: {}", err(&v));
+    // main joins the first Join task: released by another task, it is refused.
+    let d = &flink["deadlock"];
+    let j = d["behind"].as_array().unwrap().iter().position(|b| b["op"] == "join").expect("main joins");
+    let (joined, other) = (&d["behind"][j]["released_by_ids"][0], d["cycle"][1]["task"].clone());
+    assert_ne!(*joined, other);
+    let mut v = flink.clone();
+    v["deadlock"]["behind"][j]["released_by_ids"] = serde_json::json!([other]);
+    v["deadlock"]["behind"][j]["released_by"] = serde_json::json!([d["cycle"][1]["name"]]);
+    let want = format!("deadlock.behind[{j}].released_by_ids: [{other}], but the task joins task {joined}");
     assert!(err(&v).contains(&want), "{want}: {}", err(&v));
     // An RWMutex's write unlock taken out: the next lock of it finds a writer.
     let ttrpc = recorded("ttrpc", &[("server", "v1.0.2"), ("client", "v1.2.3")]);

@@ -465,6 +465,19 @@ pub fn fit_or_cut(text: &str, size: f64, bold: bool, max: i32) -> String {
     if fonts::width(text, size, bold) <= max {
         return text.to_string();
     }
+    // The id after a name two tasks share (`worker (task 2)`) is what
+    // tells them apart: it stays whole, and the name is cut as names are.
+    let id_at = text.rfind(" (task ").filter(|&i| {
+        let digits = &text[i + " (task ".len()..];
+        digits.strip_suffix(')').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if let Some(i) = id_at {
+        let (head, tail) = text.split_at(i);
+        let room = max - fonts::width(tail, size, bold);
+        if room >= fonts::width("ab…", size, bold) {
+            return fit_or_cut(head, size, bold, room) + tail;
+        }
+    }
     // A select's cases ("send requests | recv done"): each keeps its
     // operation and the start of its channel, so that the cut shows every
     // case, not the first case's start and the last case's end.
@@ -840,6 +853,12 @@ mod tests {
         assert!(fonts::width(&cut, TEXT, true) <= max, "{cut}");
         let cut = fit_or_cut("a-very-long-caller-name-12", TEXT, true, max);
         assert!(cut.ends_with("name-12") && cut.contains('…'), "{cut}");
+        // A shared name's id stays whole, and the name keeps its number.
+        let max = fonts::width("serviceSet.handle (task 16)", TEXT, true);
+        let cut = fit_or_cut("serviceSet.handle.func1#2371 (task 16)", TEXT, true, max);
+        assert!(cut.ends_with("func1#2371 (task 16)") && cut.starts_with("serv") && cut.contains('…'), "{cut}");
+        assert!(fonts::width(&cut, TEXT, true) <= max, "{cut}");
+        let max = fonts::width("serviceSet.handle", TEXT, true);
         // A name that fits is as it is; one with no number is cut in the
         // middle too, so that two that differ at the end stay apart.
         assert_eq!(fit_or_cut("caller-2", TEXT, true, max), "caller-2");

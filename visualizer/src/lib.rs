@@ -497,13 +497,18 @@ impl Default for Options {
 /// assert!(pick(&["T3"]).unwrap_err().0.contains("no task is named `T3` (the trace has main, T1, T2)"));
 /// ```
 pub fn select_tasks(trace: &Trace, patterns: &[String]) -> Result<Vec<u32>, Error> {
+    let labels = crate::model::task_labels(trace);
     let mut out: Vec<u32> = Vec::new();
     for p in patterns {
-        let matched: Vec<u32> =
-            (0..trace.tasks.len() as u32).filter(|&t| glob_match(p, &trace.tasks[t as usize].name)).collect();
+        // A task by its name, or by its name as the charts give it
+        // (`worker (task 2)`, for a name two tasks share).
+        let matched: Vec<u32> = (0..trace.tasks.len())
+            .filter(|&t| glob_match(p, &trace.tasks[t].name) || glob_match(p, &labels[t]))
+            .map(|t| t as u32)
+            .collect();
         if matched.is_empty() {
             const LISTED: usize = 12;
-            let mut names: Vec<&str> = trace.tasks.iter().take(LISTED).map(|t| t.name.as_str()).collect();
+            let mut names: Vec<&str> = labels.iter().take(LISTED).map(String::as_str).collect();
             let more = trace.tasks.len().saturating_sub(LISTED);
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             if names.is_empty() {

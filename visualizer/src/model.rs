@@ -677,7 +677,7 @@ impl<'a> Model<'a> {
 }
 
 /// Each task's name, with its id after it where two tasks share the name.
-fn task_labels(trace: &Trace) -> Vec<String> {
+pub(crate) fn task_labels(trace: &Trace) -> Vec<String> {
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for t in &trace.tasks {
         *count.entry(t.name.as_str()).or_default() += 1;

@@ -61,12 +61,11 @@ pub fn export_model(m: &Model) -> String {
     let mut flows = 0usize;
     // The lane of each hold, by (task, resource, start, mode).
     let mut hold_tid: BTreeMap<(u32, u32, u64, Mode), u32> = BTreeMap::new();
-    for (i, task) in t.tasks.iter().enumerate() {
-        let i = i as u32;
+    for i in 0..t.tasks.len() as u32 {
         ev.push(format!(
             r#"{{"ph":"M","pid":{PID},"tid":{},"name":"thread_name","args":{{"name":{}}}}}"#,
             tid(i, 0),
-            js(&task.name)
+            js(m.task_name(i))
         ));
         ev.push(format!(
             r#"{{"ph":"M","pid":{PID},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}}"#,
@@ -83,9 +82,9 @@ pub fn export_model(m: &Model) -> String {
                     lane_end.push(0);
                     let k = lane_end.len() - 1;
                     let name = if k == 0 {
-                        format!("{} · locks", task.name)
+                        format!("{} · locks", m.task_name(i))
                     } else {
-                        format!("{} · locks {}", task.name, k + 1)
+                        format!("{} · locks {}", m.task_name(i), k + 1)
                     };
                     let id = tid(i, k as u32 + 1);
                     ev.push(format!(

@@ -422,7 +422,12 @@ fn deadlock_arrows(m: &Model) -> Vec<Arrow> {
     for (i, bt) in d.cycle.iter().enumerate() {
         let next = d.cycle[(i + 1) % n].task;
         // A monitor's wait() waits for a notify, as the final column says.
-        let what = if bt.op == "wait" { format!("wait {}", bt.waits_for) } else { bt.waits_for.clone() };
+        let what = match bt.op.as_str() {
+            "wait" => format!("wait {}", bt.waits_for),
+            // A join waits for the next task itself, named as its lane is.
+            "join" => m.task_name(next).to_string(),
+            _ => bt.waits_for.clone(),
+        };
         out.push(Arrow { from: bt.task, to: next, what, cycle: true, col: 0 });
     }
     // Tasks blocked behind the cycle are in the wait-for graph; arrows for

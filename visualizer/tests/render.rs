@@ -306,6 +306,11 @@ fn tasks_that_share_a_name_are_drawn_apart() {
     );
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
     assert!(texts.iter().any(|t| t == "T1 (task 1)") && texts.iter().any(|t| t == "T1 (task 2)"), "{texts:?}");
+    // Perfetto's lanes are named alike, and `--tasks` takes the name as drawn.
+    let json = visualizer::perfetto::export(&trace).unwrap();
+    assert!(json.contains(r#""name":"T1 (task 2)""#) && json.contains(r#""name":"T1 (task 2) · locks""#), "{json}");
+    assert_eq!(visualizer::select_tasks(&trace, &["T1 (task 2)".to_string()]).unwrap(), vec![2]);
+    assert_eq!(visualizer::select_tasks(&trace, &["T1".to_string()]).unwrap(), vec![1, 2]);
     // A trace from before the ids were kept is drawn by name, as it was.
     for b in &mut trace.deadlock.as_mut().unwrap().cycle {
         b.released_by_ids.clear();

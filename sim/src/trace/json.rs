@@ -4,6 +4,7 @@
 //! order) so that committed traces diff well and a trace read back and
 //! written again is byte-identical.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -641,9 +642,29 @@ impl Trace {
                 _ => {}
             }
         }
+        // Releasers' ids in every entry that has releasers, or (a trace
+        // written before they were kept) in none.
+        let has_ids = d.cycle.iter().chain(&d.behind).any(|b| !b.released_by_ids.is_empty());
+        // Likewise the names tasks share: those of the tasks, or none.
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for t in &self.tasks {
+            *count.entry(t.name.as_str()).or_default() += 1;
+        }
+        let shared: Vec<&str> = count.iter().filter(|(_, &n)| n > 1).map(|(&name, _)| name).collect();
+        if !d.shared.is_empty() && d.shared != shared {
+            return Err(format!(
+                "deadlock.shared: {:?}, but the names two or more tasks have are {shared:?}",
+                d.shared
+            ));
+        }
         let mut seen = vec![false; self.tasks.len()];
         for (list, tasks) in [("cycle", &d.cycle), ("behind", &d.behind)] {
             for (j, b) in tasks.iter().enumerate() {
+                if has_ids && b.released_by_ids.is_empty() && !b.released_by.is_empty() {
+                    return Err(format!(
+                        "deadlock.{list}[{j}].released_by_ids: missing, but other entries of the report have them"
+                    ));
+                }
                 let t = b.task as usize;
                 if std::mem::replace(&mut seen[t], true) {
                     return Err(format!(
@@ -920,7 +941,7 @@ impl Trace {
         if !b.released_by_ids.is_empty() {
             if b.released_by_ids.len() != b.released_by.len() {
                 return Err(format!(
-                    "released_by_ids: {} ids for the {} names of released_by",
+                    "released_by_ids: {} ids, but released_by has {} names",
                     b.released_by_ids.len(),
                     b.released_by.len()
                 ));
@@ -936,6 +957,18 @@ impl Trace {
                     }
                     Some(_) => {}
                 }
+            }
+            // Where the events name the one task that could release the
+            // wait: a join's joined task, a Go mutex's holder.
+            let one = match (e.op.as_deref(), e.resource, e.peer) {
+                (Some("join"), None, Some(u)) => Some((u, "joins")),
+                (Some("lock"), Some(r), _) if self.resources[r as usize].kind == "mutex" => {
+                    locks.holder[r as usize].map(|h| (h, "waits for a mutex held by"))
+                }
+                _ => None,
+            };
+            if let Some((u, how)) = one.filter(|&(u, _)| b.released_by_ids != [u]) {
+                return Err(format!("released_by_ids: {:?}, but the task {how} task {u}", b.released_by_ids));
             }
         }
         // Every lock the events leave the task holding, in resource order,
