@@ -6,14 +6,17 @@
 //!   writer;
 //! - `Object.wait()`: every other live task (any of them could notify);
 //! - a channel send or receive, a pipe write or read: every task holding the
-//!   other end (a task holds an end once it used or declared it); a `select`:
-//!   the union over its cases;
+//!   other end, once the model declared who holds it (a task holds an end once
+//!   it used or declared it; a task yet to use an end is not known otherwise);
+//!   a `select`: the union over its cases;
 //! - a join: the joined task.
 //!
 //! A deadlock is a set of blocked tasks closed under these edges: none of them
 //! reaches a task that can run. Waits whose releasers are not known (a channel
-//! end nobody has declared yet, a task not yet started that might hold it) are
-//! never part of a deadlock, so a report is always a real one.
+//! end nobody has declared, a task not yet started that might hold it) are
+//! never part of a partial deadlock, so a report is a real one as long as the
+//! model declares every holder of an end it declares (a task that uses an end
+//! declared without it fails the run, see `State::undeclared_use`).
 
 use crate::outcome::{BlockedTask, Deadlock, Held};
 use crate::rt::{Dir, Holders, ResState, State, Status, TaskId, Wait};
@@ -108,12 +111,19 @@ enum Releasers<'a> {
 
 fn releasers(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
     Some(match (&s.resources[r as usize].st, want) {
-        (ResState::Chan { receivers, .. }, Dir::Recv) => Releasers::Holders(receivers),
-        (ResState::Chan { senders, .. }, Dir::Send) => Releasers::Holders(senders),
         // A writer queued behind another write waits for that writer first.
         (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => Releasers::ActiveWriter(*w),
-        (ResState::Pipe { readers, .. }, Dir::Recv) => Releasers::Holders(readers),
-        (ResState::Pipe { writers, .. }, Dir::Send) => Releasers::Holders(writers),
+        (ResState::Chan { receivers: h, .. }, Dir::Recv)
+        | (ResState::Chan { senders: h, .. }, Dir::Send)
+        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => {
+            // An end nobody declared may yet be used by a task that has
+            // not touched it: its holders are not known.
+            if !h.known() {
+                return None;
+            }
+            Releasers::Holders(h)
+        }
         _ => return None,
     })
 }

@@ -168,6 +168,68 @@ fn tasks_that_share_a_name_are_told_apart_by_id() {
     assert!(d.to_string().contains(r#"held by "T2" (task 3)"#), "{d}");
 }
 
+/// main holds `mu` and takes two messages from `jobs`; W1 sends one, then
+/// waits for `mu`; W2 sends the other after `w2_sleeps` ns. With `declare`,
+/// W1 declares its send end (and W2, unless `w2_declares` is false).
+fn pool_of_two(seed: u64, declare: bool, w2_declares: bool, w2_sleeps: u64) -> sim::Run {
+    Sim::new(seed).run(move || async move {
+        let mu = Mutex::new("mu");
+        let jobs: Chan<u32> = Chan::new("jobs", 0);
+        let g = mu.lock().await;
+        let (tx1, tx2) = (jobs.clone(), jobs.clone());
+        spawn("W1", async move {
+            if declare {
+                tx1.declare_sender();
+            }
+            tx1.send(1).await;
+            let _g = mu.lock().await;
+        });
+        spawn("W2", async move {
+            if declare && w2_declares {
+                tx2.declare_sender();
+            }
+            sleep(w2_sleeps).await;
+            tx2.send(2).await;
+        });
+        jobs.recv().await;
+        jobs.recv().await;
+        drop(g);
+    })
+}
+
+#[test]
+fn a_channel_nobody_declared_is_never_judged_dead_while_a_task_may_still_use_it() {
+    // When main waits for its second message, W1, the one sender it has
+    // seen, waits for main's lock: by the senders seen, a deadlock. But W2
+    // is still to send, and nobody declared who sends: no report. (A
+    // report came here for every seed before the ends had to be declared.)
+    for seed in 0..100 {
+        for declare in [false, true] {
+            let run = pool_of_two(seed, declare, true, 1_000);
+            assert!(!run.outcome.is_failure(), "seed {seed}, declared {declare}: {}", run.outcome);
+        }
+    }
+}
+
+#[test]
+fn a_task_using_an_end_declared_without_it_is_a_model_error() {
+    // W1 declares itself the sender, W2 sends undeclared: the model is told.
+    let want = "sim: task 2 (\"W2\") sends on channel \"jobs\", whose holders of that end were declared without it";
+    let told = (0..100)
+        .filter(|&seed| {
+            let run = pool_of_two(seed, true, false, 0);
+            match &run.outcome {
+                Outcome::Panic { task, message, .. } => {
+                    assert!(task == "W2" && message.starts_with(want), "seed {seed}: {}", run.outcome);
+                    true
+                }
+                _ => false,
+            }
+        })
+        .count();
+    assert!(told > 0, "no seed of 100 told");
+}
+
 #[test]
 fn no_report_while_a_holder_of_the_other_end_can_still_run() {
     for seed in 0..200 {

@@ -131,22 +131,47 @@ impl Task {
 /// The tasks holding one end of a channel or pipe, ascending. Usually a few,
 /// so a sorted list (a bit set per end would grow with every task spawned).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Holders(Vec<TaskId>);
+pub(crate) struct Holders {
+    tasks: Vec<TaskId>,
+    /// The model declared who holds this end (`declare_sender` and the
+    /// like). Only then are the holders known: a task that has not used an
+    /// end yet may use it later, so the tasks that used it are not all.
+    declared: bool,
+}
 
 impl Holders {
     pub fn new() -> Holders {
-        Holders(Vec::new())
+        Holders::default()
     }
 
+    /// Task `t` used this end. True if the model declared this end's
+    /// holders without `t` (see [`State::hold_end_for`]).
     #[inline]
-    pub fn insert(&mut self, t: TaskId) {
-        if let Err(i) = self.0.binary_search(&t) {
-            self.0.insert(i, t);
+    pub fn insert(&mut self, t: TaskId) -> bool {
+        match self.tasks.binary_search(&t) {
+            Ok(_) => false,
+            Err(i) => {
+                self.tasks.insert(i, t);
+                self.declared
+            }
         }
     }
 
+    /// The model declared that task `t` holds this end.
+    pub fn declare(&mut self, t: TaskId) {
+        if let Err(i) = self.tasks.binary_search(&t) {
+            self.tasks.insert(i, t);
+        }
+        self.declared = true;
+    }
+
+    /// True if the model declared this end's holders (see [`Holders::declared`]).
+    pub fn known(&self) -> bool {
+        self.declared
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.0.iter().copied()
+        self.tasks.iter().copied()
     }
 }
 
@@ -210,22 +235,26 @@ impl ResState {
             old.clear();
             old.extend(new);
         }
+        fn refill_end(old: &mut Holders, new: Holders) {
+            refill(&mut old.tasks, new.tasks);
+            old.declared = new.declared;
+        }
         match (self, new) {
             (ResState::Mutex { holder }, ResState::Mutex { holder: h2 }) => *holder = h2,
             (
                 ResState::Chan { senders, receivers, signal },
                 ResState::Chan { senders: s2, receivers: r2, signal: g2 },
             ) => {
-                refill(&mut senders.0, s2.0);
-                refill(&mut receivers.0, r2.0);
+                refill_end(senders, s2);
+                refill_end(receivers, r2);
                 *signal = g2;
             }
             (
                 ResState::Pipe { writers, readers, active_writer },
                 ResState::Pipe { writers: w2, readers: r2, active_writer: a2 },
             ) => {
-                refill(&mut writers.0, w2.0);
-                refill(&mut readers.0, r2.0);
+                refill_end(writers, w2);
+                refill_end(readers, r2);
                 *active_writer = a2;
             }
             (
@@ -941,23 +970,51 @@ impl State {
         self.hold_end_for(r, dir, self.current)
     }
 
-    /// Marks task `t` as holding one end of a channel or pipe.
+    /// Marks task `t` as holding one end of a channel or pipe: it used it.
     #[inline]
     pub fn hold_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
-        match &mut self.resources[r as usize].st {
-            ResState::Chan { senders, receivers, .. } => {
-                match dir {
-                    Dir::Send => senders.insert(t),
-                    Dir::Recv => receivers.insert(t),
-                };
-            }
-            ResState::Pipe { writers, readers, .. } => {
-                match dir {
-                    Dir::Send => writers.insert(t),
-                    Dir::Recv => readers.insert(t),
-                };
-            }
-            _ => unreachable!("hold_end on a lock"),
+        if self.end(r, dir).insert(t) {
+            self.undeclared_use(r, dir, t);
+        }
+    }
+
+    /// Task `t` used an end of `r` whose holders the model declared without
+    /// it. The wait-for graph trusts a declared end's holders to be all of
+    /// them, so a wait on the other end could have been judged a deadlock
+    /// while this task was still to use it: the model is told at once, as
+    /// a panic in the task (reported as the run's outcome). The receive end
+    /// of a signal channel is the exception: nobody waits to close one.
+    #[cold]
+    fn undeclared_use(&mut self, r: ResId, dir: Dir, t: TaskId) {
+        let res = &self.resources[r as usize];
+        let (kind, end) = match (&res.st, dir) {
+            (ResState::Chan { signal: true, .. }, Dir::Recv) => return,
+            (ResState::Chan { .. }, Dir::Send) => ("channel", "sends on"),
+            (ResState::Chan { .. }, Dir::Recv) => ("channel", "receives from"),
+            (_, Dir::Send) => ("pipe", "writes to"),
+            (_, Dir::Recv) => ("pipe", "reads from"),
+        };
+        panic!(
+            "sim: task {t} (\"{}\") {end} {kind} \"{}\", whose holders of that end were declared without it: \
+             declare every task that uses the end, when it starts (declare_sender, declare_receiver, \
+             declare_writer, declare_reader, or their _for forms), or none",
+            self.tasks[t as usize].name, res.name
+        );
+    }
+
+    /// The model declared that task `t` holds one end of a channel or pipe.
+    pub fn declare_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
+        self.end(r, dir).declare(t);
+    }
+
+    #[inline]
+    fn end(&mut self, r: ResId, dir: Dir) -> &mut Holders {
+        match (&mut self.resources[r as usize].st, dir) {
+            (ResState::Chan { senders: h, .. }, Dir::Send)
+            | (ResState::Chan { receivers: h, .. }, Dir::Recv)
+            | (ResState::Pipe { writers: h, .. }, Dir::Send)
+            | (ResState::Pipe { readers: h, .. }, Dir::Recv) => h,
+            _ => unreachable!("an end of a lock"),
         }
     }
 

@@ -18,10 +18,19 @@ pub(crate) const CLOSED: u32 = 0x8000_0000;
 /// wakes every receiver with `None`, a send on a closed channel panics.
 /// Blocked senders and receivers are served in FIFO order, as Go's are.
 ///
-/// Cloning a `Chan` copies the reference, as passing a Go channel does. For
-/// the wait-for graph, a task holds the send (receive) end of a channel once
-/// it has sent (received) on it or declared it with
-/// [`Chan::declare_sender`] / [`Chan::declare_receiver`].
+/// Cloning a `Chan` copies the reference, as passing a Go channel does.
+///
+/// Who holds each end, for deadlock detection: a receive can be proved dead
+/// only when the engine knows every task that could still send, and a send
+/// every task that could still receive. A task that has not touched a
+/// channel yet may do so later, so having seen its users is not enough: the
+/// model declares them, each task at its start ([`Chan::declare_sender`],
+/// [`Chan::declare_receiver`]), or for a task it hands the channel to
+/// ([`Chan::declare_sender_for`]). Until an end is declared, waits on the
+/// other end are never part of a partial deadlock (a global one, where no
+/// task can run, is still found). Once it is, a task that uses it without
+/// having been declared makes the run fail with a panic naming it, since
+/// a deadlock could have been judged without it.
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {
@@ -123,24 +132,24 @@ impl<T: 'static> Chan<T> {
 
     /// Declares that the current task will send on (or close) this channel.
     pub fn declare_sender(&self) {
-        rt::with(|s| s.hold_end(self.inner.id, Dir::Send));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
     }
 
     /// Declares that the current task will receive from this channel.
     pub fn declare_receiver(&self) {
-        rt::with(|s| s.hold_end(self.inner.id, Dir::Recv));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
     }
 
     /// Declares that task `task` sends on (or closes) this channel: for a
     /// channel the current task hands to another one, as a Go goroutine
     /// hands a channel inside a struct.
     pub fn declare_sender_for(&self, task: TaskId) {
-        rt::with(|s| s.hold_end_for(self.inner.id, Dir::Send, task));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, task));
     }
 
     /// Declares that task `task` receives from this channel.
     pub fn declare_receiver_for(&self, task: TaskId) {
-        rt::with(|s| s.hold_end_for(self.inner.id, Dir::Recv, task));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, task));
     }
 
     /// Messages buffered now (`len(ch)`).

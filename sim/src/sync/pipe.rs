@@ -36,6 +36,11 @@ impl std::fmt::Display for PipeClosed {
 /// and it reaches the reader with the write's last byte, exactly as a
 /// decoded frame would.
 ///
+/// Who holds each end, for deadlock detection: as for a [`Chan`](crate::sync::Chan),
+/// a wait on one end can be proved dead only once the model declared the
+/// other end's holders ([`Pipe::declare_writer`], [`Pipe::declare_reader`]),
+/// each task when it starts.
+///
 /// ```
 /// sim::Sim::new(0).run(|| async {
 ///     let p: sim::sync::Pipe<&str> = sim::sync::Pipe::new("client->server", 8);
@@ -127,12 +132,12 @@ impl<M: 'static> Pipe<M> {
 
     /// Declares that the current task writes to this pipe.
     pub fn declare_writer(&self) {
-        rt::with(|s| s.hold_end(self.inner.id, Dir::Send));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
     }
 
     /// Declares that the current task reads from this pipe.
     pub fn declare_reader(&self) {
-        rt::with(|s| s.hold_end(self.inner.id, Dir::Recv));
+        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
     }
 
     fn set_active(s: &mut State, id: ResId, w: Option<TaskId>) {

@@ -87,6 +87,17 @@ impl Channel {
         Channel { conn, lines, bw_n: Cell::new(0), br_buffered: Cell::new(0), br_frames: RefCell::new(VecDeque::new()) }
     }
 
+    /// The current goroutine writes to the connection. Said when it starts,
+    /// so that a wait on the other end is never judged before it is counted.
+    pub fn declare_writer(&self) {
+        self.conn.tx.declare_writer();
+    }
+
+    /// The current goroutine reads from the connection (see [`Channel::declare_writer`]).
+    pub fn declare_reader(&self) {
+        self.conn.rx.declare_reader();
+    }
+
     /// One `conn.Write` of `n` bytes (the frame rides on it if it is the last).
     async fn conn_write(&self, n: u64, frame: &mut Option<Frame>, last: bool) -> Result<(), PipeClosed> {
         let msg = if last { frame.take() } else { None };

@@ -70,6 +70,7 @@ impl Client {
         self.calls.declare_receiver();
         incoming.declare_receiver();
         self.done.declare_sender(); // run calls c.Close() when the receiver ends
+        self.channel.declare_writer();
         at("client.go:262");
         crate::spawn_background("receiver.run", receive(self.clone(), incoming.clone(), receivers_done.clone()));
         let mut waiters: BTreeMap<u32, CallRequest> = BTreeMap::new();
@@ -163,6 +164,7 @@ async fn receive(c: Rc<Client>, incoming: Chan<Frame>, receivers_done: Chan<()>)
     incoming.declare_sender();
     receivers_done.declare_sender();
     c.done.declare_receiver();
+    c.channel.declare_reader();
     loop {
         at("client.go:212");
         let Ok(msg) = c.channel.recv().await else { break };

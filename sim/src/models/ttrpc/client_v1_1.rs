@@ -121,6 +121,7 @@ async fn sender(c: Rc<Client>) {
     let _f = frame_at("Client.run.func1", "client.go:262");
     c.calls.declare_receiver();
     c.done.declare_receiver();
+    c.channel.declare_writer();
     let mut stream_id = 1u32;
     loop {
         at("client.go:265");
@@ -156,6 +157,7 @@ async fn sender(c: Rc<Client>) {
 async fn receiver(c: Rc<Client>, receiver_done: Chan<()>) {
     let _f = frame_at("Client.run.func2", "client.go:286");
     receiver_done.declare_sender();
+    c.channel.declare_reader();
     loop {
         at("client.go:294");
         let Ok(msg) = c.channel.recv().await else { break };

@@ -296,9 +296,16 @@ impl Client {
     }
 
     /// `Client.run` (client.go:339-346).
+    /// The current goroutine calls: from v1.2 a caller writes its own
+    /// request to the connection.
+    pub fn declare_caller(&self) {
+        self.channel.declare_writer();
+    }
+
     async fn run(self: Rc<Self>) {
         let [receive_loop, close, cleanup] = self.lines.run;
         let _f = frame_at("Client.run", receive_loop);
+        self.channel.declare_reader();
         self.receive_loop().await;
         at(close);
         self.close().await;

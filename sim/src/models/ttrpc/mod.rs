@@ -194,6 +194,14 @@ impl Client {
         }
     }
 
+    /// The current goroutine is a caller: what it will use, declared before
+    /// its first step (see [`client_v1_2::Client::declare_caller`]).
+    fn declare_caller(&self) {
+        if let Client::V1_2(c) = self {
+            c.declare_caller();
+        }
+    }
+
     /// The line of `func (c *Client) Call(` in the client's source.
     fn call_site(&self) -> &'static str {
         match self {
@@ -253,6 +261,7 @@ pub async fn main(server: ServerDesign, client: ClientDesign, client_tag: &'stat
         let c = c.clone();
         callers.push(crate::spawn(crate::numbered!("caller-{}", i), async move {
             let _f = crate::frame_at("Client.Call", c.call_site());
+            c.declare_caller();
             for k in 0..work.calls {
                 let call = i * work.calls + k;
                 let registered = work.registered(call);
