@@ -215,7 +215,7 @@ impl Deadlock {
             .iter()
             .map(|b| format!("{} {} {}", who(&shared, &b.name, b.task), op_phrase(&b.op), b.target_among(&shared)))
             .collect();
-        format!("deadlock ({scope}, {} tasks in the cycle): {}", self.cycle.len(), parts.join(" -> "))
+        format!("deadlock ({scope}, {} in the cycle): {}", tasks(self.cycle.len()), parts.join(" -> "))
     }
 
     /// The task names more than one task has (a pool of `worker`s): a
@@ -235,6 +235,15 @@ impl Deadlock {
             }
         }
         shared
+    }
+}
+
+/// "1 task", "2 tasks".
+fn tasks(n: usize) -> String {
+    if n == 1 {
+        "1 task".to_string()
+    } else {
+        format!("{n} tasks")
     }
 }
 
@@ -322,17 +331,21 @@ impl fmt::Display for Deadlock {
         let scope = if self.global {
             "no task can run".to_string()
         } else {
-            format!("partial: {} other task(s) still running", self.running.len())
+            format!(
+                "partial: {} other {} still running",
+                self.running.len(),
+                if self.running.len() == 1 { "task" } else { "tasks" }
+            )
         };
         if self.cycle.is_empty() {
             writeln!(f, "Found a deadlock ({scope}) at step {}, t={}ns: every task is blocked", self.step, self.time)?;
         } else {
             writeln!(
                 f,
-                "Found a deadlock ({scope}) at step {}, t={}ns: {} tasks in a wait-for cycle",
+                "Found a deadlock ({scope}) at step {}, t={}ns: {} in a wait-for cycle",
                 self.step,
                 self.time,
-                self.cycle.len()
+                tasks(self.cycle.len())
             )?;
         }
         writeln!(f)?;
@@ -346,6 +359,12 @@ impl fmt::Display for Deadlock {
             for b in &self.behind {
                 write_task(f, b, &shared)?;
             }
+        }
+        if !self.running.is_empty() {
+            // As a thread dump lists the threads that are not stuck.
+            let names: Vec<String> = self.running.iter().map(|n| format!("\"{n}\"")).collect();
+            writeln!(f)?;
+            writeln!(f, "Still running: {}", names.join(", "))?;
         }
         Ok(())
     }
