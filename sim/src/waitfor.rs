@@ -38,8 +38,11 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
 }
 
 /// Like [`edges`]; with `primary_only`, leaves out the edges a report should
-/// not build its illustrated cycle from: joins, notifies, and waits on
-/// signal channels (`ctx.Done()`), which are rarely the cause.
+/// not build its illustrated cycle from: joins, notifies, waits on signal
+/// channels (`ctx.Done()`), which are rarely the cause, and a channel or
+/// pipe wait's edge to the waiting task itself (it holds the other end too,
+/// but cannot serve itself while it waits: the cycle it makes explains
+/// nothing where one through the other holders exists).
 fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> bool {
     let start = out.len();
     let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
@@ -93,6 +96,16 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             out.truncate(k);
         }
         Wait::Join(u) => out.push(u),
+    }
+    if primary_only && !matches!(wait, Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)) {
+        let mut k = start;
+        for i in start..out.len() {
+            if out[i] != t {
+                out[k] = out[i];
+                k += 1;
+            }
+        }
+        out.truncate(k);
     }
     out.len() > start
 }

@@ -231,6 +231,38 @@ fn a_task_using_an_end_declared_without_it_is_a_model_error() {
 }
 
 #[test]
+fn a_cycle_goes_through_the_other_holders_of_a_channel_not_back_to_its_waiter() {
+    // Two workers each take jobs and hand some back. W1 holds `results`
+    // and waits to send on the full `jobs`; W2, the other receiver, waits
+    // for `results`. W1 holds the receive end too, but cannot serve itself
+    // while it waits: the cycle is W1 -> W2, not W1 alone (as it was).
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(|| async {
+            let results = Mutex::new("results");
+            let jobs: Chan<u32> = Chan::new("jobs", 1);
+            jobs.declare_sender();
+            jobs.send(0).await;
+            let (j1, j2) = (jobs.clone(), jobs.clone());
+            spawn("W1", async move {
+                j1.declare_sender();
+                j1.declare_receiver();
+                let _r = results.lock().await;
+                spawn("W2", async move {
+                    j2.declare_sender();
+                    j2.declare_receiver();
+                    let _r = results.lock().await;
+                });
+                j1.send(1).await;
+            });
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
+        let cycle: Vec<(&str, &str)> = d.cycle.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+        assert_eq!(cycle, vec![("W1", "send"), ("W2", "lock")], "seed {seed}: {d}");
+        assert_eq!(d.cycle[0].released_by, vec!["W2"], "seed {seed}: {d}");
+    }
+}
+
+#[test]
 fn no_report_while_a_holder_of_the_other_end_can_still_run() {
     for seed in 0..200 {
         let run = Sim::new(seed).run(|| async {
