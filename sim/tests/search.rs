@@ -870,3 +870,34 @@ fn a_pct_run_whose_first_run_fails_is_labelled_with_the_depth_asked_for() {
     assert!(run.outcome.is_failure());
     assert_eq!(run.trace.unwrap().meta.strategy, "pct:5");
 }
+
+#[test]
+fn a_model_of_ones_own_replays_its_schedule_and_refuses_another_models() {
+    async fn opposite_orders() {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+            sim::spawn(name, async move {
+                let g1 = first.lock().await;
+                let g2 = second.lock().await;
+                g2.unlock().await;
+                g1.unlock().await;
+            });
+        }
+    }
+    let mine = Configured::of("mine", opposite_orders);
+    let failing = first_failing(&mine, StrategyKind::Random, 100).expect("a deadlock");
+    let failing = mine.run(failing.seed, true);
+    let trace = failing.trace.as_ref().unwrap();
+    assert!(trace.meta.replay.starts_with("ds1:mine:"), "{}", trace.meta.replay);
+    let again = mine.replay(&trace.meta.replay).unwrap();
+    assert_eq!(again.trace.unwrap().schedule, trace.schedule);
+    assert_eq!(signature(&again.outcome), signature(&failing.outcome));
+    // Another model of the same code, by another name: refused.
+    let other = Configured::of("other", opposite_orders);
+    let e = other.replay(&trace.meta.replay).unwrap_err();
+    assert!(e.contains("recorded on model mine, not other"), "{e}");
+    assert!(mine.replay("ds1:mine:nothex:1.2").is_err());
+    // PCT and exploration take it as they take a built-in model.
+    assert!(first_failing(&mine, StrategyKind::Pct(3), 100).is_some());
+    assert!(explore(&mine, &ExploreConfig::default()).failure.is_some());
+}

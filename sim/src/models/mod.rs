@@ -96,7 +96,42 @@ pub struct Matrix {
 
 type Runner = dyn Fn(Sim) -> Run + Send + Sync;
 
-/// A model with its parameters fixed: runs any seed.
+/// A model with its parameters fixed: runs any seed. Hunts
+/// ([`crate::hunt`]), PCT ([`crate::scheduler::StrategyKind::run`]),
+/// exhaustive exploration ([`crate::scheduler::explore`]), shrinking
+/// ([`crate::scheduler::shrink`]) and replay ([`Configured::replay`]) all
+/// take one, so a model of your own gets all of them through
+/// [`Configured::of`] (or [`Configured::new`], with parameters):
+///
+/// ```
+/// use sim::models::Configured;
+/// use sim::scheduler::{explore, shrink, ExploreConfig, StrategyKind};
+/// use sim::sync::Mutex;
+///
+/// // Your model: main spawns two tasks that take two locks in opposite orders.
+/// let model = Configured::of("my-abba", || async {
+///     let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+///     for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+///         sim::spawn(name, async move {
+///             let g1 = first.lock().await;
+///             let g2 = second.lock().await;
+///             g2.unlock().await;
+///             g1.unlock().await;
+///         });
+///     }
+/// });
+/// // Random search, then PCT (depth 3), seed by seed.
+/// let seed = (0..100).find(|&s| model.run(s, false).outcome.is_failure()).unwrap();
+/// assert!((0..100).any(|s| StrategyKind::Pct(3).run(&model, s, false, 10_000).outcome.is_failure()));
+/// // The failing seed recorded, shrunk, and its schedule string replayed.
+/// let failing = model.run(seed, true);
+/// let small = shrink(&model, &failing, 10_000).unwrap();
+/// let schedule = &small.run.trace.as_ref().unwrap().meta.replay;
+/// assert_eq!(model.replay(schedule).unwrap().outcome.verdict(), "deadlock");
+/// // Every schedule, with partial-order reduction: the deadlock is found.
+/// let all = explore(&model, &ExploreConfig::default());
+/// assert!(all.failure.is_some());
+/// ```
 #[derive(Clone)]
 pub struct Configured {
     pub model: &'static str,
@@ -106,8 +141,43 @@ pub struct Configured {
 }
 
 impl Configured {
+    /// A model named `model`, with `params` (every parameter with its value:
+    /// they go into traces, and a schedule string's fingerprint is made
+    /// from them), run by `runner` on the [`Sim`] it is given, as
+    /// `|sim| sim.run(|| my_model(n))`.
     pub fn new(model: &'static str, params: Vec<Param>, runner: impl Fn(Sim) -> Run + Send + Sync + 'static) -> Self {
         Configured { model, params: params.into(), runner: Arc::new(runner) }
+    }
+
+    /// A model of your own with no parameters: `main` makes the model's main
+    /// task afresh for every run. `name` goes into its traces and schedule
+    /// strings, so a schedule of one model is refused by another (see the
+    /// example on [`Configured`]).
+    pub fn of<F, Fut>(name: &'static str, main: F) -> Configured
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        let main = Arc::new(main);
+        Configured::new(name, Vec::new(), move |sim| {
+            let main = main.clone();
+            sim.run(move || main())
+        })
+    }
+
+    /// Runs a schedule string (`meta.replay` of a trace, or the one a
+    /// report prints) with recording on: the same run, step for step. A
+    /// schedule of another model or other parameters is refused, and one
+    /// that no longer fits the model (changed since) says at which step.
+    pub fn replay(&self, schedule: &str) -> Result<Run, String> {
+        let s = crate::scheduler::Schedule::parse(schedule)?;
+        s.check_for(self.model, &self.params)?;
+        let run = self
+            .run_with(Sim::new(0).record(true).strategy(Box::new(crate::scheduler::ReplayStrategy::new(s.choices))));
+        match &run.outcome {
+            crate::Outcome::Stopped { .. } => Err(run.outcome.summary()),
+            _ => Ok(run),
+        }
     }
 
     /// Runs `sim` (seed, strategy, recording already set) on this model.

@@ -184,6 +184,9 @@ struct Best {
 }
 
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
+/// `None` when there is nothing to shrink from: `failing` was run without
+/// recording (no schedule to start from), or its schedule does not replay
+/// on `model`.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
     shrink_until(model, failing, max_tries, crate::DEFAULT_MAX_STEPS, None)
 }
