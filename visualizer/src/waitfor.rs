@@ -790,7 +790,9 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             // Who could release it, as names in their colours.
             // (A join waits for a task: its own waits are in its own row.)
             let joined = matches!(g.nodes[e.to].kind, NodeKind::Task(_));
-            let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && !joined).collect();
+            // The row's own task is left out: the resource's edges are every
+            // waiter's, and a task in `wait()` is not notified by itself.
+            let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && r.to != e.from && !joined).collect();
             if let Some(first) = rel.first() {
                 let (mut x, cy) = if list_beside {
                     (bx + wait_w / 2 + 40, by)

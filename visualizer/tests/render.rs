@@ -319,6 +319,32 @@ fn tasks_that_share_a_name_are_drawn_apart() {
 }
 
 #[test]
+fn a_task_behind_the_cycle_is_not_listed_among_its_own_notifiers() {
+    // Three tasks in wait() on one monitor, nobody left to notify: two are
+    // the cycle, the third waits behind it. Its row lists who could notify
+    // it: the other two (it had listed itself, from the monitor's edges).
+    let run = sim::Sim::new(0).record(true).run(|| async {
+        let m = sim::sync::Monitor::new("lock");
+        for name in ["W1", "W2", "W3"] {
+            sim::spawn(name, async move {
+                let g = m.enter().await;
+                g.wait().await;
+                g.exit().await;
+            });
+        }
+    });
+    let trace = *run.trace.unwrap();
+    let d = trace.deadlock.as_ref().expect("a deadlock");
+    assert_eq!(d.behind.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["W3"]);
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
+    let at = texts.iter().rposition(|t| t == "notified by:").expect("a row lists its notifiers");
+    let mut listed: Vec<&str> = texts[at + 1..at + 3].iter().map(String::as_str).collect();
+    listed.sort();
+    assert_eq!(listed, ["W1", "W2"], "{texts:?}");
+    assert!(!texts[at + 1..].iter().any(|t| t == "W3"), "{texts:?}");
+}
+
+#[test]
 fn a_note_of_other_releasers_keeps_clear_of_the_edges_at_every_width() {
     // ttrpc's receiver.run is also released by main: the note under its
     // select sat on the cycle's edge below it in a picture 800 px wide.
