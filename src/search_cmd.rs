@@ -98,8 +98,9 @@ impl Which {
 /// Prints every event of a recorded run, then its outcome.
 pub fn print_events(run: &Run) {
     let t = run.trace.as_ref().expect("recorded");
+    let labels = t.task_labels();
     for e in &t.events {
-        let task = &t.tasks[e.task as usize].name;
+        let task = &labels[e.task as usize];
         let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
         let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
         let mut op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();

@@ -67,8 +67,9 @@ where
 {
     let run = Sim::new(seed).record(true).run(model);
     let trace = run.trace.expect("recording was on");
+    let labels = trace.task_labels();
     for e in &trace.events {
-        let task = &trace.tasks[e.task as usize].name;
+        let task = &labels[e.task as usize];
         let res = e.resource.map(|r| format!(" \"{}\"", trace.resources[r as usize].name)).unwrap_or_default();
         eprintln!("step {:>5} {:>10}ns  {task:<16} {:?}{res}", e.step, e.time, e.kind);
     }

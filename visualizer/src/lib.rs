@@ -497,7 +497,7 @@ impl Default for Options {
 /// assert!(pick(&["T3"]).unwrap_err().0.contains("no task is named `T3` (the trace has main, T1, T2)"));
 /// ```
 pub fn select_tasks(trace: &Trace, patterns: &[String]) -> Result<Vec<u32>, Error> {
-    let labels = crate::model::task_labels(trace);
+    let labels = trace.task_labels();
     let mut out: Vec<u32> = Vec::new();
     for p in patterns {
         // A task by its name, or by its name as the charts give it

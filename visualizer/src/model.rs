@@ -522,7 +522,7 @@ impl<'a> Model<'a> {
         let recent = (end.saturating_sub(RECENT), end);
         let slots = colour_slots(trace, &tasks, recent, &[]);
         let (times, tasks, resources) = (Arc::new(times), Arc::new(tasks), Arc::new(resources));
-        let labels = Arc::new(task_labels(trace));
+        let labels = Arc::new(trace.task_labels());
         let mut m = Model {
             trace,
             end,
@@ -674,19 +674,6 @@ impl<'a> Model<'a> {
     pub fn resource_name(&self, r: u32) -> &str {
         self.trace.resources.get(r as usize).map_or("?", |x| x.name.as_str())
     }
-}
-
-/// Each task's name, with its id after it where two tasks share the name.
-pub(crate) fn task_labels(trace: &Trace) -> Vec<String> {
-    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &trace.tasks {
-        *count.entry(t.name.as_str()).or_default() += 1;
-    }
-    trace
-        .tasks
-        .iter()
-        .map(|t| if count[t.name.as_str()] > 1 { format!("{} (task {})", t.name, t.id) } else { t.name.clone() })
-        .collect()
 }
 
 /// Virtual time at every step boundary: taken from the events where a step

@@ -219,6 +219,25 @@ pub struct Event {
 }
 
 impl Trace {
+    /// Each task's name as reports and charts give it: with the task's id
+    /// after it, `worker (task 2)`, where two tasks share the name.
+    ///
+    /// ```
+    /// let mut t = sim::trace::Trace::from_json(&std::fs::read_to_string("../traces/abba-deadlock.json").unwrap()).unwrap();
+    /// t.tasks[2].name = "T1".into();
+    /// assert_eq!(t.task_labels(), ["main", "T1 (task 1)", "T1 (task 2)"]);
+    /// ```
+    pub fn task_labels(&self) -> Vec<String> {
+        let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for t in &self.tasks {
+            *count.entry(t.name.as_str()).or_default() += 1;
+        }
+        self.tasks
+            .iter()
+            .map(|t| if count[t.name.as_str()] > 1 { format!("{} (task {})", t.name, t.id) } else { t.name.clone() })
+            .collect()
+    }
+
     /// A select's cases as reports name them: `send requests | recv done`.
     ///
     /// ```
