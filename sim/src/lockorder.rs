@@ -78,6 +78,10 @@ pub enum WarningKind {
     /// across a blocking send or write: whoever holds the first waits behind
     /// that send or write too (information).
     ChainIntoBlocking,
+    /// An RWMutex read-locked again by a task that holds it for reading: a
+    /// writer that comes in between holds off the second read lock, and
+    /// waits for the first (Go's RWMutex forbids it).
+    RecursiveReadLock,
 }
 
 impl WarningKind {
@@ -88,6 +92,7 @@ impl WarningKind {
             WarningKind::SameClassNesting => "same-class-nesting",
             WarningKind::HeldAcrossBlocking => "lock-held-across-blocking-operation",
             WarningKind::ChainIntoBlocking => "lock-chain-into-blocking-operation",
+            WarningKind::RecursiveReadLock => "recursive-read-lock",
         }
     }
 }
@@ -132,7 +137,8 @@ impl LockOrder {
         let mut out = Vec::new();
         // Cycles among instances: each strongly connected component once.
         let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for e in &self.edges {
+        // An edge from a lock to itself is a read lock taken again, apart below.
+        for e in self.edges.iter().filter(|e| e.from != e.to) {
             adj.entry(&e.from).or_default().insert(&e.to);
             adj.entry(&e.to).or_default();
         }
@@ -144,6 +150,30 @@ impl LockOrder {
                     out.push(self.circular(&cycle));
                 }
             }
+        }
+        for e in self.edges.iter().filter(|e| e.from == e.to) {
+            out.push(Warning {
+                kind: WarningKind::RecursiveReadLock,
+                summary: format!("possible recursive locking: \"{}\" read-locked again while held for reading", e.to),
+                report: format!(
+                    "WARNING: possible recursive locking detected\n\
+                     \"{task}\" is trying to acquire lock \"{lock}\" (read) at {}\n\
+                     but task is already holding lock \"{lock}\" (read), taken at {}\n\n \
+                     Possible unsafe locking scenario:\n\n       \
+                     {t0:<w$}CPU1\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
+                     *** DEADLOCK ***\n\n\
+                     (a Go RWMutex's Lock, waiting for the readers to leave, holds off new readers: \
+                     the second read lock waits for the writer, which waits for the first)\n",
+                    at(&e.to_at),
+                    at(&e.from_at),
+                    "----",
+                    "",
+                    task = e.task,
+                    lock = e.to,
+                    t0 = "CPU0",
+                    w = 10,
+                ),
+            });
         }
         // Cycles among classes (a lock without a class is its own class),
         // other than the instance cycles already reported.
@@ -203,7 +233,7 @@ impl LockOrder {
         let mut seen_class = BTreeSet::new();
         for e in &self.edges {
             if let (Some(a), Some(b)) = (e.class_from, e.class_to) {
-                if a == b && seen_class.insert(a) {
+                if a == b && e.from != e.to && seen_class.insert(a) {
                     out.push(Warning {
                         kind: WarningKind::SameClassNesting,
                         summary: format!("two instances of lock class {a} nested: \"{}\" then \"{}\"", e.from, e.to),
@@ -220,7 +250,7 @@ impl LockOrder {
             }
         }
         for h in &self.held_across {
-            for e in self.edges.iter().filter(|e| e.to == h.lock) {
+            for e in self.edges.iter().filter(|e| e.to == h.lock && e.from != e.to) {
                 out.push(Warning {
                     kind: WarningKind::ChainIntoBlocking,
                     summary: format!(

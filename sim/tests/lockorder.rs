@@ -151,3 +151,59 @@ fn each_order_is_one_edge_per_run_among_few_locks_and_many() {
         assert!(run.lock_order.edges.iter().all(|e| e.to_at.is_some()));
     }
 }
+
+/// A reader takes `cache` for reading, then again inside (Go's recursive
+/// read lock); with `writer`, another task takes it for writing after a while.
+fn recursive_reader(recursive: bool, writer: bool) -> Configured {
+    Configured::of(if recursive { "recursive-read" } else { "read-once" }, move || async move {
+        let rw = sim::sync::RwMutex::new("cache");
+        sim::spawn("reader", async move {
+            let _f = sim::frame_at("Cache.Get", "cache.go:10");
+            let outer = rw.rlock().await;
+            if recursive {
+                sim::at("cache.go:12");
+                let inner = rw.rlock().await;
+                inner.runlock().await;
+            }
+            outer.runlock().await;
+        });
+        if writer {
+            sim::spawn("writer", async move {
+                sim::time::sleep(10_000).await;
+                let w = rw.lock().await;
+                w.unlock().await;
+            });
+        }
+    })
+}
+
+#[test]
+fn a_read_lock_taken_again_is_flagged_from_runs_that_did_not_deadlock() {
+    // The writer comes long after: no run deadlocks, yet the second read
+    // lock is a potential deadlock, as lockdep's recursive read says.
+    let m = recursive_reader(true, true);
+    assert!((0..50).all(|s| !m.run(s, false).outcome.is_failure()));
+    let g = clean_graph(&m, 50);
+    assert_eq!(kinds(&g), vec![WarningKind::RecursiveReadLock]);
+    let w = &g.warnings()[0];
+    assert_eq!(w.summary, "possible recursive locking: \"cache\" read-locked again while held for reading");
+    assert!(w.report.starts_with("WARNING: possible recursive locking detected\n\"reader\" is trying to acquire lock \"cache\" (read) at Cache.Get (cache.go:12)\nbut task is already holding lock \"cache\" (read), taken at Cache.Get (cache.go:10)\n"), "{}", w.report);
+    assert!(w.report.contains("  rlock(cache);\n") && w.report.contains("*** DEADLOCK ***"), "{}", w.report);
+    // One read lock at a time: nothing to flag, writer or not.
+    assert!(clean_graph(&recursive_reader(false, true), 50).warnings().is_empty());
+    // A writer in between, where it comes at once: some schedule deadlocks.
+    let soon = Configured::of("recursive-read-writer", || async {
+        let rw = sim::sync::RwMutex::new("cache");
+        sim::spawn("reader", async move {
+            let outer = rw.rlock().await;
+            let inner = rw.rlock().await;
+            inner.runlock().await;
+            outer.runlock().await;
+        });
+        sim::spawn("writer", async move {
+            let w = rw.lock().await;
+            w.unlock().await;
+        });
+    });
+    assert!((0..200).any(|s| soon.run(s, false).outcome.is_failure()));
+}

@@ -640,12 +640,13 @@ impl State {
     }
 
     /// True if "took `to` while holding `from`" needs no new edge: seen in
-    /// this run among the first 64 resources, or a lock taken again (a
-    /// re-entry or a second read lock). False for ids from 64 on, whose
-    /// edges [`State::order_edges`] looks up in the list.
+    /// this run among the first 64 resources. False for ids from 64 on,
+    /// whose edges [`State::order_edges`] looks up in the list. (A lock
+    /// taken while held is a second read lock, an edge to itself: a
+    /// monitor's re-entry does not count as taking it.)
     #[inline]
     fn seen_edge(&self, from: ResId, to: ResId) -> bool {
-        from == to || ((from < 64) & (to < 64) && self.edge_rows[from as usize] & (1u64 << to) != 0)
+        (from < 64) & (to < 64) && self.edge_rows[from as usize] & (1u64 << to) != 0
     }
 
     /// Empties `lock_edges` and the bit rows that mirror it.
@@ -665,9 +666,12 @@ impl State {
     fn note_held_across(&mut self, t: TaskId, wait: Wait) {
         if let Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) = wait {
             let at = self.top_frame(t);
+            // A read lock asked for again while held is an edge to itself:
+            // recursive read locking, which a writer in between deadlocks.
+            let again = matches!(wait, Wait::RLock(_));
             for i in 0..self.tasks[t as usize].held.len() {
                 let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
-                if h != r && self.new_edge(h, r) {
+                if (h != r || again) && self.new_edge(h, r) {
                     self.lock_edges.push((h, r, h_at, at, t));
                 }
             }
@@ -1090,7 +1094,8 @@ impl State {
     fn order_edges(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
         for i in 0..self.tasks[t as usize].held.len() {
             let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
-            if h != r && self.new_edge(h, r) {
+            // `h == r`: a read lock taken again (recursive read locking).
+            if self.new_edge(h, r) {
                 self.lock_edges.push((h, r, h_at, at, t));
             }
         }
