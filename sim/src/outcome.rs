@@ -298,12 +298,23 @@ fn op_phrase(op: &str) -> &'static str {
     }
 }
 
-fn write_task(f: &mut fmt::Formatter<'_>, b: &BlockedTask, shared: &BTreeSet<&str>) -> fmt::Result {
+fn write_task(f: &mut fmt::Formatter<'_>, d: &Deadlock, b: &BlockedTask, shared: &BTreeSet<&str>) -> fmt::Result {
     let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
     write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target_among(shared))?;
     if !b.released_by.is_empty() {
         let who = b.releasers(shared);
+        // An RWMutex waiter can be held up by a writer that does not hold
+        // it yet, but waits for the readers to leave (Go's RWMutex lets no
+        // reader in past a waiting writer): that one is queued, not holding.
+        let queued = b.kind == "rwmutex"
+            && b.released_by_ids.iter().all(|&id| {
+                let entry = d.cycle.iter().chain(&d.behind).find(|x| x.task == id);
+                entry.is_some_and(|x| {
+                    x.op == "lock" && x.resource == b.resource && !x.holds.iter().any(|h| h.resource == b.waits_for)
+                })
+            });
         let verb = match b.op.as_str() {
+            "lock" | "rlock" if queued && !b.released_by_ids.is_empty() => "behind the writer waiting for it:",
             "lock" | "rlock" => "held by",
             "wait" => "which any of these could notify:",
             "join" => "",
@@ -351,13 +362,13 @@ impl fmt::Display for Deadlock {
         writeln!(f)?;
         let shared = self.shared_names();
         for b in &self.cycle {
-            write_task(f, b, &shared)?;
+            write_task(f, self, b, &shared)?;
         }
         if !self.behind.is_empty() {
             writeln!(f)?;
             writeln!(f, "Blocked behind the cycle:")?;
             for b in &self.behind {
-                write_task(f, b, &shared)?;
+                write_task(f, self, b, &shared)?;
             }
         }
         if !self.running.is_empty() {

@@ -170,6 +170,15 @@ fn a_reader_behind_a_waiting_writer_waits_for_that_writer() {
         );
         assert_eq!(d.cycle[1].released_by, vec!["W"], "the reader waits for the waiting writer");
         assert_eq!(d.cycle[2].released_by, vec!["R"], "the writer waits for the reader");
+        // The writer does not hold streamLock yet: the report says it is queued.
+        let report = d.to_string();
+        assert!(
+            report.contains(
+                r#""X" (task 2): waiting to read-lock rwmutex "streamLock", behind the writer waiting for it: "W""#
+            ),
+            "{report}"
+        );
+        assert!(report.contains(r#""W" (task 3): waiting to lock rwmutex "streamLock", held by "R""#), "{report}");
     }
     // Without the waiting writer, X gets its read lock and everything completes.
     for seed in 0..50 {

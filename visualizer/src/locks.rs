@@ -120,7 +120,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         let in_cycle = cycle_res.contains(&lane.resource);
         draw_lane(&mut s, m, &xm, lane, label_w, in_cycle, &mut holders, &mut pale, &mut read_held);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right, &mut holders);
+            draw_tail(&mut s, m, &xm, lane, right, &mut holders, &mut read_held);
         }
     }
     if tail > 0 {
@@ -388,7 +388,15 @@ fn draw_lane(
 }
 
 /// Holders and waiters at the end of the trace.
-fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holders: &mut BTreeSet<u32>) {
+fn draw_tail(
+    s: &mut Scene,
+    m: &Model,
+    xm: &XMap,
+    lane: &Lane,
+    right: i32,
+    holders: &mut BTreeSet<u32>,
+    read_held: &mut bool,
+) {
     let x0 = xm.left + xm.width + 6;
     let r = lane.resource;
     let holds = &m.resources[r as usize].holds;
@@ -400,7 +408,16 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
         });
         if let Some((_, h)) = h {
             let color = m.task_colour(h.task);
-            s.rect(x0, ry0, right, ry1, color);
+            // Drawn as the plot draws it: a read hold outlined, a write hold filled.
+            let ink = if h.mode == Mode::Read {
+                s.rect(x0, ry0, right, ry1, alpha(color, 60));
+                s.frame(x0, ry0, right, ry1, color, 2);
+                *read_held = true;
+                palette::INK
+            } else {
+                s.rect(x0, ry0, right, ry1, color);
+                palette::text_on(color)
+            };
             holders.insert(h.task);
             // A long name takes the smaller size before it is cut.
             let (name, room) = (m.task_name(h.task), right - x0 - 8);
@@ -408,15 +425,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, holde
             // Cut, a name keeps its instance number (`#1`, `-3`).
             let text = layout::fit_or_cut(name, size, false, room);
             if !text.is_empty() {
-                s.text_mid(
-                    (x0 + right) / 2,
-                    (ry0 + ry1) / 2,
-                    &text,
-                    size,
-                    false,
-                    palette::text_on(color),
-                    Anchor::Center,
-                );
+                s.text_mid((x0 + right) / 2, (ry0 + ry1) / 2, &text, size, false, ink, Anchor::Center);
             }
         }
     }

@@ -319,6 +319,43 @@ fn tasks_that_share_a_name_are_drawn_apart() {
 }
 
 #[test]
+fn a_read_hold_at_the_end_is_drawn_as_a_read_hold_in_the_final_column() {
+    // reader holds `cache` for reading when the run deadlocks (a second
+    // read lock behind a waiting writer). The plot outlines a read hold;
+    // the final column filled it, as a write hold. Both now name the
+    // holder in ink on a pale fill.
+    let run = (0..100)
+        .map(|seed| {
+            sim::Sim::new(seed).record(true).run(|| async {
+                let rw = sim::sync::RwMutex::new("cache");
+                sim::spawn("reader", async move {
+                    let outer = rw.rlock().await;
+                    let inner = rw.rlock().await;
+                    inner.runlock().await;
+                    outer.runlock().await;
+                });
+                sim::spawn("writer", async move {
+                    let w = rw.lock().await;
+                    w.unlock().await;
+                });
+            })
+        })
+        .find(|r| r.outcome.is_failure())
+        .expect("a deadlock");
+    let trace = *run.trace.unwrap();
+    let opts = Options { window: Window::All, ..Options::default() };
+    let svg = render(&trace, Chart::Locks, Format::Svg, &opts);
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+    let fills: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.text().unwrap_or("").trim() == "reader")
+        .map(|n| n.attribute("fill").unwrap())
+        .collect();
+    assert!(fills.len() >= 2, "the plot and the final column name the reader: {fills:?}");
+    assert!(fills.iter().all(|&f| f == fills[0] && f != "#FFFFFF"), "{fills:?}");
+}
+
+#[test]
 fn a_task_behind_the_cycle_is_not_listed_among_its_own_notifiers() {
     // Three tasks in wait() on one monitor, nobody left to notify: two are
     // the cycle, the third waits behind it. Its row lists who could notify
