@@ -38,8 +38,8 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
 }
 
 /// Like [`edges`]; with `primary_only`, leaves out the edges a report should
-/// not build its illustrated cycle from: joins, notifies, waits on signal
-/// channels (`ctx.Done()`), which are rarely the cause, and a channel or
+/// not build its illustrated cycle from: waits on signal channels
+/// (`ctx.Done()`), which are rarely the cause, and a channel or
 /// pipe wait's edge to the waiting task itself (it holds the other end too,
 /// but cannot serve itself while it waits: the cycle it makes explains
 /// nothing where one through the other holders exists).
@@ -55,6 +55,11 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                     out.push(w.task);
                 } else if let (Some(p), false) = (pending, matches!(wait, Wait::Drain(_))) {
                     out.push(*p);
+                } else if matches!(wait, Wait::Drain(_)) {
+                    // A writer waits for every reader to leave, itself among
+                    // them if it holds a read lock (an upgrade: Lock under
+                    // RLock never returns).
+                    out.extend(readers.iter().map(|h| h.task));
                 } else {
                     out.extend(readers.iter().map(|h| h.task).filter(|&x| x != t));
                     // A reader waits only for writers; with none left it is not stuck.
@@ -131,8 +136,10 @@ fn releasers(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
         | (ResState::Pipe { readers: h, .. }, Dir::Recv)
         | (ResState::Pipe { writers: h, .. }, Dir::Send) => {
             // An end nobody declared may yet be used by a task that has
-            // not touched it: its holders are not known.
-            if !h.known() {
+            // not touched it: its holders are not known, unless no task
+            // can run at all (then none will touch it: the ones that did
+            // are all there is).
+            if !h.known() && !(s.enabled.is_empty() && s.timers.is_empty()) {
                 return None;
             }
             Releasers::Holders(h)
@@ -347,6 +354,10 @@ fn shared_names(s: &State) -> Vec<String> {
 /// Rotated to start at the task spawned first.
 fn pick_cycle(s: &State, dead: &[bool], t: TaskId) -> Vec<TaskId> {
     let mut found = None;
+    // Preferred edges first (through `t`, then anywhere among the dead),
+    // then any edges: a cycle through a signal channel's wait explains
+    // less than one through the locks and pipes behind it, even where
+    // only that one runs through `t`.
     'search: for primary_only in [true, false] {
         if let Some(c) = shortest_cycle_through(s, dead, t, primary_only) {
             found = Some(c);

@@ -212,9 +212,63 @@ fn a_channel_nobody_declared_is_never_judged_dead_while_a_task_may_still_use_it(
 }
 
 #[test]
+fn a_global_deadlock_through_undeclared_channels_keeps_its_cycle() {
+    // Nothing declared: main and T each wait for a message only the other
+    // would send. No task can run, so the tasks that used each channel are
+    // all there is: the report has its cycle, not just "every task is blocked".
+    for seed in 0..30 {
+        let run = Sim::new(seed).run(|| async {
+            let (a, b): (Chan<u32>, Chan<u32>) = (Chan::new("a", 0), Chan::new("b", 0));
+            let (ta, tb) = (a.clone(), b.clone());
+            spawn("T", async move {
+                ta.send(1).await;
+                tb.recv().await;
+                tb.recv().await;
+            });
+            a.recv().await;
+            b.send(2).await;
+            a.recv().await;
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
+        assert!(d.global, "seed {seed}");
+        let cycle: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(cycle, vec!["main", "T"], "seed {seed}: {d}");
+    }
+}
+
+#[test]
+fn a_write_lock_under_ones_own_read_lock_is_a_deadlock() {
+    // Go's RWMutex has no upgrade: Lock waits for every reader to leave,
+    // the caller among them.
+    let run = Sim::new(0).run(|| async {
+        let rw = sim::sync::RwMutex::new("cache");
+        let _r = rw.rlock().await;
+        let _w = rw.lock().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    assert_eq!((d.cycle.len(), d.cycle[0].name.as_str(), d.cycle[0].op.as_str()), (1, "main", "lock"), "{d}");
+    assert_eq!(d.cycle[0].released_by, vec!["main"], "{d}");
+}
+
+#[test]
+fn a_send_on_a_signal_channel_is_a_model_error() {
+    let run = Sim::new(0).run(|| async {
+        let done = Chan::signal("done");
+        done.declare_sender();
+        done.send(()).await;
+    });
+    match &run.outcome {
+        Outcome::Panic { message, .. } => {
+            assert!(message.starts_with("sim: a send on signal channel \"done\""), "{message}")
+        }
+        o => panic!("{o}"),
+    }
+}
+
+#[test]
 fn a_task_using_an_end_declared_without_it_is_a_model_error() {
     // W1 declares itself the sender, W2 sends undeclared: the model is told.
-    let want = "sim: task 2 (\"W2\") sends on channel \"jobs\", whose holders of that end were declared without it";
+    let want = "sim: task 2 (\"W2\") sends on (or closes) channel \"jobs\", whose holders of that end were declared without it";
     let told = (0..100)
         .filter(|&seed| {
             let run = pool_of_two(seed, true, false, 0);

@@ -901,3 +901,30 @@ fn a_model_of_ones_own_replays_its_schedule_and_refuses_another_models() {
     assert!(first_failing(&mine, StrategyKind::Pct(3), 100).is_some());
     assert!(explore(&mine, &ExploreConfig::default()).failure.is_some());
 }
+
+#[test]
+fn a_schedule_longer_than_its_run_is_refused_by_replay() {
+    // The model ends sooner than the run the schedule was recorded from:
+    // the choices left over make it another run.
+    let long = Configured::of("changing", || async {
+        let m = Mutex::new("m");
+        for name in ["a", "b", "c"] {
+            sim::spawn(name, async move {
+                let g = m.lock().await;
+                g.unlock().await;
+            });
+        }
+    });
+    let run = long.run(1, true);
+    let schedule = run.trace.unwrap().meta.replay;
+    let short = Configured::of("changing", || async {
+        let m = Mutex::new("m");
+        sim::spawn("a", async move {
+            let g = m.lock().await;
+            g.unlock().await;
+        });
+    });
+    let e = short.replay(&schedule).unwrap_err();
+    assert!(e.contains("does not fit this model") || e.contains("diverge"), "{e}");
+    assert!(long.replay(&schedule).is_ok());
+}

@@ -172,10 +172,20 @@ impl Configured {
     pub fn replay(&self, schedule: &str) -> Result<Run, String> {
         let s = crate::scheduler::Schedule::parse(schedule)?;
         s.check_for(self.model, &self.params)?;
+        let given = s.choices.len();
         let run = self
             .run_with(Sim::new(0).record(true).strategy(Box::new(crate::scheduler::ReplayStrategy::new(s.choices))));
-        match &run.outcome {
-            crate::Outcome::Stopped { .. } => Err(run.outcome.summary()),
+        if let crate::Outcome::Stopped { .. } = &run.outcome {
+            return Err(run.outcome.summary());
+        }
+        // Choices left over: the model ended sooner than the run the
+        // schedule was recorded from, which is another run.
+        let used = run.trace.as_ref().and_then(|t| crate::scheduler::Schedule::parse(&t.meta.replay).ok());
+        match used.map(|u| u.choices.len()) {
+            Some(used) if used < given => Err(format!(
+                "the run used {used} of the schedule's {given} choices: the schedule does not fit this model \
+                 (changed since it was recorded, or a step-limit run's)"
+            )),
             _ => Ok(run),
         }
     }

@@ -993,21 +993,27 @@ impl State {
         let res = &self.resources[r as usize];
         let (kind, end) = match (&res.st, dir) {
             (ResState::Chan { signal: true, .. }, Dir::Recv) => return,
-            (ResState::Chan { .. }, Dir::Send) => ("channel", "sends on"),
+            (ResState::Chan { .. }, Dir::Send) => ("channel", "sends on (or closes)"),
             (ResState::Chan { .. }, Dir::Recv) => ("channel", "receives from"),
             (_, Dir::Send) => ("pipe", "writes to"),
             (_, Dir::Recv) => ("pipe", "reads from"),
         };
         panic!(
             "sim: task {t} (\"{}\") {end} {kind} \"{}\", whose holders of that end were declared without it: \
-             declare every task that uses the end, when it starts (declare_sender, declare_receiver, \
-             declare_writer, declare_reader, or their _for forms), or none",
+             declare every task that uses or closes the end, or hands it to a task it spawns later, \
+             when it starts (declare_sender, declare_receiver, declare_writer, declare_reader, or \
+             their _for forms), or none",
             self.tasks[t as usize].name, res.name
         );
     }
 
     /// The model declared that task `t` holds one end of a channel or pipe.
     pub fn declare_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
+        assert!(
+            (t as usize) < self.tasks.len(),
+            "sim: an end of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+            self.resources[r as usize].name
+        );
         self.end(r, dir).declare(t);
     }
 

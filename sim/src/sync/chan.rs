@@ -11,6 +11,18 @@ use super::Op;
 use crate::rt::{self, Dir, Holders, ResId, ResKind, ResState, State, TaskId, Wait};
 use crate::trace::EventKind;
 
+/// A signal channel ([`Chan::signal`]) is only ever closed: the wait-for
+/// graph counts no receivers of it as releasers, which a send would need.
+#[inline]
+fn only_closed(s: &State, id: ResId) {
+    if let ResState::Chan { signal: true, .. } = s.resources[id as usize].st {
+        panic!(
+            "sim: a send on signal channel \"{}\", which is only ever closed (Chan::signal)",
+            s.resources[id as usize].name
+        );
+    }
+}
+
 /// Marks a grant that tells a parked sender its channel was closed.
 pub(crate) const CLOSED: u32 = 0x8000_0000;
 
@@ -204,6 +216,7 @@ impl<T: 'static> Chan<T> {
     pub(crate) fn send_now(&self, s: &mut State, v: T) {
         let id = self.inner.id;
         let me = s.current;
+        only_closed(s, id);
         s.hold_end(id, Dir::Send);
         let mut st = self.inner.st.borrow_mut();
         if st.closed {
@@ -233,6 +246,7 @@ impl<T: 'static> Chan<T> {
 
     pub(crate) fn park_send(&self, s: &mut State, case: u32, v: T) {
         let me = s.current;
+        only_closed(s, self.inner.id);
         s.hold_end(self.inner.id, Dir::Send);
         s.touch(self.inner.id);
         let gen = s.tasks[me as usize].wait_gen;
