@@ -40,6 +40,9 @@ pub struct OrderEdge {
     pub from_at: Option<Frame>,
     pub to_at: Option<Frame>,
     pub task: Cow<'static, str>,
+    /// The same lock (one object, not one name) read-locked again while
+    /// held for reading: recursive read locking.
+    pub recursive: bool,
 }
 
 /// "`task` blocked in `op` on `resource` (at `op_at`) while holding `lock`".
@@ -137,8 +140,8 @@ impl LockOrder {
         let mut out = Vec::new();
         // Cycles among instances: each strongly connected component once.
         let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        // An edge from a lock to itself is a read lock taken again, apart below.
-        for e in self.edges.iter().filter(|e| e.from != e.to) {
+        // A read lock taken again is an edge from a lock to itself, apart below.
+        for e in self.edges.iter().filter(|e| !e.recursive) {
             adj.entry(&e.from).or_default().insert(&e.to);
             adj.entry(&e.to).or_default();
         }
@@ -151,7 +154,7 @@ impl LockOrder {
                 }
             }
         }
-        for e in self.edges.iter().filter(|e| e.from == e.to) {
+        for e in self.edges.iter().filter(|e| e.recursive) {
             out.push(Warning {
                 kind: WarningKind::RecursiveReadLock,
                 summary: format!("possible recursive locking: \"{}\" read-locked again while held for reading", e.to),
@@ -233,7 +236,7 @@ impl LockOrder {
         let mut seen_class = BTreeSet::new();
         for e in &self.edges {
             if let (Some(a), Some(b)) = (e.class_from, e.class_to) {
-                if a == b && e.from != e.to && seen_class.insert(a) {
+                if a == b && !e.recursive && seen_class.insert(a) {
                     out.push(Warning {
                         kind: WarningKind::SameClassNesting,
                         summary: format!("two instances of lock class {a} nested: \"{}\" then \"{}\"", e.from, e.to),
@@ -250,7 +253,7 @@ impl LockOrder {
             }
         }
         for h in &self.held_across {
-            for e in self.edges.iter().filter(|e| e.to == h.lock && e.from != e.to) {
+            for e in self.edges.iter().filter(|e| e.to == h.lock && !e.recursive) {
                 out.push(Warning {
                     kind: WarningKind::ChainIntoBlocking,
                     summary: format!(
@@ -426,7 +429,8 @@ impl SeedGraph {
             .filter(|(seed, _, _)| *seed <= last)
             .map(|(seed, i, e)| {
                 json!({"seed": seed, "i": i, "from": e.from, "to": e.to, "class_from": e.class_from,
-                       "class_to": e.class_to, "from_at": frame(&e.from_at), "to_at": frame(&e.to_at), "task": e.task})
+                       "class_to": e.class_to, "from_at": frame(&e.from_at), "to_at": frame(&e.to_at), "task": e.task,
+                       "recursive": e.recursive})
             })
             .collect();
         let held: Vec<_> = self
@@ -467,6 +471,8 @@ impl SeedGraph {
                 from_at: frame(&e["from_at"]),
                 to_at: frame(&e["to_at"]),
                 task: text(e, "task")?,
+                // Absent from a shard of a deadsim before it was kept.
+                recursive: e["recursive"].as_bool().unwrap_or(false),
             };
             let key = (edge.from.clone(), edge.to.clone());
             keep_lowest(&mut g.edges, key, (num(e, "seed")?, num(e, "i")? as usize, &edge));
@@ -585,6 +591,7 @@ mod tests {
             from_at: None,
             to_at: None,
             task: Cow::Borrowed("t"),
+            recursive: false,
         }
     }
 

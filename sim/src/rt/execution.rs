@@ -387,6 +387,7 @@ impl Execution {
                         from_at,
                         to_at,
                         task: task(t),
+                        recursive: from == to,
                     })
                     .collect(),
                 held_across: s

@@ -668,7 +668,10 @@ impl State {
             let at = self.top_frame(t);
             // A read lock asked for again while held is an edge to itself:
             // recursive read locking, which a writer in between deadlocks.
-            let again = matches!(wait, Wait::RLock(_));
+            // (Not under its own write lock: that wait is the deadlock itself.)
+            let writes =
+                matches!(&self.resources[r as usize].st, ResState::RwLock { writer: Some(w), .. } if w.task == t);
+            let again = matches!(wait, Wait::RLock(_)) && !writes;
             for i in 0..self.tasks[t as usize].held.len() {
                 let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
                 if (h != r || again) && self.new_edge(h, r) {
