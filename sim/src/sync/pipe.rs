@@ -39,7 +39,10 @@ impl std::fmt::Display for PipeClosed {
 /// Who holds each end, for deadlock detection: as for a [`Chan`](crate::sync::Chan),
 /// a wait on one end can be proved dead only once the model declared the
 /// other end's holders ([`Pipe::declare_writer`], [`Pipe::declare_reader`]),
-/// each task when it starts.
+/// each task when it starts. A task that only closes an end
+/// ([`Pipe::close_write`], [`Pipe::close_read`], as Go code closes a conn
+/// to cancel a read) releases its waiters too: declare it as well, since a
+/// close is not checked against the declared holders as a read or write is.
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {

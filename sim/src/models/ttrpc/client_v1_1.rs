@@ -46,6 +46,9 @@ impl CallMap {
         let calls = std::mem::take(&mut *self.calls.borrow_mut());
         for (_, call) in calls {
             at("client.go:246");
+            // Client.run answers here, as func1 and func2 do when they
+            // take a call: it says so before its send.
+            call.errs.declare_sender();
             call.errs.send(Answer::Closed).await;
         }
         g.unlock().await;
