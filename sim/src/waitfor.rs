@@ -139,7 +139,8 @@ fn releasers(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
             // not touched it: its holders are not known, unless no task
             // can run at all (then none will touch it: the ones that did
             // are all there is).
-            if !h.known() && !(s.enabled.is_empty() && s.timers.is_empty()) {
+            let nobody_runs = s.enabled.is_empty() && s.timers.is_empty();
+            if !(h.known() || nobody_runs) {
                 return None;
             }
             Releasers::Holders(h)

@@ -645,7 +645,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     order.sort_by_key(|e| e.cycle);
     // What a note under a node must keep clear of: the edges drawn
     // straight (as lines between centres) and their labels.
-    let (mut lines, mut labels): (Vec<((f64, f64), (f64, f64))>, Vec<Boxed>) = (Vec::new(), Vec::new());
+    let mut lines: Vec<Segment> = Vec::new();
+    let mut labels: Vec<Boxed> = Vec::new();
     for e in order {
         let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
         if !(snake && e.from == ring[k - 1] && e.to == ring[0]) {
@@ -724,14 +725,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                         let apart = |q: &Boxed| r[2] < q[0] || r[0] > q[2] || r[3] < q[1] || r[1] > q[3];
                         x0 >= MARGIN
                             && x0 + w <= width - MARGIN
-                            && !lines.iter().any(|&(a, b)| crosses(a, b, r))
+                            && !lines.iter().any(|&line| crosses(line, r))
                             && labels.iter().all(apart)
                             && nodes.iter().all(|n| {
                                 let (hw, hh) = (n.w as f64 / 2.0, n.h as f64 / 2.0);
                                 apart(&[n.x - hw, n.y - hh, n.x + hw, n.y + hh])
                             })
                     };
-                    match spots.iter().position(|spot| clear(spot)) {
+                    match spots.iter().position(clear) {
                         // As it was always drawn: centred.
                         None | Some(0) => s.text(cx, y, &text, TINY, false, palette::EDGE, Anchor::Center),
                         Some(i) => s.text(spots[i].0, spots[i].1, &text, TINY, false, palette::EDGE, Anchor::Left),
@@ -1154,9 +1155,12 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
 /// A box on the picture: left, top, right, bottom.
 type Boxed = [f64; 4];
 
+/// A straight line between two points of the picture.
+type Segment = ((f64, f64), (f64, f64));
+
 /// True if the segment from `a` to `b` passes through box `r`
 /// (Liang-Barsky clipping).
-fn crosses(a: (f64, f64), b: (f64, f64), r: Boxed) -> bool {
+fn crosses((a, b): Segment, r: Boxed) -> bool {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
     for (p, q) in [(-dx, a.0 - r[0]), (dx, r[2] - a.0), (-dy, a.1 - r[1]), (dy, r[3] - a.1)] {
