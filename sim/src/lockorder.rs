@@ -140,8 +140,9 @@ impl LockOrder {
         let mut out = Vec::new();
         // Cycles among instances: each strongly connected component once.
         let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        // A read lock taken again is an edge from a lock to itself, apart below.
-        for e in self.edges.iter().filter(|e| !e.recursive) {
+        // An edge from a name to itself is apart: a read lock taken again
+        // (below), or two locks of one name nested (with the class nesting).
+        for e in self.edges.iter().filter(|e| e.from != e.to) {
             adj.entry(&e.from).or_default().insert(&e.to);
             adj.entry(&e.to).or_default();
         }
@@ -235,7 +236,10 @@ impl LockOrder {
         }
         let mut seen_class = BTreeSet::new();
         for e in &self.edges {
-            if let (Some(a), Some(b)) = (e.class_from, e.class_to) {
+            // Two locks of one name and no class are one class by name
+            // (`transfer(a, b)` over two "account" mutexes).
+            let by_name = (e.from == e.to && e.class_from.is_none() && e.class_to.is_none()).then_some(e.from.as_ref());
+            if let Some((a, b)) = by_name.map(|n| (n, n)).or(e.class_from.zip(e.class_to)) {
                 if a == b && !e.recursive && seen_class.insert(a) {
                     out.push(Warning {
                         kind: WarningKind::SameClassNesting,
