@@ -153,8 +153,9 @@ fn each_order_is_one_edge_per_run_among_few_locks_and_many() {
 }
 
 /// A reader takes `cache` for reading, then again inside (Go's recursive
-/// read lock); with `writer`, another task takes it for writing after a while.
-fn recursive_reader(recursive: bool, writer: bool) -> Configured {
+/// read lock); with `writer`, another task takes it for writing after that
+/// many ns.
+fn recursive_reader(recursive: bool, writer: Option<u64>) -> Configured {
     Configured::of(if recursive { "recursive-read" } else { "read-once" }, move || async move {
         let rw = sim::sync::RwMutex::new("cache");
         sim::spawn("reader", async move {
@@ -167,9 +168,11 @@ fn recursive_reader(recursive: bool, writer: bool) -> Configured {
             }
             outer.runlock().await;
         });
-        if writer {
+        if let Some(after) = writer {
             sim::spawn("writer", async move {
-                sim::time::sleep(10_000).await;
+                if after > 0 {
+                    sim::time::sleep(after).await;
+                }
                 let w = rw.lock().await;
                 w.unlock().await;
             });
@@ -181,7 +184,7 @@ fn recursive_reader(recursive: bool, writer: bool) -> Configured {
 fn a_read_lock_taken_again_is_flagged_from_runs_that_did_not_deadlock() {
     // The writer comes long after: no run deadlocks, yet the second read
     // lock is a potential deadlock, as lockdep's recursive read says.
-    let m = recursive_reader(true, true);
+    let m = recursive_reader(true, Some(10_000));
     assert!((0..50).all(|s| !m.run(s, false).outcome.is_failure()));
     let g = clean_graph(&m, 50);
     assert_eq!(kinds(&g), vec![WarningKind::RecursiveReadLock]);
@@ -190,21 +193,9 @@ fn a_read_lock_taken_again_is_flagged_from_runs_that_did_not_deadlock() {
     assert!(w.report.starts_with("WARNING: possible recursive locking detected\n\"reader\" is trying to acquire lock \"cache\" (read) at Cache.Get (cache.go:12)\nbut task is already holding lock \"cache\" (read), taken at Cache.Get (cache.go:10)\n"), "{}", w.report);
     assert!(w.report.contains("  rlock(cache);\n") && w.report.contains("*** DEADLOCK ***"), "{}", w.report);
     // One read lock at a time: nothing to flag, writer or not.
-    assert!(clean_graph(&recursive_reader(false, true), 50).warnings().is_empty());
+    assert!(clean_graph(&recursive_reader(false, Some(10_000)), 50).warnings().is_empty());
     // A writer in between, where it comes at once: some schedule deadlocks.
-    let soon = Configured::of("recursive-read-writer", || async {
-        let rw = sim::sync::RwMutex::new("cache");
-        sim::spawn("reader", async move {
-            let outer = rw.rlock().await;
-            let inner = rw.rlock().await;
-            inner.runlock().await;
-            outer.runlock().await;
-        });
-        sim::spawn("writer", async move {
-            let w = rw.lock().await;
-            w.unlock().await;
-        });
-    });
+    let soon = recursive_reader(true, Some(0));
     assert!((0..200).any(|s| soon.run(s, false).outcome.is_failure()));
 }
 
@@ -230,7 +221,7 @@ fn two_locks_of_one_name_nested_are_not_a_recursive_read() {
     assert_eq!(kinds(&g), vec![WarningKind::SameClassNesting], "{:?}", g.warnings());
     assert_eq!(g.warnings()[0].summary, "two instances of lock class account nested: \"account\" then \"account\"");
     // And a recursive read survives a shard's JSON.
-    let r = clean_graph(&recursive_reader(true, false), 5);
+    let r = clean_graph(&recursive_reader(true, None), 5);
     let mut sg = sim::lockorder::SeedGraph::default();
     sg.add(0, &r);
     let back = sim::lockorder::SeedGraph::from_json(&sg.to_json(u64::MAX)).unwrap();

@@ -201,15 +201,7 @@ fn contended_abba() -> Configured {
                     g.unlock().await;
                 });
             }
-            let (a, b) = (Mutex::new("A"), Mutex::new("B"));
-            for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
-                sim::spawn(name, async move {
-                    let g1 = first.lock().await;
-                    let g2 = second.lock().await;
-                    g2.unlock().await;
-                    g1.unlock().await;
-                });
-            }
+            opposite_orders().await;
         })
     })
 }
@@ -871,19 +863,21 @@ fn a_pct_run_whose_first_run_fails_is_labelled_with_the_depth_asked_for() {
     assert_eq!(run.trace.unwrap().meta.strategy, "pct:5");
 }
 
+/// T1 and T2 lock A and B in opposite orders (abba with one round).
+async fn opposite_orders() {
+    let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+    for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+        sim::spawn(name, async move {
+            let g1 = first.lock().await;
+            let g2 = second.lock().await;
+            g2.unlock().await;
+            g1.unlock().await;
+        });
+    }
+}
+
 #[test]
 fn a_model_of_ones_own_replays_its_schedule_and_refuses_another_models() {
-    async fn opposite_orders() {
-        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
-        for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
-            sim::spawn(name, async move {
-                let g1 = first.lock().await;
-                let g2 = second.lock().await;
-                g2.unlock().await;
-                g1.unlock().await;
-            });
-        }
-    }
     let mine = Configured::of("mine", opposite_orders);
     let failing = first_failing(&mine, StrategyKind::Random, 100).expect("a deadlock");
     let failing = mine.run(failing.seed, true);

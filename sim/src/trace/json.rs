@@ -4,7 +4,6 @@
 //! order) so that committed traces diff well and a trace read back and
 //! written again is byte-identical.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -646,11 +645,7 @@ impl Trace {
         // written before they were kept) in none.
         let has_ids = d.cycle.iter().chain(&d.behind).any(|b| !b.released_by_ids.is_empty());
         // Likewise the names tasks share: those of the tasks, or none.
-        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-        for t in &self.tasks {
-            *count.entry(t.name.as_str()).or_default() += 1;
-        }
-        let shared: Vec<&str> = count.iter().filter(|(_, &n)| n > 1).map(|(&name, _)| name).collect();
+        let shared = self.shared_names();
         if !d.shared.is_empty() && d.shared != shared {
             return Err(format!(
                 "deadlock.shared: {:?}, but the names two or more tasks have are {shared:?}",

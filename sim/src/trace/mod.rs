@@ -228,14 +228,28 @@ impl Trace {
     /// assert_eq!(t.task_labels(), ["main", "T1 (task 1)", "T1 (task 2)"]);
     /// ```
     pub fn task_labels(&self) -> Vec<String> {
+        let shared = self.shared_names();
+        self.tasks
+            .iter()
+            .map(
+                |t| {
+                    if shared.contains(&t.name.as_str()) {
+                        format!("{} (task {})", t.name, t.id)
+                    } else {
+                        t.name.clone()
+                    }
+                },
+            )
+            .collect()
+    }
+
+    /// The task names two or more tasks have, sorted (a deadlock report's `shared`).
+    pub fn shared_names(&self) -> Vec<&str> {
         let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
         for t in &self.tasks {
             *count.entry(t.name.as_str()).or_default() += 1;
         }
-        self.tasks
-            .iter()
-            .map(|t| if count[t.name.as_str()] > 1 { format!("{} (task {})", t.name, t.id) } else { t.name.clone() })
-            .collect()
+        count.into_iter().filter(|&(_, n)| n > 1).map(|(name, _)| name).collect()
     }
 
     /// A select's cases as reports name them: `send requests | recv done`.
