@@ -488,6 +488,7 @@ mod tests {
                 cycle: names.iter().map(|(n, w)| blocked(n, w)).collect(),
                 behind: Vec::new(),
                 running: Vec::new(),
+                running_ids: Vec::new(),
                 shared: Vec::new(),
             })))
         };

@@ -141,8 +141,13 @@ pub struct Deadlock {
     pub cycle: Vec<BlockedTask>,
     /// Other tasks that can never run again because they wait on the cycle.
     pub behind: Vec<BlockedTask>,
-    /// Tasks still able to run when a partial deadlock was found.
+    /// Tasks still able to run when a partial deadlock was found, by name.
     pub running: Vec<String>,
+    /// The same tasks by id, in the same order (names can be shared). Left
+    /// out of a trace when empty; absent from traces written before deadsim
+    /// kept it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_ids: Vec<u32>,
     /// The task names two or more tasks of the run have (a pool of
     /// `worker`s), sorted: the report gives such a task's id beside its
     /// name. Left out of a trace when empty.
@@ -373,7 +378,12 @@ impl fmt::Display for Deadlock {
         }
         if !self.running.is_empty() {
             // As a thread dump lists the threads that are not stuck.
-            let names: Vec<String> = self.running.iter().map(|n| format!("\"{n}\"")).collect();
+            let names: Vec<String> = if self.running_ids.len() == self.running.len() {
+                self.running.iter().zip(&self.running_ids).map(|(n, &id)| who(&shared, n, id)).collect()
+            } else {
+                // A trace from before the ids were kept.
+                self.running.iter().map(|n| format!("\"{n}\"")).collect()
+            };
             writeln!(f)?;
             writeln!(f, "Still running: {}", names.join(", "))?;
         }

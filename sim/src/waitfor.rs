@@ -287,6 +287,7 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
                 cycle: Vec::new(),
                 behind: blocked,
                 running: Vec::new(),
+                running_ids: Vec::new(),
                 shared: shared_names(s),
             }
         }
@@ -296,10 +297,9 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
 /// Builds the report for the closed set reachable from `t`.
 fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
     let n = s.tasks.len();
-    let running: Vec<String> = (0..n)
-        .filter(|&u| matches!(s.tasks[u].status, Status::Ready | Status::Sleeping))
-        .map(|u| s.tasks[u].name.to_string())
-        .collect();
+    let running_ids: Vec<u32> =
+        (0..n as TaskId).filter(|&u| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping)).collect();
+    let running: Vec<String> = running_ids.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect();
     // Found as a task blocked, but global all the same if that left no task
     // able to run (Go's "all goroutines are asleep"): then no one is left to
     // release a wait with unknown releasers either, and the report names
@@ -336,6 +336,7 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),
         behind,
         running,
+        running_ids,
         shared: shared_names(s),
     }
 }

@@ -151,6 +151,23 @@ fn tasks_that_share_a_name_are_told_apart_by_id() {
     assert!(report.contains(r#""worker" (task 2): waiting to lock mutex "A", held by "worker" (task 1)"#), "{report}");
     assert_eq!(d.shared, vec!["worker"]);
 
+    // A third "worker" still running when they deadlock: "Still running" says which.
+    let run = Sim::new(0).run(|| async {
+        let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+        for (first, second) in [(a, b), (b, a)] {
+            spawn("worker", async move {
+                let _first = first.lock().await;
+                sleep(1_000).await;
+                let _second = second.lock().await;
+            });
+        }
+        spawn("worker", sleep(5_000));
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert!(!d.global);
+    assert_eq!((d.running.clone(), d.running_ids.clone()), (vec!["worker".to_string()], vec![3]));
+    assert!(d.to_string().ends_with("\nStill running: \"worker\" (task 3)\n"), "{d}");
+
     // A name the report gives one task, but another task of the run has
     // too (here one that finished long before): still given its id.
     let run = Sim::new(0).run(|| async {

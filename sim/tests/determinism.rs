@@ -327,6 +327,10 @@ fn bad_traces_are_rejected_with_the_field_named() {
     let e = err(&v.to_string());
     assert!(e.contains("deadlock.running: [\"main\"], but the events leave [] able to run"), "{e}");
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["deadlock"]["running_ids"] = serde_json::json!([0]);
+    let e = err(&v.to_string());
+    assert!(e.contains("deadlock.running_ids: [0], but the events leave tasks [] able to run"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["deadlock"]["global"] = serde_json::json!(false);
     let e = err(&v.to_string());
     assert!(e.contains("deadlock.global: false, but the events leave no task able to run"), "{e}");

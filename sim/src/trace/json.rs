@@ -687,6 +687,16 @@ impl Trace {
         if d.running != able {
             return Err(format!("deadlock.running: {:?}, but the events leave {:?} able to run", d.running, able));
         }
+        // Their ids, where kept (a trace from before has none).
+        let able_ids: Vec<u32> =
+            (0..self.tasks.len() as u32).filter(|&t| matches!(left[t as usize], Left::Ready | Left::Asleep)).collect();
+        if !d.running_ids.is_empty() && d.running_ids != able_ids {
+            return Err(format!(
+                "deadlock.running_ids: {:?}, but the events leave tasks {able_ids:?} able to run",
+                d.running_ids
+            ));
+        }
+
         if d.global != able.is_empty() {
             return Err(if d.global {
                 format!("deadlock.global: true, but the events leave {able:?} able to run")
