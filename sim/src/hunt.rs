@@ -490,6 +490,7 @@ mod tests {
                 running: Vec::new(),
                 running_ids: Vec::new(),
                 shared: Vec::new(),
+                notifies: Vec::new(),
             })))
         };
         let (p, q, r) = (("p1", "B"), ("q1", "A"), ("q1", "C"));

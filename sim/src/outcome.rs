@@ -153,6 +153,40 @@ pub struct Deadlock {
     /// name. Left out of a trace when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared: Vec<String>,
+    /// For each monitor a task of the report waits on in `wait()`, in
+    /// resource order: its last notify, the end of the story of a lost
+    /// wakeup. Left out of a trace when no task of the report waits so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notifies: Vec<LastNotify>,
+}
+
+/// The last notify of a monitor that tasks of a deadlock wait on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastNotify {
+    /// The monitor's name and resource id.
+    pub monitor: String,
+    pub resource: u32,
+    /// Its last `notify()` or `notifyAll()`; none if nothing ever notified it.
+    pub last: Option<Notify>,
+}
+
+/// One `notify()` or `notifyAll()`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Notify {
+    /// `notify` or `notify_all`, as the trace's event kinds.
+    pub op: String,
+    pub step: u64,
+    /// The notifying task, by id and name.
+    pub task: u32,
+    pub name: String,
+    /// The frame it notified from.
+    pub at: Option<FrameInfo>,
+    /// The tasks it woke, by name and id, in the order it woke them: none
+    /// when nobody waited (the notify was lost).
+    pub woke: Vec<String>,
+    pub woke_ids: Vec<u32>,
 }
 
 /// One blocked task in a deadlock report.
@@ -196,6 +230,42 @@ pub struct Held {
 }
 
 impl Deadlock {
+    /// The line on a monitor's last notify: lost (nobody waited), or the
+    /// tasks it woke, marking those waiting on it again.
+    fn write_notify(&self, f: &mut fmt::Formatter<'_>, n: &LastNotify, shared: &BTreeSet<&str>) -> fmt::Result {
+        let Some(last) = &n.last else {
+            return writeln!(f, "Monitor \"{}\" was never notified.", n.monitor);
+        };
+        let call = if last.op == "notify_all" { "notifyAll()" } else { "notify()" };
+        let at = last.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
+        write!(
+            f,
+            "Last notify of \"{}\": {call} at step {} by {}{at}, ",
+            n.monitor,
+            last.step,
+            who(shared, &last.name, last.task)
+        )?;
+        if last.woke.is_empty() {
+            return writeln!(f, "with no task waiting: it was lost");
+        }
+        let waiting_again = |id: u32| {
+            self.cycle
+                .iter()
+                .chain(&self.behind)
+                .any(|b| b.task == id && b.op == "wait" && b.resource == Some(n.resource))
+        };
+        let woke: Vec<String> = last
+            .woke
+            .iter()
+            .zip(&last.woke_ids)
+            .map(|(name, &id)| {
+                let again = if waiting_again(id) { " (waiting again)" } else { "" };
+                format!("{}{again}", who(shared, name, id))
+            })
+            .collect();
+        writeln!(f, "which woke {}", woke.join(", "))
+    }
+
     /// One line: who is in the cycle and what they wait for.
     pub fn summary(&self) -> String {
         let scope = if self.global { "global" } else { "partial" };
@@ -370,10 +440,19 @@ impl fmt::Display for Deadlock {
             write_task(f, self, b, &shared)?;
         }
         if !self.behind.is_empty() {
-            writeln!(f)?;
-            writeln!(f, "Blocked behind the cycle:")?;
+            // With no cycle, these are the blocked tasks the headline means.
+            if !self.cycle.is_empty() {
+                writeln!(f)?;
+                writeln!(f, "Blocked behind the cycle:")?;
+            }
             for b in &self.behind {
                 write_task(f, self, b, &shared)?;
+            }
+        }
+        if !self.notifies.is_empty() {
+            writeln!(f)?;
+            for n in &self.notifies {
+                self.write_notify(f, n, &shared)?;
             }
         }
         if !self.running.is_empty() {

@@ -18,7 +18,7 @@
 //! model declares every holder of an end it declares (a task that uses an end
 //! declared without it fails the run, see `State::undeclared_use`).
 
-use crate::outcome::{BlockedTask, Deadlock, Held};
+use crate::outcome::{BlockedTask, Deadlock, Held, LastNotify, Notify};
 use crate::rt::{Dir, Holders, ResState, State, Status, TaskId, Wait};
 use crate::trace::FrameInfo;
 
@@ -280,7 +280,7 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
                 .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
                 .map(|t| blocked_task(s, t))
                 .collect();
-            Deadlock {
+            let mut d = Deadlock {
                 global: true,
                 step: s.step,
                 time: s.clock,
@@ -289,7 +289,10 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
                 running: Vec::new(),
                 running_ids: Vec::new(),
                 shared: shared_names(s),
-            }
+                notifies: Vec::new(),
+            };
+            d.notifies = notifies(s, &d);
+            d
         }
     }
 }
@@ -329,7 +332,7 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
     let cycle = pick_cycle(s, &dead, t);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
-    Deadlock {
+    let mut d = Deadlock {
         global,
         step: s.step,
         time: s.clock,
@@ -338,7 +341,36 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         running,
         running_ids,
         shared: shared_names(s),
-    }
+        notifies: Vec::new(),
+    };
+    d.notifies = notifies(s, &d);
+    d
+}
+
+/// The last notify of each monitor a task of report `d` waits on in
+/// `wait()`, in resource order.
+fn notifies(s: &State, d: &Deadlock) -> Vec<LastNotify> {
+    let mut monitors: Vec<u32> =
+        d.cycle.iter().chain(&d.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
+    monitors.sort_unstable();
+    monitors.dedup();
+    let name = |t: TaskId| s.tasks[t as usize].name.to_string();
+    monitors
+        .into_iter()
+        .map(|r| {
+            let res = &s.resources[r as usize];
+            let last = s.notes.of(r).map(|n| Notify {
+                op: if n.all { "notify_all" } else { "notify" }.to_string(),
+                step: n.step,
+                task: n.by.task,
+                name: name(n.by.task),
+                at: n.by.at.map(FrameInfo::from),
+                woke: n.woken.iter().map(|&t| name(t)).collect(),
+                woke_ids: n.woken.clone(),
+            });
+            LastNotify { monitor: res.name.to_string(), resource: r, last }
+        })
+        .collect()
 }
 
 /// The names two or more tasks have, sorted.

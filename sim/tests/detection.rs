@@ -486,3 +486,173 @@ fn the_report_reads_like_a_thread_dump() {
     assert!(text.contains("    at Worker.run (worker.go:12)"), "{text}");
     assert!(text.contains("    - locked mutex \"A\" at Worker.run (worker.go:10)"), "{text}");
 }
+
+/// Java's classic bounded buffer of one slot, two producers and two
+/// consumers of `items` each, waiting in `while` loops on one monitor; with
+/// `notify()` (not `notifyAll()`) a notify can wake a task of the same side,
+/// which waits again, until every task waits.
+fn one_slot_buffer(seed: u64, notify_all: bool, items: u32) -> sim::Run {
+    use sim::sync::Monitor;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    Sim::new(seed).record(true).run(move || async move {
+        let mon = Monitor::new("buffer");
+        let slot: Rc<Cell<Option<u32>>> = Rc::new(Cell::new(None));
+        let wake = move |g: &sim::sync::MonitorGuard| if notify_all { g.notify_all() } else { g.notify() };
+        for p in ["producer-1", "producer-2"] {
+            let slot = slot.clone();
+            spawn(p, async move {
+                let _f = sim::frame("Buffer.put");
+                for i in 0..items {
+                    let g = mon.enter().await;
+                    while slot.get().is_some() {
+                        sim::at("Buffer.java:12");
+                        g.wait().await;
+                    }
+                    slot.set(Some(i));
+                    sim::at("Buffer.java:15");
+                    wake(&g);
+                    g.exit().await;
+                }
+            });
+        }
+        for c in ["consumer-1", "consumer-2"] {
+            let slot = slot.clone();
+            spawn(c, async move {
+                let _f = sim::frame("Buffer.take");
+                for _ in 0..items {
+                    let g = mon.enter().await;
+                    while slot.get().is_none() {
+                        sim::at("Buffer.java:22");
+                        g.wait().await;
+                    }
+                    slot.set(None);
+                    sim::at("Buffer.java:25");
+                    wake(&g);
+                    g.exit().await;
+                }
+            });
+        }
+    })
+}
+
+#[test]
+fn a_deadlock_in_wait_names_the_monitors_last_notify() {
+    // notify() where notifyAll() was needed: every task ends in wait(), and
+    // the report's last line on the monitor shows how: its last notify
+    // woke a task of the same side, which waits again (or woke nobody).
+    let mut deadlocks = 0;
+    for seed in 0..300 {
+        let run = one_slot_buffer(seed, false, 3);
+        let Some(d) = run.outcome.deadlock() else { continue };
+        deadlocks += 1;
+        let waiting: Vec<&str> = d.cycle.iter().chain(&d.behind).map(|b| b.op.as_str()).collect();
+        assert!(waiting.len() >= 2 && waiting.iter().all(|&op| op == "wait"), "seed {seed}: {d}");
+        assert_eq!(d.notifies.len(), 1, "seed {seed}");
+        let n = &d.notifies[0];
+        assert_eq!((n.monitor.as_str(), n.resource), ("buffer", 0));
+        let last = n.last.as_ref().expect("the buffer was notified");
+        assert_eq!(last.op, "notify");
+        let side = |name: &str| name.split('-').next().unwrap().to_string();
+        assert_eq!(last.woke.len(), last.woke_ids.len());
+        match last.woke_ids.as_slice() {
+            [] => assert!(d.to_string().contains("with no task waiting: it was lost"), "{d}"),
+            [w] => {
+                // The woken task waits again: a notify of its own side's,
+                // which could not use it.
+                assert!(d.behind.iter().chain(&d.cycle).any(|b| b.task == *w), "seed {seed}: {d}");
+                assert_eq!(side(&last.woke[0]), side(&last.name), "seed {seed}: {d}");
+                let line = format!(
+                    "Last notify of \"buffer\": notify() at step {} by \"{}\" at Buffer.{} (Buffer.java:{}), which woke \"{}\" (waiting again)\n",
+                    last.step,
+                    last.name,
+                    if last.name.starts_with("producer") { "put" } else { "take" },
+                    if last.name.starts_with("producer") { 15 } else { 25 },
+                    last.woke[0]
+                );
+                assert!(d.to_string().contains(&line), "seed {seed}: want {line}in\n{d}");
+            }
+            more => panic!("notify woke {more:?}"),
+        }
+        // The trace reader checks the entry against the events.
+        let json = run.trace.unwrap().to_json();
+        sim::trace::Trace::parse(&json, "buffer.json").expect("the trace reads back");
+    }
+    assert!(deadlocks > 10, "{deadlocks} of 300 seeds deadlock");
+    // notifyAll() wakes both sides: no schedule deadlocks.
+    for seed in 0..300 {
+        let run = one_slot_buffer(seed, true, 3);
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_lost_notify_and_a_monitor_never_notified_are_reported() {
+    use sim::sync::Monitor;
+    // The notify comes before the wait (no flag checked under the monitor):
+    // the waiter waits forever.
+    let run = Sim::new(0).record(true).run(|| async {
+        let ready = Monitor::new("ready");
+        spawn("waiter", async move {
+            sleep(1_000).await;
+            let g = ready.enter().await;
+            g.wait().await;
+            g.exit().await;
+        });
+        spawn("notifier", async move {
+            let _f = sim::frame_at("Main.signal", "Main.java:9");
+            let g = ready.enter().await;
+            g.notify();
+            g.exit().await;
+        });
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    let last = d.notifies[0].last.as_ref().expect("notified once");
+    assert!(last.woke.is_empty() && last.woke_ids.is_empty());
+    let report = d.to_string();
+    assert!(
+        report.contains("Last notify of \"ready\": notify() at step 4 by \"notifier\" at Main.signal (Main.java:9), with no task waiting: it was lost\n"),
+        "{report}"
+    );
+    let good = run.trace.unwrap().to_json();
+    sim::trace::Trace::parse(&good, "t.json").expect("reads back");
+    // A report whose notify the events contradict is refused.
+    let tamper = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        f(&mut v);
+        sim::trace::Trace::parse(&v.to_string(), "t.json").unwrap_err().to_string()
+    };
+    let e = tamper(&|v| v["deadlock"]["notifies"][0]["last"]["woke_ids"] = serde_json::json!([1]));
+    assert!(e.contains("deadlock.notifies[0].last.woke_ids: [1], but the notify's wake events wake tasks []"), "{e}");
+    let e = tamper(&|v| v["deadlock"]["notifies"][0]["last"]["step"] = serde_json::json!(1));
+    assert!(e.contains("deadlock.notifies[0].last: notify at step 1 by task 2, but the monitor's last notify is a notify at step 4 by task 2"), "{e}");
+    let e = tamper(&|v| v["deadlock"]["notifies"] = serde_json::json!([]));
+    assert!(e.contains("deadlock.notifies: monitors [], but the report's tasks wait in wait() on monitors [0]"), "{e}");
+    let e = tamper(&|v| v["deadlock"]["notifies"][0]["last"] = serde_json::Value::Null);
+    assert!(e.contains("deadlock.notifies[0].last: none, but the monitor is notified at step 4"), "{e}");
+
+    // Nested monitor lockout: A waits on `inner` still holding `outer`; B
+    // needs `outer` before it can notify `inner`, which nobody ever did.
+    let run = Sim::new(0).run(|| async {
+        let (outer, inner) = (Monitor::new("outer"), Monitor::new("inner"));
+        spawn("A", async move {
+            let o = outer.enter().await;
+            let i = inner.enter().await;
+            i.wait().await;
+            i.exit().await;
+            o.exit().await;
+        });
+        spawn("B", async move {
+            sleep(1_000).await;
+            let o = outer.enter().await;
+            let i = inner.enter().await;
+            i.notify();
+            i.exit().await;
+            o.exit().await;
+        });
+    });
+    let d = run.outcome.deadlock().expect("deadlock");
+    assert_eq!(d.notifies.len(), 1);
+    assert_eq!((d.notifies[0].monitor.as_str(), &d.notifies[0].last), ("inner", &None));
+    assert!(d.to_string().contains("\nMonitor \"inner\" was never notified.\n"), "{d}");
+}

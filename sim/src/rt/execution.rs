@@ -163,6 +163,7 @@ impl Execution {
                 st.clear_lock_edges();
                 st.held_across.clear();
                 st.joining = 0;
+                st.notes.clear();
                 st
             }
             None => Box::new(State {
@@ -200,6 +201,7 @@ impl Execution {
                 edge_rows: [0; 64],
                 held_across: Vec::new(),
                 joining: 0,
+                notes: Default::default(),
             }),
         };
         Execution { state }

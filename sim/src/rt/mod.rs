@@ -191,6 +191,65 @@ pub(crate) struct Hold {
     pub at: Option<Frame>,
 }
 
+/// A monitor's last `notify` or `notifyAll`: at which step, by whom and
+/// where, and the tasks it woke (what a deadlock report of tasks in the
+/// monitor's `wait()` says last happened).
+pub(crate) struct Notified {
+    pub monitor: ResId,
+    pub step: u64,
+    pub by: Hold,
+    pub all: bool,
+    pub woken: Vec<TaskId>,
+}
+
+/// The last notify of each monitor notified in this run. Kept beside the
+/// resources, not in them: a monitor's state stays as small as the others'
+/// (the step loop copies and scans resources), and a notify is rare next to
+/// a lock. Entries and their buffers outlive a run; `used` counts this run's.
+#[derive(Default)]
+pub(crate) struct Notes {
+    entries: Vec<Notified>,
+    used: usize,
+    /// By resource id: 1 + the index of its entry, or 0.
+    index: Vec<u32>,
+}
+
+impl Notes {
+    pub fn clear(&mut self) {
+        for n in &self.entries[..self.used] {
+            self.index[n.monitor as usize] = 0;
+        }
+        self.used = 0;
+    }
+
+    /// The last notify of `monitor` in this run.
+    pub fn of(&self, monitor: ResId) -> Option<&Notified> {
+        match self.index.get(monitor as usize) {
+            Some(&i) if i > 0 => Some(&self.entries[i as usize - 1]),
+            _ => None,
+        }
+    }
+
+    /// Records a notify of `monitor` and returns its entry, `woken` emptied.
+    pub fn note(&mut self, monitor: ResId, step: u64, by: Hold, all: bool) -> &mut Notified {
+        let m = monitor as usize;
+        if self.index.len() <= m {
+            self.index.resize(m + 1, 0);
+        }
+        if self.index[m] == 0 {
+            if self.used == self.entries.len() {
+                self.entries.push(Notified { monitor, step, by, all, woken: Vec::new() });
+            }
+            self.used += 1;
+            self.index[m] = self.used as u32;
+        }
+        let n = &mut self.entries[self.index[m] as usize - 1];
+        (n.monitor, n.step, n.by, n.all) = (monitor, step, by, all);
+        n.woken.clear();
+        n
+    }
+}
+
 pub(crate) enum ResState {
     Mutex {
         holder: Option<Hold>,
@@ -378,6 +437,8 @@ pub(crate) struct State {
     pub held_across: Vec<RawHeldAcross>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
     pub joining: u32,
+    /// Each notified monitor's last notify.
+    pub notes: Notes,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::Op;
-use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, Wait};
+use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, TaskId, Wait};
 use crate::trace::EventKind;
 
 /// A Java object's monitor: reentrant (an owner and an entry count), `wait`
@@ -38,9 +38,29 @@ pub struct MonitorGuard {
 
 fn st(s: &mut State, id: ResId) -> (&mut Option<Hold>, &mut u32, &mut Vec<u32>) {
     match &mut s.resources[id as usize].st {
-        ResState::Monitor { owner, count, wait_set } => (owner, count, wait_set),
+        ResState::Monitor { owner, count, wait_set, .. } => (owner, count, wait_set),
         _ => unreachable!(),
     }
+}
+
+/// Notes a notify (`all` for notifyAll) by the running task, and moves the
+/// tasks it wakes from the wait set to the note's `woken`: all of them, or
+/// the one at `pick`. Returns how many.
+fn note_notify(s: &mut State, id: ResId, all: bool, pick: Option<usize>) -> usize {
+    let (by, step) = (s.hold_here(), s.step);
+    let ResState::Monitor { wait_set, .. } = &mut s.resources[id as usize].st else { unreachable!() };
+    let n = s.notes.note(id, step, by, all);
+    match pick {
+        // The wait set's buffer is kept for the next waiters: no allocation.
+        None => std::mem::swap(wait_set, &mut n.woken),
+        Some(k) => n.woken.push(wait_set.remove(k)),
+    }
+    n.woken.len()
+}
+
+/// The `i`th task the last notify of monitor `id` woke.
+fn woken(s: &State, id: ResId, i: usize) -> TaskId {
+    s.notes.of(id).expect("a notify was noted").woken[i]
 }
 
 /// Takes the monitor with `count` entries if it is free or already ours.
@@ -266,9 +286,9 @@ impl MonitorGuard {
             let me = s.current;
             let n = st(s, self.id).2.len();
             s.record(me, EventKind::Notify, Some(self.id), Some(n.min(1) as u64), None, None, None);
-            if n > 0 {
-                let k = s.pick_index(n);
-                let t = st(s, self.id).2.remove(k);
+            let pick = if n > 0 { Some(s.pick_index(n)) } else { None };
+            if note_notify(s, self.id, false, pick) > 0 {
+                let t = woken(s, self.id, 0);
                 s.wake(t);
             }
         })
@@ -279,9 +299,11 @@ impl MonitorGuard {
         rt::with(|s| {
             check_owner(s, self.id, "notifyAll");
             let me = s.current;
-            let ws = std::mem::take(st(s, self.id).2);
-            s.record(me, EventKind::NotifyAll, Some(self.id), Some(ws.len() as u64), None, None, None);
-            for &t in &ws {
+            let n = st(s, self.id).2.len();
+            s.record(me, EventKind::NotifyAll, Some(self.id), Some(n as u64), None, None, None);
+            note_notify(s, self.id, true, None);
+            for i in 0..n {
+                let t = woken(s, self.id, i);
                 debug_assert_eq!(s.tasks[t as usize].status, Status::Blocked(Wait::Notify(self.id)));
                 s.wake(t);
             }

@@ -413,7 +413,99 @@ impl Trace {
         self.validate_levels()?;
         self.validate_replay()?;
         self.validate_outcome()?;
-        self.validate_deadlock_tasks(&locks)
+        self.validate_deadlock_tasks(&locks)?;
+        self.validate_notifies()
+    }
+
+    /// Checks a deadlock report's `notifies`: one entry for each monitor a
+    /// task of the report waits on in `wait()`, in resource order, each
+    /// with the monitor's last `notify`/`notify_all` event (or none if it
+    /// has none) and the tasks the `wake` events right after it woke.
+    fn validate_notifies(&self) -> Result<(), String> {
+        use super::EventKind::{Notify, NotifyAll, Wake};
+        let Some(d) = &self.deadlock else { return Ok(()) };
+        let mut want: Vec<u32> =
+            d.cycle.iter().chain(&d.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
+        want.sort_unstable();
+        want.dedup();
+        let have: Vec<u32> = d.notifies.iter().map(|n| n.resource).collect();
+        if have != want {
+            return Err(format!(
+                "deadlock.notifies: monitors {have:?}, but the report's tasks wait in wait() on monitors {want:?}"
+            ));
+        }
+        for (j, n) in d.notifies.iter().enumerate() {
+            let at = |field: &str| format!("deadlock.notifies[{j}].{field}");
+            let res = &self.resources[n.resource as usize];
+            if n.monitor != res.name {
+                return Err(format!(
+                    "{}: \"{}\", but resource {} is \"{}\"",
+                    at("monitor"),
+                    n.monitor,
+                    n.resource,
+                    res.name
+                ));
+            }
+            let last = self
+                .events
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, e)| matches!(e.kind, Notify | NotifyAll) && e.resource == Some(n.resource));
+            let (l, (i, e)) = match (&n.last, last) {
+                (None, None) => continue,
+                (None, Some((_, e))) => {
+                    return Err(format!("{}: none, but the monitor is notified at step {}", at("last"), e.step))
+                }
+                (Some(_), None) => {
+                    return Err(format!("{}: a notify, but the events never notify the monitor", at("last")))
+                }
+                (Some(l), Some(ie)) => (l, ie),
+            };
+            let kind = if e.kind == NotifyAll { "notify_all" } else { "notify" };
+            if (l.op.as_str(), l.step, l.task) != (kind, e.step, e.task) {
+                return Err(format!(
+                    "{}: {} at step {} by task {}, but the monitor's last notify is a {kind} at step {} by task {}",
+                    at("last"),
+                    l.op,
+                    l.step,
+                    l.task,
+                    e.step,
+                    e.task
+                ));
+            }
+            if l.name != self.tasks[l.task as usize].name {
+                return Err(format!(
+                    "{}: \"{}\", but task {} is \"{}\"",
+                    at("last.name"),
+                    l.name,
+                    l.task,
+                    self.tasks[l.task as usize].name
+                ));
+            }
+            let frame = e.frame.map(|f| &self.frames[f as usize]);
+            if l.at.as_ref().map(|a| (&a.name, &a.site)) != frame.map(|f| (&f.name, &f.site)) {
+                return Err(format!("{}: not the frame of the notify event", at("last.at")));
+            }
+            let woke: Vec<u32> = self.events[i + 1..]
+                .iter()
+                .take_while(|w| w.kind == Wake && w.step == e.step && w.peer == Some(e.task))
+                .take(e.amount.unwrap_or(0) as usize)
+                .map(|w| w.task)
+                .collect();
+            if l.woke_ids != woke {
+                return Err(format!(
+                    "{}: {:?}, but the notify's wake events wake tasks {woke:?}",
+                    at("last.woke_ids"),
+                    l.woke_ids
+                ));
+            }
+            let names: Vec<&str> = woke.iter().map(|&t| self.tasks[t as usize].name.as_str()).collect();
+            if l.woke != names {
+                return Err(format!("{}: {:?}, but tasks {woke:?} are {names:?}", at("last.woke"), l.woke));
+            }
+        }
+        Ok(())
     }
 
     /// Checks that locks change hands as the engine lets them: a Go mutex
