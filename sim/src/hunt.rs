@@ -149,12 +149,15 @@ pub fn signature(o: &Outcome) -> String {
             parts.rotate_left(first);
             format!("deadlock: {}", parts.join(" -> "))
         }
-        // Without the ids a summary gives tasks of a shared name: the
-        // same blocked roles are the same failure.
+        // No cycle: the roles blocked and what they wait in, each once and
+        // sorted (which of two producers is still waiting at the end, or
+        // whether both are, is chance, not another failure).
         Outcome::Deadlock(d) => {
-            let names: Vec<&str> = d.behind.iter().map(|b| b.name.as_str()).collect();
-            let scope = if d.global { "global" } else { "partial" };
-            format!("deadlock: deadlock ({scope}): every task is blocked: {}", names.join(", "))
+            let mut parts: Vec<String> =
+                d.behind.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
+            parts.sort();
+            parts.dedup();
+            format!("deadlock: every task is blocked: {}", parts.join(", "))
         }
         o => format!("{}: {}", o.verdict(), o.summary()),
     }

@@ -230,23 +230,33 @@ pub struct Held {
 }
 
 impl Deadlock {
-    /// The line on a monitor's last notify: lost (nobody waited), or the
-    /// tasks it woke, marking those waiting on it again.
-    fn write_notify(&self, f: &mut fmt::Formatter<'_>, n: &LastNotify, shared: &BTreeSet<&str>) -> fmt::Result {
+    /// The report's line on a monitor's last notify: lost (nobody waited),
+    /// never made, or the tasks it woke, marking those waiting on it again.
+    ///
+    /// ```
+    /// use sim::outcome::{Deadlock, LastNotify};
+    /// let d = Deadlock {
+    ///     global: true, step: 3, time: 300, cycle: vec![], behind: vec![], running: vec![],
+    ///     running_ids: vec![], shared: vec![], notifies: vec![],
+    /// };
+    /// let n = LastNotify { monitor: "inner".into(), resource: 1, last: None };
+    /// assert_eq!(d.notify_line(&n), "Monitor \"inner\" was never notified.");
+    /// ```
+    pub fn notify_line(&self, n: &LastNotify) -> String {
         let Some(last) = &n.last else {
-            return writeln!(f, "Monitor \"{}\" was never notified.", n.monitor);
+            return format!("Monitor \"{}\" was never notified.", n.monitor);
         };
+        let shared = self.shared_names();
         let call = if last.op == "notify_all" { "notifyAll()" } else { "notify()" };
         let at = last.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
-        write!(
-            f,
-            "Last notify of \"{}\": {call} at step {} by {}{at}, ",
+        let head = format!(
+            "Last notify of \"{}\": {call} at step {} by {}{at}",
             n.monitor,
             last.step,
-            who(shared, &last.name, last.task)
-        )?;
+            who(&shared, &last.name, last.task)
+        );
         if last.woke.is_empty() {
-            return writeln!(f, "with no task waiting: it was lost");
+            return format!("{head}, with no task waiting: it was lost");
         }
         let waiting_again = |id: u32| {
             self.cycle
@@ -260,10 +270,10 @@ impl Deadlock {
             .zip(&last.woke_ids)
             .map(|(name, &id)| {
                 let again = if waiting_again(id) { " (waiting again)" } else { "" };
-                format!("{}{again}", who(shared, name, id))
+                format!("{}{again}", who(&shared, name, id))
             })
             .collect();
-        writeln!(f, "which woke {}", woke.join(", "))
+        format!("{head}, which woke {}", woke.join(", "))
     }
 
     /// One line: who is in the cycle and what they wait for.
@@ -452,7 +462,7 @@ impl fmt::Display for Deadlock {
         if !self.notifies.is_empty() {
             writeln!(f)?;
             for n in &self.notifies {
-                self.write_notify(f, n, &shared)?;
+                writeln!(f, "{}", self.notify_line(n))?;
             }
         }
         if !self.running.is_empty() {

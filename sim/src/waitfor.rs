@@ -329,7 +329,7 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         }
     }
     let dead: Vec<bool> = (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
-    let cycle = pick_cycle(s, &dead, t);
+    let cycle = pick_cycle(s, &dead, t, global);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
     let mut d = Deadlock {
@@ -384,9 +384,10 @@ fn shared_names(s: &State) -> Vec<String> {
 
 /// The cycle that illustrates a deadlock: the shortest one through `t` (the
 /// task whose wait closed it), else the shortest anywhere among the dead
-/// tasks; built from primary edges when possible (see [`edges_of`]).
-/// Rotated to start at the task spawned first.
-fn pick_cycle(s: &State, dead: &[bool], t: TaskId) -> Vec<TaskId> {
+/// tasks; built from primary edges when possible (see [`edges_of`]), and
+/// never of `wait()`s alone in a global report. Rotated to start at the task
+/// spawned first.
+fn pick_cycle(s: &State, dead: &[bool], t: TaskId, global: bool) -> Vec<TaskId> {
     let mut found = None;
     // Preferred edges first (through `t`, then anywhere among the dead),
     // then any edges: a cycle through a signal channel's wait explains
@@ -408,6 +409,23 @@ fn pick_cycle(s: &State, dead: &[bool], t: TaskId) -> Vec<TaskId> {
         if best.is_some() {
             found = best;
             break 'search;
+        }
+    }
+    // Tasks that each wait in wait() for another of them to notify are a
+    // cycle only in name: it says no more than that nobody is left to
+    // notify (the report's last-notify lines say how that came about), and
+    // which waiters it picks is chance. A cycle through a lock or channel
+    // wait (a nested monitor lockout) does explain; else a global report
+    // has none, and lists every blocked task.
+    let in_wait = |u: &TaskId| matches!(s.tasks[*u as usize].status, Status::Blocked(Wait::Notify(_)));
+    if global && found.as_ref().is_some_and(|c| c.iter().all(in_wait)) {
+        found = None;
+        for u in (0..dead.len() as TaskId).filter(|u| dead[*u as usize] && !in_wait(u)) {
+            if let Some(c) = shortest_cycle_through(s, dead, u, false) {
+                if found.as_ref().is_none_or(|b: &Vec<TaskId>| c.len() < b.len()) {
+                    found = Some(c);
+                }
+            }
         }
     }
     let mut cycle = found.unwrap_or_default();

@@ -130,14 +130,29 @@ impl Graph {
             Some(d) => {
                 let n = d.cycle.len();
                 let scope = if d.global { "global" } else { "partial" };
-                g.g.caption = format!(
-                    "At the deadlock, step {} ({}): {} task{} in the cycle, {} blocked behind it ({scope} deadlock).",
-                    crate::columns::group(d.step),
-                    crate::columns::duration(d.time),
-                    n,
-                    if n == 1 { "" } else { "s" },
-                    d.behind.len()
-                );
+                let (step, time) = (crate::columns::group(d.step), crate::columns::duration(d.time));
+                let plural = |k: usize| if k == 1 { "" } else { "s" };
+                g.g.caption = if n == 0 {
+                    // Waits no cycle explains (a receive nobody will send
+                    // to, tasks in wait() with nobody left to notify).
+                    let k = d.behind.len();
+                    format!("At the deadlock, step {step} ({time}): no cycle, {k} task{} blocked, none able to run ({scope} deadlock).", plural(k))
+                } else {
+                    format!(
+                        "At the deadlock, step {step} ({time}): {n} task{} in the cycle, {} blocked behind it ({scope} deadlock).",
+                        plural(n),
+                        d.behind.len()
+                    )
+                };
+                // How the waits in wait() came to last, as the report ends.
+                for n in &d.notifies {
+                    g.g.caption.push(' ');
+                    let line = d.notify_line(n);
+                    g.g.caption.push_str(&line);
+                    if !line.ends_with('.') {
+                        g.g.caption.push('.');
+                    }
+                }
                 let cycle_ids: Vec<u32> = d.cycle.iter().map(|b| b.task).collect();
                 // Task nodes of the cycle first, so that ring order is fixed.
                 let tnodes: Vec<usize> = d
@@ -182,6 +197,12 @@ impl Graph {
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
                     g.edge(tn, r, wait_label(&bt.op), false);
+                    if bt.op == "wait" && d.cycle.is_empty() {
+                        // With no cycle, those who could notify are the
+                        // other waiters: edges back to them would only
+                        // tangle the picture (the caption says who notified last).
+                        continue;
+                    }
                     for t in releasers(bt) {
                         let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
                         g.edge(r, to, release_label(&bt.kind, &bt.op), false);

@@ -357,9 +357,46 @@ fn a_read_hold_at_the_end_is_drawn_as_a_read_hold_in_the_final_column() {
 
 #[test]
 fn a_task_behind_the_cycle_is_not_listed_among_its_own_notifiers() {
-    // Three tasks in wait() on one monitor, nobody left to notify: two are
-    // the cycle, the third waits behind it. Its row lists who could notify
-    // it: the other two (it had listed itself, from the monitor's edges).
+    // A nested monitor lockout: A waits on `inner` holding `outer`, B waits
+    // to enter `outer`: the cycle. C waits on `inner` too, behind it. Its
+    // row lists who could notify it: A and B (it had listed itself, from
+    // the monitor's edges).
+    let run = sim::Sim::new(0).record(true).run(|| async {
+        let (outer, inner) = (sim::sync::Monitor::new("outer"), sim::sync::Monitor::new("inner"));
+        sim::spawn("A", async move {
+            let o = outer.enter().await;
+            let i = inner.enter().await;
+            i.wait().await;
+            i.exit().await;
+            o.exit().await;
+        });
+        sim::spawn("B", async move {
+            sim::time::sleep(1_000).await;
+            let _o = outer.enter().await;
+        });
+        sim::spawn("C", async move {
+            let i = inner.enter().await;
+            i.wait().await;
+            i.exit().await;
+        });
+    });
+    let trace = *run.trace.unwrap();
+    let d = trace.deadlock.as_ref().expect("a deadlock");
+    assert_eq!(d.cycle.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["A", "B"]);
+    assert_eq!(d.behind.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["C"]);
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
+    let at = texts.iter().rposition(|t| t == "notified by:").expect("a row lists its notifiers");
+    let mut listed: Vec<&str> = texts[at + 1..at + 3].iter().map(String::as_str).collect();
+    listed.sort();
+    assert_eq!(listed, ["A", "B"], "{texts:?}");
+    assert!(!texts[at + 1..].iter().any(|t| t == "C"), "{texts:?}");
+}
+
+#[test]
+fn waiters_with_nobody_left_to_notify_are_drawn_without_a_cycle() {
+    // Three tasks in wait() on one monitor, nobody left to notify: no cycle
+    // (waiters on one another's notify explain nothing), each one edge to
+    // the monitor, none back, and the caption says it was never notified.
     let run = sim::Sim::new(0).record(true).run(|| async {
         let m = sim::sync::Monitor::new("lock");
         for name in ["W1", "W2", "W3"] {
@@ -372,13 +409,15 @@ fn a_task_behind_the_cycle_is_not_listed_among_its_own_notifiers() {
     });
     let trace = *run.trace.unwrap();
     let d = trace.deadlock.as_ref().expect("a deadlock");
-    assert_eq!(d.behind.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["W3"]);
+    assert!(d.cycle.is_empty());
+    assert_eq!(d.behind.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["W1", "W2", "W3"]);
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    let edges: Vec<(&str, &str, &str)> =
+        g.edges.iter().map(|e| (g.nodes[e.from].label.as_str(), e.label, g.nodes[e.to].label.as_str())).collect();
+    assert_eq!(edges, ["W1", "W2", "W3"].map(|w| (w, "waits for a notify", "lock")), "{g:?}");
     let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
-    let at = texts.iter().rposition(|t| t == "notified by:").expect("a row lists its notifiers");
-    let mut listed: Vec<&str> = texts[at + 1..at + 3].iter().map(String::as_str).collect();
-    listed.sort();
-    assert_eq!(listed, ["W1", "W2"], "{texts:?}");
-    assert!(!texts[at + 1..].iter().any(|t| t == "W3"), "{texts:?}");
+    let caption = "At the deadlock, step 10 (1 µs): no cycle, 3 tasks blocked, none able to run (global deadlock). Monitor \"lock\" was never notified.";
+    assert!(texts.iter().any(|t| t == caption), "{texts:?}");
 }
 
 #[test]
