@@ -16,7 +16,10 @@
 //! end nobody has declared, a task not yet started that might hold it) are
 //! never part of a partial deadlock, so a report is a real one as long as the
 //! model declares every holder of an end it declares (a task that uses an end
-//! declared without it fails the run, see `State::undeclared_use`).
+//! declared without it fails the run, see `State::undeclared_use`). A wait
+//! that could not be judged only because a spawned task had not run yet is
+//! judged again after the step in which the last such task first ran (see
+//! `State::judge_after_step`): later blocks need not come to find it.
 
 use crate::outcome::{BlockedTask, Deadlock, Held, LastNotify, Notify};
 use crate::rt::{Dir, Holders, ResState, State, Status, TaskId, Wait};
@@ -29,6 +32,13 @@ pub(crate) struct Scratch {
     epoch: u32,
     stack: Vec<TaskId>,
     edges: Vec<TaskId>,
+    /// Tasks whose channel or pipe wait could not be judged when they
+    /// blocked, because a spawned task had not run yet (it may declare
+    /// itself a holder of the other end): judged again once every spawned
+    /// task has run (see `State::judge_after_step`).
+    pub undecided: Vec<TaskId>,
+    /// Set by `State::judge_after_step`: the step limit it stood in for.
+    pub judge_due: Option<u64>,
 }
 
 /// Appends the tasks that could release blocked task `t` to `out`.
@@ -178,57 +188,97 @@ fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -
     }
 }
 
-/// True if a task that could release the channel or pipe wait of blocked
-/// task `t` can run, or if those tasks are not all known: either way the
-/// wait closes no deadlock. Looked up in place (the same releasers as
+/// What the in-place look at a channel or pipe wait tells, before the search.
+enum Quick {
+    /// A task that could release it can run: no deadlock.
+    Runs,
+    /// None of its releasers runs, but a spawned task has not run yet and
+    /// may hold the other end: not decidable until it has.
+    Unknown,
+    /// Not a channel or pipe wait, or none of its releasers runs: search.
+    Search,
+}
+
+/// Whether a task that could release the channel or pipe wait of blocked
+/// task `t` can run. Looked up in place (the same releasers as
 /// [`end_holders`]), before the search builds, sorts and walks edge lists:
-/// most blocks of a channel or pipe have such a releaser. False answers
-/// nothing (the search decides).
-fn releaser_can_run(s: &State, t: TaskId) -> bool {
-    // A task that has not run yet may hold any end (see `end_holders`).
-    let unknown = s.unstarted > 0;
+/// most blocks of a channel or pipe have such a releaser.
+fn quick_look(s: &State, t: TaskId) -> Quick {
     let runs = |u: TaskId| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping);
     let end_runs = |r: u32, want: Dir| match releasers(s, t, r, want) {
         Some(Releasers::ActiveWriter(w)) => runs(w),
         Some(Releasers::Holders(set)) => set.iter().any(runs),
         None => false,
     };
-    match s.tasks[t as usize].status {
-        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => unknown || end_runs(r, Dir::Recv),
-        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => unknown || end_runs(r, Dir::Send),
-        Status::Blocked(Wait::Select) => {
-            unknown || s.tasks[t as usize].cases.iter().any(|&(r, dir)| end_runs(r, other(dir)))
-        }
-        _ => false,
+    let releaser_runs = match s.tasks[t as usize].status {
+        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => end_runs(r, Dir::Recv),
+        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => end_runs(r, Dir::Send),
+        Status::Blocked(Wait::Select) => s.tasks[t as usize].cases.iter().any(|&(r, dir)| end_runs(r, other(dir))),
+        _ => return Quick::Search,
+    };
+    if releaser_runs {
+        Quick::Runs
+    } else if s.unstarted > 0 {
+        // A task that has not run yet may hold any end (see `end_holders`).
+        Quick::Unknown
+    } else {
+        Quick::Search
     }
+}
+
+/// The answer of [`detect_from`].
+pub(crate) enum Verdict {
+    /// The wait closed this deadlock.
+    Dead(Box<Deadlock>),
+    /// No deadlock through this wait now.
+    Alive,
+    /// Not decidable while a spawned task has not run (it may declare
+    /// itself a holder of an end a wait of the set is on): judge again once
+    /// every spawned task has run.
+    Undecided,
+}
+
+/// How the set reachable from a blocked task stands.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Closure {
+    /// All blocked, all edges known: a deadlock.
+    Closed,
+    /// A task that can run releases it.
+    Open,
+    /// A wait whose releasers are not known yet (a spawned task has not run).
+    Unknown,
 }
 
 /// Called when `t` has just blocked: the deadlock this wait closes, if any.
-pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Option<Deadlock> {
-    if releaser_can_run(s, t) {
-        // The shortcut must answer as the search does (checked in debug builds, where the tests run).
-        debug_assert!(
-            {
-                let mut sc = std::mem::take(&mut s.scratch);
-                let dead = closed_from(s, &mut sc, t);
-                s.scratch = sc;
-                !dead
-            },
-            "releaser_can_run said no deadlock where the search finds one"
-        );
-        return None;
+pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
+    match quick_look(s, t) {
+        Quick::Search => {}
+        quick => {
+            // The shortcut must answer as the search does (checked in debug builds, where the tests run).
+            debug_assert!(
+                {
+                    let mut sc = std::mem::take(&mut s.scratch);
+                    let c = closed_from(s, &mut sc, t);
+                    s.scratch = sc;
+                    c != Closure::Closed
+                },
+                "the quick look said no deadlock where the search finds one"
+            );
+            return if let Quick::Runs = quick { Verdict::Alive } else { Verdict::Undecided };
+        }
     }
     let mut sc = std::mem::take(&mut s.scratch);
-    let dead = closed_from(s, &mut sc, t);
+    let c = closed_from(s, &mut sc, t);
     s.scratch = sc;
-    if !dead {
-        return None;
+    match c {
+        Closure::Closed => Verdict::Dead(Box::new(report(s, t, false))),
+        Closure::Open => Verdict::Alive,
+        Closure::Unknown => Verdict::Undecided,
     }
-    Some(report(s, t, false))
 }
 
 /// Is the set reachable from `t` closed (all blocked, all edges known)?
-fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
+fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> Closure {
     let n = s.tasks.len();
     if sc.mark.len() < n {
         sc.mark.resize(n, 0);
@@ -243,11 +293,14 @@ fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
     sc.mark[t as usize] = sc.epoch;
     while let Some(u) = sc.stack.pop() {
         if !matches!(s.tasks[u as usize].status, Status::Blocked(_)) {
-            return false;
+            return Closure::Open;
         }
         sc.edges.clear();
         if !edges(s, u, &mut sc.edges) {
-            return false;
+            // Releasers not known: a spawned task that has not run may
+            // hold the end (then worth judging again once it has), or an
+            // end nobody declared (known only when nothing runs at all).
+            return if s.unstarted > 0 { Closure::Unknown } else { Closure::Open };
         }
         for i in 0..sc.edges.len() {
             let v = sc.edges[i];
@@ -255,7 +308,7 @@ fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
             // popped: the answer is the same (the set is not closed), and
             // most waits have one, found without walking the rest.
             if !matches!(s.tasks[v as usize].status, Status::Blocked(_)) {
-                return false;
+                return Closure::Open;
             }
             if sc.mark[v as usize] != sc.epoch {
                 sc.mark[v as usize] = sc.epoch;
@@ -263,15 +316,16 @@ fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> bool {
             }
         }
     }
-    true
+    Closure::Closed
 }
 
 /// Called when no task can run and no timer is pending.
 pub(crate) fn detect_global(s: &mut State) -> Deadlock {
     // Prefer a cycle: the first blocked task (by id) whose reachable set is closed.
     let mut sc = std::mem::take(&mut s.scratch);
-    let start = (0..s.tasks.len() as TaskId)
-        .find(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)) && closed_from(s, &mut sc, t));
+    let start = (0..s.tasks.len() as TaskId).find(|&t| {
+        matches!(s.tasks[t as usize].status, Status::Blocked(_)) && closed_from(s, &mut sc, t) == Closure::Closed
+    });
     s.scratch = sc;
     match start {
         Some(t) => report(s, t, true),

@@ -669,3 +669,39 @@ fn a_lost_notify_and_a_monitor_never_notified_are_reported() {
     assert_eq!(cycle, vec![("A", "wait"), ("B", "lock")]);
     assert!(d.to_string().contains("\nMonitor \"inner\" was never notified.\n"), "{d}");
 }
+
+#[test]
+fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
+    // main joins "sender", stuck on a channel only main may receive from;
+    // a background heartbeat runs forever. When the sender blocked before
+    // the heartbeat's first step (it might have declared itself a
+    // receiver), its wait could not be judged; with the heartbeat running
+    // on, no later block came to judge it, and the run ended at the step
+    // limit. It is judged again once every spawned task has run.
+    let mut first_steps = std::collections::BTreeSet::new();
+    for seed in 0..300 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            sim::spawn_background("heartbeat", async {
+                loop {
+                    sleep(1_000_000).await;
+                }
+            });
+            let ch: Chan<u32> = Chan::new("ch", 0);
+            ch.declare_receiver();
+            let c = ch.clone();
+            let sender = spawn("sender", async move {
+                c.declare_sender();
+                c.send(1).await;
+            });
+            sender.join().await;
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+        assert!(!d.global, "the heartbeat still runs");
+        let cycle: Vec<(&str, &str)> = d.cycle.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+        assert_eq!(cycle, vec![("main", "join"), ("sender", "send")], "seed {seed}");
+        assert_eq!(d.running, vec!["heartbeat"]);
+        first_steps.insert(d.step);
+    }
+    // Found within a few steps of forming, not at the step limit.
+    assert!(first_steps.iter().all(|&s| s < 10), "{first_steps:?}");
+}

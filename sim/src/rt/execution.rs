@@ -164,6 +164,8 @@ impl Execution {
                 st.held_across.clear();
                 st.joining = 0;
                 st.notes.clear();
+                st.scratch.undecided.clear();
+                st.scratch.judge_due = None;
                 st
             }
             None => Box::new(State {
@@ -225,13 +227,19 @@ impl Execution {
             let s = unsafe { &mut *sp };
             // One test on the common path; which of the three it was, after.
             if s.failure.is_some() | (s.foreground_live == 0) | (s.step >= s.max_steps) {
+                // Here too after the step that `judge_after_step` asked for.
+                if s.scratch.judge_due.is_some() {
+                    s.judge_undecided();
+                }
                 if let Some(f) = s.failure.take() {
                     break f;
                 }
                 if s.foreground_live == 0 {
                     break Outcome::Completed;
                 }
-                break Outcome::StepLimit { steps: s.step };
+                if s.step >= s.max_steps {
+                    break Outcome::StepLimit { steps: s.step };
+                }
             }
             // Sleepers whose deadline has passed become ready.
             while let Some(&std::cmp::Reverse((at, _, t))) = s.timers.peek() {
@@ -286,6 +294,9 @@ impl Execution {
             if !task.started {
                 task.started = true;
                 s.unstarted -= 1;
+                if s.unstarted == 0 && !s.scratch.undecided.is_empty() {
+                    s.judge_after_step();
+                }
                 // A task's first step comes after the step that spawned it.
                 s.touch(crate::scheduler::Footprint::task_resource(t));
             }

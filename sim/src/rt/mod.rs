@@ -18,6 +18,7 @@ use crate::frame::Frame;
 use crate::outcome::Outcome;
 use crate::scheduler::Strategy;
 use crate::trace::{EventKind, Recorder};
+use crate::waitfor::Verdict;
 pub use taskset::{FrozenTaskSet, TaskId, TaskSet};
 
 /// Index of a resource (lock, monitor, channel, pipe) within one execution.
@@ -680,9 +681,51 @@ impl State {
 
     #[inline(never)]
     fn detect_at_block(&mut self, t: TaskId) {
-        if let Some(d) = crate::waitfor::detect_from(self, t) {
-            self.failure = Some(Outcome::Deadlock(Box::new(d)));
+        match crate::waitfor::detect_from(self, t) {
+            Verdict::Dead(d) => self.failure = Some(Outcome::Deadlock(d)),
+            Verdict::Alive => {}
+            Verdict::Undecided => self.scratch.undecided.push(t),
         }
+    }
+
+    /// The last spawned task is about to take its first step (where a task
+    /// declares the channel ends it holds): after it, the waits that could
+    /// not be judged can be. Sends the loop to its rarely taken branch (by
+    /// the step limit it tests anyway: the common path tests nothing more)
+    /// after this one step.
+    #[inline(never)]
+    pub fn judge_after_step(&mut self) {
+        self.scratch.judge_due = Some(self.max_steps);
+        self.max_steps = self.step;
+        self.inline_left = 0;
+    }
+
+    /// Judges again the waits [`State::detect_at_block`] could not, if
+    /// [`State::judge_after_step`] asked for it and every spawned task has
+    /// run: a deadlock they closed is found now rather than never (a
+    /// heartbeat task that runs on hides it from every later check but the
+    /// step limit).
+    #[inline(never)]
+    pub fn judge_undecided(&mut self) {
+        let Some(max_steps) = self.scratch.judge_due.take() else { return };
+        self.max_steps = max_steps;
+        if self.unstarted > 0 || self.failure.is_some() {
+            // Spawned again in that step: judged once that task has run.
+            return;
+        }
+        let mut undecided = std::mem::take(&mut self.scratch.undecided);
+        for &t in &undecided {
+            if self.failure.is_some() {
+                break;
+            }
+            if matches!(self.tasks[t as usize].status, Status::Blocked(_)) {
+                if let Verdict::Dead(d) = crate::waitfor::detect_from(self, t) {
+                    self.failure = Some(Outcome::Deadlock(d));
+                }
+            }
+        }
+        undecided.clear();
+        self.scratch.undecided = undecided;
     }
 
     /// True (and noted as seen) if "took `to` while holding `from`" is new
