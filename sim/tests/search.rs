@@ -922,3 +922,63 @@ fn a_schedule_longer_than_its_run_is_refused_by_replay() {
     assert!(e.contains("does not fit this model") || e.contains("diverge"), "{e}");
     assert!(long.replay(&schedule).is_ok());
 }
+
+/// A racy read of shared state (a flag read outside its monitor), declared
+/// with `sim::access` or not: the consumer reads `ready` and, if it saw it
+/// set, waits for a notify that already came.
+fn racy_flag(declared: bool) -> Configured {
+    use sim::sync::Monitor;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let name = if declared { "racy-flag-declared" } else { "racy-flag" };
+    Configured::of(name, move || async move {
+        let lock = Monitor::new("lock");
+        let log = Mutex::new("log");
+        let ready = Rc::new(Cell::new(false));
+        let r = ready.clone();
+        sim::spawn("consumer", async move {
+            log.lock().await.unlock().await;
+            if declared {
+                sim::access(lock.id(), false);
+            }
+            let seen = r.get();
+            log.lock().await.unlock().await;
+            if seen {
+                let g = lock.enter().await;
+                g.wait().await;
+                g.exit().await;
+            }
+        });
+        sim::spawn("producer", async move {
+            let g = lock.enter().await;
+            ready.set(true);
+            g.notify();
+            g.exit().await;
+        });
+    })
+}
+
+#[test]
+fn a_proof_is_checked_against_random_schedules() {
+    // Declared, the search finds the lost notify itself.
+    let r = explore(&racy_flag(true), &ExploreConfig::default());
+    let (run, _) = r.failure.as_ref().expect("the search finds it");
+    assert_eq!(run.outcome.verdict(), "deadlock");
+    assert_eq!(r.missed_by_search, None);
+    // Undeclared, the reduction takes the read for independent of the
+    // producer's steps and covers "every" schedule without a failure; a
+    // random seed fails, and the result says the search missed it.
+    let m = racy_flag(false);
+    let r = explore(&m, &ExploreConfig::default());
+    let seed = r.missed_by_search.expect("a random seed contradicts the proof");
+    assert!(!r.exhausted);
+    let (run, choices) = r.failure.as_ref().expect("that seed's run is the failure");
+    assert_eq!((run.seed, run.outcome.verdict()), (seed, "deadlock"));
+    assert!(m.run(seed, false).outcome.is_failure());
+    // Its choices replay it.
+    let again = m.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(choices.clone()))));
+    assert_eq!(signature(&again.outcome), signature(&run.outcome));
+    // Plain DFS, which trusts no declaration, finds it by itself.
+    let r = explore(&m, &ExploreConfig { reduction: false, ..ExploreConfig::default() });
+    assert!(r.failure.is_some() && r.missed_by_search.is_none());
+}

@@ -131,6 +131,13 @@ pub struct ExploreResult {
     /// With a bound and reduction: how many of [`ExploreResult::executions`]
     /// the search without a bound ran (the rest are the passes').
     pub unbounded_executions: u64,
+    /// Set when the reduced search covered every schedule it saw without a
+    /// failure, yet a random schedule of this seed fails (see [`explore`]):
+    /// the search did not see what two steps share (a racy read or write
+    /// not declared with [`crate::access`]), so it proved nothing.
+    /// [`ExploreResult::failure`] is then that seed's run, and
+    /// [`ExploreResult::exhausted`] false.
+    pub missed_by_search: Option<u64>,
 }
 
 impl ExploreResult {
@@ -169,6 +176,7 @@ impl ExploreResult {
             unbounded_covered: false,
             unbounded_failure: None,
             unbounded_executions: 0,
+            missed_by_search: None,
         }
     }
 }
@@ -679,7 +687,44 @@ fn next_branch(s: &mut Search) -> bool {
 /// they took: when it covers every schedule first, the exploration ends
 /// there ([`ExploreResult::unbounded_covered`]); a failure it finds is
 /// reported once the passes below its preemptions found none.
+///
+/// A reduced search that covers every schedule without a failure is checked
+/// against [`CROSS_CHECK_SEEDS`] random schedules: the reduction trusts the
+/// model to declare what its steps share, and a model that shares state it
+/// does not declare (with [`crate::access`]) would otherwise be "proved"
+/// (see [`ExploreResult::missed_by_search`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
+    let mut r = search(model, cfg);
+    let proved_all = r.exhausted && (cfg.preemption_bound.is_none() || r.unbounded_covered);
+    if cfg.reduction && proved_all && r.failure.is_none() && r.distinct.is_empty() && r.nondeterminism.is_none() {
+        cross_check(model, cfg, &mut r);
+    }
+    r
+}
+
+/// Random schedules a proof by [`explore`] is checked against.
+pub const CROSS_CHECK_SEEDS: u64 = 256;
+
+/// Runs random seeds `0..CROSS_CHECK_SEEDS` after a reduced search proved
+/// every schedule; the first that fails contradicts the proof and becomes
+/// the result's failure.
+fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult) {
+    for seed in 0..CROSS_CHECK_SEEDS {
+        if !model.run_with(Sim::new(seed).max_steps(cfg.max_steps)).outcome.is_failure() {
+            continue;
+        }
+        let recorded = model.run_with(Sim::new(seed).record(true).max_steps(cfg.max_steps));
+        let replay = recorded.trace.as_ref().map(|t| t.meta.replay.clone()).unwrap_or_default();
+        let choices = super::Schedule::parse(&replay).map(|s| s.choices).unwrap_or_default();
+        r.failure = Some((recorded, choices));
+        r.exhausted = false;
+        r.missed_by_search = Some(seed);
+        return;
+    }
+}
+
+/// [`explore`] without the cross-check.
+fn search(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let Some(k) = cfg.preemption_bound else { return explore_within(model, cfg, true).0 };
     if cfg.reduction {
         return explore_bounded_reduced(model, cfg, k);
