@@ -485,6 +485,7 @@ impl SeedGraph {
             let op = match h["op"].as_str() {
                 Some("pipe write") => "pipe write",
                 Some("channel send") => "channel send",
+                Some("wait()") => "wait()",
                 Some(other) => leak(other),
                 None => return Err("lock_order: `op` is not text".into()),
             };

@@ -227,3 +227,62 @@ fn two_locks_of_one_name_nested_are_not_a_recursive_read() {
     let back = sim::lockorder::SeedGraph::from_json(&sg.to_json(u64::MAX)).unwrap();
     assert_eq!(kinds(&back.up_to(u64::MAX)), vec![WarningKind::RecursiveReadLock]);
 }
+
+#[test]
+fn a_monitor_held_across_another_monitors_wait_is_flagged() {
+    // A waits on `inner` still holding `outer` (wait() lets go of `inner`
+    // only); B notifies `inner` without `outer`, so every run completes.
+    // A notifier that needed `outer` would never get it: Java's nested
+    // monitor lockout. As lockdep notes a lock held across a sleep, the
+    // wait is flagged from these runs, which did not deadlock.
+    let m = |a_holds_outer: bool| {
+        Configured::of(if a_holds_outer { "nested" } else { "flat" }, move || async move {
+            use sim::sync::Monitor;
+            let (outer, inner) = (Monitor::new("outer"), Monitor::new("inner"));
+            let notified = std::rc::Rc::new(std::cell::Cell::new(false));
+            let n = notified.clone();
+            sim::spawn("A", async move {
+                let _f = sim::frame_at("A.run", "A.java:3");
+                let o = if a_holds_outer { Some(outer.enter().await) } else { None };
+                let i = inner.enter().await;
+                while !n.get() {
+                    i.wait().await;
+                }
+                i.exit().await;
+                if let Some(o) = o {
+                    o.exit().await;
+                }
+            });
+            sim::spawn("B", async move {
+                let i = inner.enter().await;
+                notified.set(true);
+                i.notify();
+                i.exit().await;
+            });
+        })
+    };
+    let (mut g, mut waited) = (LockOrder::default(), 0);
+    for seed in 0..200 {
+        let run = m(true).run(seed, false);
+        assert!(!run.outcome.is_failure(), "seed {seed}: {}", run.outcome.summary());
+        waited += usize::from(!run.lock_order.held_across.is_empty());
+        g.merge(&run.lock_order);
+    }
+    assert!(waited > 0 && waited < 200, "A waits in some schedules only: {waited}");
+    let w = g.warnings();
+    let held = w.iter().find(|w| w.kind == WarningKind::HeldAcrossBlocking).expect("flagged");
+    assert_eq!(held.summary, "\"outer\" held across a blocking wait() on \"inner\"");
+    assert!(
+        held.report.starts_with(
+            "INFO: lock held across a blocking wait()\n\"A\" blocked in wait() on \"inner\" at A.run (A.java:3)\n  while holding \"outer\""
+        ),
+        "{}",
+        held.report
+    );
+    // Without `outer` around the wait: nothing.
+    let mut g = LockOrder::default();
+    for seed in 0..200 {
+        g.merge(&m(false).run(seed, false).lock_order);
+    }
+    assert_eq!(kinds(&g), vec![], "{:?}", g.warnings());
+}

@@ -434,7 +434,7 @@ pub(crate) struct State {
     /// (`edge_rows[from]` bit `to`): the common "already seen" test without
     /// a scan of the list.
     pub edge_rows: [u64; 64],
-    /// Locks held while blocked in a send or a write, one per (lock, resource).
+    /// Locks held while blocked in a send, a write or a monitor's wait(), one per (lock, resource).
     pub held_across: Vec<RawHeldAcross>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
     pub joining: u32,
@@ -787,6 +787,9 @@ impl State {
         let op = match wait {
             Wait::Write(_) => "pipe write",
             Wait::Send(_) | Wait::Select => "channel send",
+            // wait() lets go of its own monitor only: one held besides is
+            // Java's nested monitor lockout, if the notifier needs it.
+            Wait::Notify(_) => "wait()",
             _ => return,
         };
         let op_at = self.top_frame(t);
@@ -795,7 +798,7 @@ impl State {
         let n = if let Wait::Select = wait { self.tasks[t as usize].cases.len() } else { 1 };
         for c in 0..n {
             let r = match wait {
-                Wait::Send(r) | Wait::Write(r) => r,
+                Wait::Send(r) | Wait::Write(r) | Wait::Notify(r) => r,
                 _ => match self.tasks[t as usize].cases[c] {
                     (r, Dir::Send) => r,
                     _ => continue,
