@@ -137,7 +137,7 @@ pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
 /// happens before the limit, so the default one replays it too.
 pub fn step_limit_flag(run: &Run) -> String {
     match run.outcome {
-        sim::Outcome::StepLimit { steps } => format!(" --max-steps {steps}"),
+        sim::Outcome::StepLimit { steps, .. } => format!(" --max-steps {steps}"),
         _ => String::new(),
     }
 }
@@ -445,7 +445,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 count(r.executions, "execution")
             );
             print!("{}", run.outcome);
-            if let Outcome::StepLimit { steps } = run.outcome {
+            if let Outcome::StepLimit { steps, .. } = run.outcome {
                 println!(
                     "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
                 );

@@ -416,7 +416,7 @@ mod tests {
         // Seeds divisible by 37 "fail": the lowest in 100..1000 is 111.
         let run = |seed: u64| {
             if seed % 37 == 0 {
-                Outcome::StepLimit { steps: seed }
+                Outcome::StepLimit { steps: seed, blocked: Vec::new() }
             } else {
                 Outcome::Completed
             }
@@ -435,8 +435,8 @@ mod tests {
     #[test]
     fn keep_going_counts_every_failure_and_groups_them() {
         let run = |seed: u64| match seed % 10 {
-            3 => Outcome::StepLimit { steps: 1 },
-            7 => Outcome::StepLimit { steps: 2 },
+            3 => Outcome::StepLimit { steps: 1, blocked: Vec::new() },
+            7 => Outcome::StepLimit { steps: 2, blocked: Vec::new() },
             _ => Outcome::Completed,
         };
         for jobs in [1, 3] {

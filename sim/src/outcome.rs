@@ -13,8 +13,14 @@ pub enum Outcome {
     Completed,
     /// A set of tasks that can never be released.
     Deadlock(Box<Deadlock>),
-    /// The run reached its step limit (a livelock, or a limit set too low).
-    StepLimit { steps: u64 },
+    /// The run reached its step limit (a livelock, a limit set too low, or a
+    /// deadlock no check could prove: see `blocked`).
+    StepLimit {
+        steps: u64,
+        /// The tasks blocked at the limit, each as a deadlock report gives
+        /// it (what it waits for, who could release it, its stack and locks).
+        blocked: Vec<BlockedTask>,
+    },
     /// `sim::check` failed.
     Invariant { task: String, message: String, frames: Vec<FrameInfo> },
     /// A task panicked.
@@ -86,7 +92,7 @@ impl Outcome {
         match self {
             Outcome::Completed => "completed: every foreground task returned".to_string(),
             Outcome::Deadlock(d) => d.summary(),
-            Outcome::StepLimit { steps } => {
+            Outcome::StepLimit { steps, .. } => {
                 format!("step limit: still running after {steps} step{}", if *steps == 1 { "" } else { "s" })
             }
             Outcome::Invariant { task, message, .. } => format!("invariant violated in \"{task}\": {message}"),
@@ -114,6 +120,16 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Deadlock(d) => write!(f, "{d}"),
+            Outcome::StepLimit { blocked, .. } if !blocked.is_empty() => {
+                writeln!(f, "{}", self.summary())?;
+                writeln!(f)?;
+                writeln!(f, "Blocked at the limit:")?;
+                let shared = shared_among(blocked);
+                for b in blocked {
+                    write_task(f, &[], blocked, b, &shared)?;
+                }
+                Ok(())
+            }
             Outcome::Invariant { frames, .. } | Outcome::Panic { frames, .. } => {
                 writeln!(f, "{}", self.summary())?;
                 write_stack(f, frames)
@@ -308,19 +324,26 @@ impl Deadlock {
     /// [`Deadlock::shared`], and (for a report read from a trace written
     /// before it was kept) the names the report itself gives two tasks.
     pub fn shared_names(&self) -> BTreeSet<&str> {
-        let mut first: BTreeMap<&str, u32> = BTreeMap::new();
-        let mut shared: BTreeSet<&str> = self.shared.iter().map(String::as_str).collect();
-        for b in self.cycle.iter().chain(&self.behind) {
-            for (name, id) in
-                std::iter::once((&b.name, b.task)).chain(b.released_by.iter().zip(b.released_by_ids.iter().copied()))
-            {
-                if *first.entry(name).or_insert(id) != id {
-                    shared.insert(name.as_str());
-                }
-            }
-        }
+        let mut shared = shared_among(self.cycle.iter().chain(&self.behind));
+        shared.extend(self.shared.iter().map(String::as_str));
         shared
     }
+}
+
+/// The names that entries (or their releasers) give two different tasks.
+fn shared_among<'a>(entries: impl IntoIterator<Item = &'a BlockedTask>) -> BTreeSet<&'a str> {
+    let mut first: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut shared = BTreeSet::new();
+    for b in entries {
+        for (name, id) in
+            std::iter::once((&b.name, b.task)).chain(b.released_by.iter().zip(b.released_by_ids.iter().copied()))
+        {
+            if *first.entry(name).or_insert(id) != id {
+                shared.insert(name.as_str());
+            }
+        }
+    }
+    shared
 }
 
 /// "1 task", "2 tasks".
@@ -383,7 +406,15 @@ fn op_phrase(op: &str) -> &'static str {
     }
 }
 
-fn write_task(f: &mut fmt::Formatter<'_>, d: &Deadlock, b: &BlockedTask, shared: &BTreeSet<&str>) -> fmt::Result {
+/// One task of a report; `cycle` and `behind` are the report's entries (an
+/// RWMutex waiter's releasers are looked up among them).
+fn write_task(
+    f: &mut fmt::Formatter<'_>,
+    cycle: &[BlockedTask],
+    behind: &[BlockedTask],
+    b: &BlockedTask,
+    shared: &BTreeSet<&str>,
+) -> fmt::Result {
     let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
     write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target_among(shared))?;
     if !b.released_by.is_empty() {
@@ -393,7 +424,7 @@ fn write_task(f: &mut fmt::Formatter<'_>, d: &Deadlock, b: &BlockedTask, shared:
         // reader in past a waiting writer): that one is queued, not holding.
         let queued = b.kind == "rwmutex"
             && b.released_by_ids.iter().all(|&id| {
-                let entry = d.cycle.iter().chain(&d.behind).find(|x| x.task == id);
+                let entry = cycle.iter().chain(behind).find(|x| x.task == id);
                 entry.is_some_and(|x| {
                     x.op == "lock" && x.resource == b.resource && !x.holds.iter().any(|h| h.resource == b.waits_for)
                 })
@@ -447,7 +478,7 @@ impl fmt::Display for Deadlock {
         writeln!(f)?;
         let shared = self.shared_names();
         for b in &self.cycle {
-            write_task(f, self, b, &shared)?;
+            write_task(f, &self.cycle, &self.behind, b, &shared)?;
         }
         if !self.behind.is_empty() {
             // With no cycle, these are the blocked tasks the headline means.
@@ -456,7 +487,7 @@ impl fmt::Display for Deadlock {
                 writeln!(f, "Blocked behind the cycle:")?;
             }
             for b in &self.behind {
-                write_task(f, self, b, &shared)?;
+                write_task(f, &self.cycle, &self.behind, b, &shared)?;
             }
         }
         if !self.notifies.is_empty() {

@@ -525,6 +525,15 @@ fn shortest_cycle_through(s: &State, dead: &[bool], t: TaskId, primary_only: boo
     None
 }
 
+/// Every blocked task, in task order, as a report gives it (for a run
+/// stopped at its step limit).
+pub(crate) fn blocked_tasks(s: &State) -> Vec<BlockedTask> {
+    (0..s.tasks.len() as TaskId)
+        .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
+        .map(|t| blocked_task(s, t))
+        .collect()
+}
+
 fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     let task = &s.tasks[t as usize];
     let Status::Blocked(wait) = task.status else { unreachable!("report on a task that is not blocked") };

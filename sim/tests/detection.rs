@@ -705,3 +705,41 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     // Found within a few steps of forming, not at the step limit.
     assert!(first_steps.iter().all(|&s| s < 10), "{first_steps:?}");
 }
+
+#[test]
+fn a_run_stopped_at_its_step_limit_lists_the_tasks_blocked_there() {
+    // A lost notify beside a heartbeat that runs forever: the waiter's wait
+    // could be notified by the heartbeat (any live task may notify), so no
+    // check proves it dead, and the run ends at the step limit. The report
+    // says who is blocked there, and on what.
+    use sim::sync::Monitor;
+    let run = Sim::new(0).max_steps(2_000).run(|| async {
+        sim::spawn_background("heartbeat", async {
+            loop {
+                sleep(1_000_000).await;
+            }
+        });
+        let ready = Monitor::new("ready");
+        let g = ready.enter().await;
+        g.notify();
+        g.exit().await;
+        spawn("waiter", async move {
+            let _f = sim::frame_at("Waiter.run", "Waiter.java:7");
+            let g = ready.enter().await;
+            g.wait().await;
+            g.exit().await;
+        });
+    });
+    let Outcome::StepLimit { steps, blocked } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    assert_eq!(*steps, 2_000);
+    let entries: Vec<(&str, &str, &str)> =
+        blocked.iter().map(|b| (b.name.as_str(), b.op.as_str(), b.waits_for.as_str())).collect();
+    assert_eq!(entries, vec![("waiter", "wait", "ready")]);
+    assert_eq!(blocked[0].released_by, vec!["heartbeat"]);
+    assert_eq!(
+        run.outcome.to_string(),
+        "step limit: still running after 2000 steps\n\nBlocked at the limit:\n\
+         \"waiter\" (task 2): waiting for a notify on monitor \"ready\", which any of these could notify: \"heartbeat\"\n\
+         \x20   at Waiter.run (Waiter.java:7)\n"
+    );
+}

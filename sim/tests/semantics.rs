@@ -515,7 +515,7 @@ fn violated_invariant_and_step_limit_are_outcomes() {
             sim::yield_now().await;
         }
     });
-    assert_eq!(run.outcome, Outcome::StepLimit { steps: 500 });
+    assert_eq!(run.outcome, Outcome::StepLimit { steps: 500, blocked: vec![] });
 }
 
 #[test]

@@ -238,7 +238,7 @@ impl Execution {
                     break Outcome::Completed;
                 }
                 if s.step >= s.max_steps {
-                    break Outcome::StepLimit { steps: s.step };
+                    break Outcome::StepLimit { steps: s.step, blocked: crate::waitfor::blocked_tasks(s) };
                 }
             }
             // Sleepers whose deadline has passed become ready.
