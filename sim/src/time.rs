@@ -1,4 +1,4 @@
-//! The virtual clock: `sleep` and `now`.
+//! The virtual clock: `sleep`, `now`, and Go's `time.After`.
 //!
 //! Every step advances the clock by the run's step cost; a sleeper becomes
 //! ready once the clock has passed its deadline, and when no task can run
@@ -24,6 +24,34 @@ use crate::trace::EventKind;
 /// The virtual time in nanoseconds.
 pub fn now() -> u64 {
     rt::with(|s| s.clock)
+}
+
+/// Go's `time.After(d)`: a channel that receives one value `ns` virtual
+/// nanoseconds from now, the timeout case of a `select`. A background task
+/// named `time.After` (it keeps no run alive, as a Go timer keeps no program
+/// alive) sleeps, then sends on it; buffered, so it never waits.
+///
+/// ```
+/// use sim::sync::{select, Chan};
+/// let run = sim::Sim::new(0).run(|| async {
+///     let results: Chan<u32> = Chan::new("results", 0);
+///     results.declare_receiver(); // nobody will send: only the timeout fires
+///     let timeout = sim::time::after(1_000_000);
+///     let (mut r, mut t) = (results.recv_case(), timeout.recv_case());
+///     assert_eq!(select(&mut [&mut r, &mut t], false).await, Some(1));
+///     assert!(sim::time::now() >= 1_000_000);
+/// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
+/// ```
+pub fn after(ns: u64) -> crate::sync::Chan<()> {
+    let ch = crate::sync::Chan::new("time.After", 1);
+    let tx = ch.clone();
+    crate::spawn_background("time.After", async move {
+        tx.declare_sender();
+        sleep(ns).await;
+        tx.send(()).await;
+    });
+    ch
 }
 
 /// Suspends the current task for `ns` virtual nanoseconds. A scheduling point.

@@ -743,3 +743,39 @@ fn a_run_stopped_at_its_step_limit_lists_the_tasks_blocked_there() {
          \x20   at Waiter.run (Waiter.java:7)\n"
     );
 }
+
+#[test]
+fn a_send_with_a_timeout_case_is_no_deadlock_and_without_one_is() {
+    // Go: a worker sends its result in a select with `<-time.After(d)`;
+    // the caller gave up and never receives. With the timeout the worker
+    // leaves; without it, it waits forever (a goroutine leak the caller's
+    // join turns into a deadlock).
+    for timeout in [true, false] {
+        for seed in 0..200 {
+            let run = Sim::new(seed).run(move || async move {
+                let results: Chan<u32> = Chan::new("results", 0);
+                results.declare_receiver();
+                let tx = results.clone();
+                let worker = spawn("worker", async move {
+                    tx.declare_sender();
+                    let mut send = tx.send_case(7);
+                    if timeout {
+                        let after = sim::time::after(5_000);
+                        let mut expired = after.recv_case();
+                        select(&mut [&mut send, &mut expired], false).await;
+                    } else {
+                        select(&mut [&mut send], false).await;
+                    }
+                });
+                worker.join().await;
+            });
+            if timeout {
+                assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+            } else {
+                let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+                let cycle: Vec<(&str, &str)> = d.cycle.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+                assert_eq!(cycle, vec![("main", "join"), ("worker", "select")], "seed {seed}");
+            }
+        }
+    }
+}
