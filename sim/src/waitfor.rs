@@ -4,7 +4,8 @@
 //! - a lock or monitor entry: its holder; a writer waiting for readers to
 //!   leave: the readers; a reader behind a writer (held or waiting): that
 //!   writer;
-//! - `Object.wait()`: every other live task (any of them could notify);
+//! - `Object.wait()`: every other live task (any of them could notify), or
+//!   once the model declared the monitor's notifiers, those still alive;
 //! - a channel send or receive, a pipe write or read: every task holding the
 //!   other end, once the model declared who holds it (a task holds an end once
 //!   it used or declared it; a task yet to use an end is not known otherwise);
@@ -77,6 +78,20 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             }
             _ => {}
         },
+        // Declared notifiers: those still alive (a task yet to run may
+        // declare itself one). Else any live task could notify.
+        Wait::Notify(r) if s.declares_notifiers(r) => {
+            if s.unstarted > 0 {
+                return false;
+            }
+            out.extend(
+                s.notifiers
+                    .iter()
+                    .filter(|&&(m, u)| m == r && u != t && s.tasks[u as usize].status != Status::Finished)
+                    .map(|&(_, u)| u),
+            );
+            out[start..].sort_unstable();
+        }
         Wait::Notify(_) => out
             .extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished)),
         Wait::Send(r) | Wait::Write(r) => {

@@ -779,3 +779,85 @@ fn a_send_with_a_timeout_case_is_no_deadlock_and_without_one_is() {
         }
     }
 }
+
+#[test]
+fn declared_notifiers_let_a_wait_deadlock_be_found_beside_a_task_that_runs_on() {
+    use sim::sync::Monitor;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    // The one-slot buffer with notify() (not notifyAll), beside a
+    // heartbeat: any live task may notify, so without declarations every
+    // task in wait() waits on the heartbeat too, and the run ends at the
+    // step limit. With the four declared as the buffer's notifiers, the
+    // deadlock is found as it forms, the heartbeat still running.
+    let model = |seed: u64, declare: bool, notify_all: bool| {
+        Sim::new(seed).max_steps(3_000).run(move || async move {
+            sim::spawn_background("heartbeat", async {
+                loop {
+                    sleep(1_000_000).await;
+                }
+            });
+            let mon = Monitor::new("buffer");
+            let slot: Rc<Cell<Option<u32>>> = Rc::new(Cell::new(None));
+            for (name, put) in
+                [("producer-1", true), ("producer-2", true), ("consumer-1", false), ("consumer-2", false)]
+            {
+                let slot = slot.clone();
+                spawn(name, async move {
+                    if declare {
+                        mon.declare_notifier();
+                    }
+                    for i in 0..3 {
+                        let g = mon.enter().await;
+                        while slot.get().is_some() == put {
+                            g.wait().await;
+                        }
+                        slot.set(if put { Some(i) } else { None });
+                        if notify_all {
+                            g.notify_all();
+                        } else {
+                            g.notify();
+                        }
+                        g.exit().await;
+                    }
+                });
+            }
+        })
+    };
+    let (mut found, mut limits) = (0, 0);
+    for seed in 0..300 {
+        match &model(seed, true, false).outcome {
+            Outcome::Deadlock(d) => {
+                assert!(!d.global && d.running == vec!["heartbeat"], "seed {seed}: {d}");
+                assert!(d.cycle.iter().chain(&d.behind).all(|b| b.op == "wait"), "seed {seed}: {d}");
+                assert!(d.step < 200, "seed {seed}: found as it forms, at step {}", d.step);
+                found += 1;
+            }
+            Outcome::Completed => {}
+            other => panic!("seed {seed}: {}", other.summary()),
+        }
+        match &model(seed, false, false).outcome {
+            Outcome::StepLimit { .. } => limits += 1,
+            Outcome::Completed => {}
+            other => panic!("seed {seed} undeclared: {}", other.summary()),
+        }
+        assert_eq!(model(seed, true, true).outcome, Outcome::Completed, "seed {seed}: notifyAll");
+    }
+    assert!(found > 10, "{found}");
+    // The same schedules deadlock, declared or not: only the finding differs.
+    assert_eq!(found, limits);
+
+    // A notify by a task not declared, once the monitor declares its notifiers: the run fails.
+    let run = Sim::new(0).run(|| async {
+        let m = Monitor::new("m");
+        m.declare_notifier();
+        spawn("rogue", async move {
+            let g = m.enter().await;
+            g.notify();
+            g.exit().await;
+        });
+    });
+    let Outcome::Panic { task, message, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    assert_eq!(task, "rogue");
+    assert!(message.contains("notifies monitor \"m\", whose notifiers were declared without it"), "{message}");
+}

@@ -164,6 +164,7 @@ impl Execution {
                 st.held_across.clear();
                 st.joining = 0;
                 st.notes.clear();
+                st.notifiers.clear();
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
                 st
@@ -204,6 +205,7 @@ impl Execution {
                 held_across: Vec::new(),
                 joining: 0,
                 notes: Default::default(),
+                notifiers: Vec::new(),
             }),
         };
         Execution { state }

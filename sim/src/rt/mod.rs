@@ -440,6 +440,9 @@ pub(crate) struct State {
     pub joining: u32,
     /// Each notified monitor's last notify.
     pub notes: Notes,
+    /// (monitor, task): the declared notifiers of monitors that declare
+    /// them (see `Monitor::declare_notifier`), each pair once.
+    pub notifiers: Vec<(ResId, TaskId)>,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no
@@ -1115,6 +1118,37 @@ impl State {
              their _for forms), or none",
             self.tasks[t as usize].name, res.name
         );
+    }
+
+    /// The model declared that task `t` may notify monitor `r`.
+    pub fn declare_notifier(&mut self, r: ResId, t: TaskId) {
+        assert!(
+            (t as usize) < self.tasks.len(),
+            "sim: a notifier of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+            self.resources[r as usize].name
+        );
+        if !self.notifiers.contains(&(r, t)) {
+            self.notifiers.push((r, t));
+        }
+    }
+
+    /// True if monitor `r` declares its notifiers.
+    #[inline]
+    pub fn declares_notifiers(&self, r: ResId) -> bool {
+        !self.notifiers.is_empty() && self.notifiers.iter().any(|&(m, _)| m == r)
+    }
+
+    /// A notify of `r` by `t`: if `r` declares its notifiers, `t` must be
+    /// one (else a wait judged dead could have been notified: the run fails).
+    #[inline]
+    pub fn check_notifier(&mut self, r: ResId, t: TaskId) {
+        if self.declares_notifiers(r) && !self.notifiers.contains(&(r, t)) {
+            panic!(
+                "sim: task {t} (\"{}\") notifies monitor \"{}\", whose notifiers were declared without it: \
+                 declare every task that notifies it when it starts (declare_notifier, declare_notifier_for), or none",
+                self.tasks[t as usize].name, self.resources[r as usize].name
+            );
+        }
     }
 
     /// The model declared that task `t` holds one end of a channel or pipe.

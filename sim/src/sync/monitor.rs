@@ -108,6 +108,49 @@ impl Monitor {
         self.id
     }
 
+    /// Declares that the current task may notify this monitor. Until a
+    /// model declares a monitor's notifiers, a task in its `wait()` can be
+    /// notified by any live task (in Java, any thread with a reference),
+    /// so a wait is never part of a deadlock while some unrelated task runs
+    /// on (a heartbeat, a server loop). Once declared, only the declared
+    /// notifiers still alive can release a wait, and a notify by a task not
+    /// declared fails the run. Declare every notifier when it starts, as
+    /// channel ends are declared.
+    ///
+    /// ```
+    /// use sim::sync::Monitor;
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     sim::spawn_background("heartbeat", async {
+    ///         loop {
+    ///             sim::time::sleep(1_000_000).await;
+    ///         }
+    ///     });
+    ///     let m = Monitor::new("m");
+    ///     for name in ["W1", "W2"] {
+    ///         sim::spawn(name, async move {
+    ///             m.declare_notifier();
+    ///             let g = m.enter().await;
+    ///             g.wait().await; // nobody notifies: both wait for good
+    ///             g.exit().await;
+    ///         });
+    ///     }
+    /// });
+    /// let d = run.outcome.deadlock().expect("found beside the heartbeat");
+    /// assert_eq!(d.running, vec!["heartbeat"]);
+    /// ```
+    pub fn declare_notifier(&self) {
+        rt::with(|s| {
+            let t = s.current;
+            s.declare_notifier(self.id, t)
+        });
+    }
+
+    /// Declares that task `task` may notify this monitor (see
+    /// [`Monitor::declare_notifier`]): for a task spawned later with it.
+    pub fn declare_notifier_for(&self, task: TaskId) {
+        rt::with(|s| s.declare_notifier(self.id, task));
+    }
+
     /// Entering `synchronized (obj)`: a scheduling point; reentrant.
     pub fn enter(&self) -> Enter {
         Enter { id: self.id, yielded: false }
@@ -284,6 +327,7 @@ impl MonitorGuard {
         rt::with(|s| {
             check_owner(s, self.id, "notify");
             let me = s.current;
+            s.check_notifier(self.id, me);
             let n = st(s, self.id).2.len();
             s.record(me, EventKind::Notify, Some(self.id), Some(n.min(1) as u64), None, None, None);
             let pick = if n > 0 { Some(s.pick_index(n)) } else { None };
@@ -299,6 +343,7 @@ impl MonitorGuard {
         rt::with(|s| {
             check_owner(s, self.id, "notifyAll");
             let me = s.current;
+            s.check_notifier(self.id, me);
             let n = st(s, self.id).2.len();
             s.record(me, EventKind::NotifyAll, Some(self.id), Some(n as u64), None, None, None);
             note_notify(s, self.id, true, None);
