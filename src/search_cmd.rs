@@ -251,6 +251,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
     };
     let bounded = match (a.preemptions, r.bound) {
+        // Found by the random schedules a proof is checked against.
+        (Some(k), _) if r.missed_by_search.is_some() => format!("{how}, within {}", count(k.into(), "preemption")),
         // Found beside the passes with more preemptions than asked for; the
         // passes then showed that every schedule within the bound completes.
         (Some(k), Some(_)) if r.failure.is_some() && r.exhausted => format!(
@@ -325,6 +327,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     // bound). Exhausted below the bound asked for, no higher bound had more
     // to see: the bound asked for is proved.
     let proved_within = match (a.preemptions, r.bound) {
+        // The proof the random schedules contradicted proved nothing.
+        _ if r.missed_by_search.is_some() => None,
         (Some(k), Some(_)) if r.exhausted => Some(k),
         // Cut short or failing within b: every schedule within b - 1 ran.
         (Some(_), Some(b)) if b > 0 => Some(b - 1),
@@ -353,10 +357,13 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 String::new()
             };
             // The proof of a reduced search is checked against random schedules (see `explore`).
-            let checked = if reduced && (a.preemptions.is_none() || r.unbounded_covered) {
-                format!("; {} random schedules agree", sim::scheduler::CROSS_CHECK_SEEDS)
-            } else {
-                String::new()
+            let seeds = sim::scheduler::CROSS_CHECK_SEEDS;
+            let checked = match (a.preemptions, r.bound) {
+                _ if !reduced => String::new(),
+                (Some(k), Some(b)) if !r.unbounded_covered && b >= k => {
+                    format!("; the random schedules of seeds 0..{seeds} within the bound agree")
+                }
+                _ => format!("; {seeds} random schedules agree"),
             };
             format!(
                 "proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned}){checked}",
@@ -409,7 +416,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "preemption_bound": a.preemptions, "reduction": reduced,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
-                   "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none()),
+                   "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search.is_none()),
                    // Of `executions`, those of the search without a bound beside the passes,
                    // and the preemptions of a failure it found that the passes could not
                    // show to need the fewest (see `found_within`).

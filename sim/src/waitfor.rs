@@ -454,7 +454,7 @@ fn shared_names(s: &State) -> Vec<String> {
 /// The cycle that illustrates a deadlock: the shortest one through `t` (the
 /// task whose wait closed it), else the shortest anywhere among the dead
 /// tasks; built from primary edges when possible (see [`edges_of`]), and
-/// never of `wait()`s alone in a global report. Rotated to start at the task
+/// never of `wait()`s (and joins) alone in a global report. Rotated to start at the task
 /// spawned first.
 fn pick_cycle(s: &State, dead: &[bool], t: TaskId, global: bool) -> Vec<TaskId> {
     let mut found = None;
@@ -486,10 +486,14 @@ fn pick_cycle(s: &State, dead: &[bool], t: TaskId, global: bool) -> Vec<TaskId> 
     // which waiters it picks is chance. A cycle through a lock or channel
     // wait (a nested monitor lockout) does explain; else a global report
     // has none, and lists every blocked task.
-    let in_wait = |u: &TaskId| matches!(s.tasks[*u as usize].status, Status::Blocked(Wait::Notify(_)));
-    if global && found.as_ref().is_some_and(|c| c.iter().all(in_wait)) {
+    // A join on a waiter explains no more (main joining its workers: "main
+    // could notify" closes the cycle). A cycle without a wait() stays.
+    let wait = |u: &TaskId| s.tasks[*u as usize].status;
+    let in_wait = |u: &TaskId| matches!(wait(u), Status::Blocked(Wait::Notify(_)));
+    let holds_up = |u: &TaskId| !matches!(wait(u), Status::Blocked(Wait::Notify(_) | Wait::Join(_)));
+    if global && found.as_ref().is_some_and(|c| c.iter().any(in_wait) && !c.iter().any(holds_up)) {
         found = None;
-        for u in (0..dead.len() as TaskId).filter(|u| dead[*u as usize] && !in_wait(u)) {
+        for u in (0..dead.len() as TaskId).filter(|u| dead[*u as usize] && holds_up(u)) {
             if let Some(c) = shortest_cycle_through(s, dead, u, false) {
                 if found.as_ref().is_none_or(|b: &Vec<TaskId>| c.len() < b.len()) {
                     found = Some(c);

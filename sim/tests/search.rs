@@ -978,6 +978,12 @@ fn a_proof_is_checked_against_random_schedules() {
     // Its choices replay it.
     let again = m.run_with(Sim::new(0).strategy(Box::new(ReplayStrategy::new(choices.clone()))));
     assert_eq!(signature(&again.outcome), signature(&run.outcome));
+    // Within a bound too (every bound from 1 had "proved" it, the first
+    // pass refusing no branch), counting only random schedules within it.
+    for k in [0, 1, 2, 6] {
+        let r = explore(&m, &ExploreConfig { preemption_bound: Some(k), ..ExploreConfig::default() });
+        assert!(r.missed_by_search.is_some() && !r.exhausted, "--preemptions {k}: {r:?}");
+    }
     // Plain DFS, which trusts no declaration, finds it by itself.
     let r = explore(&m, &ExploreConfig { reduction: false, ..ExploreConfig::default() });
     assert!(r.failure.is_some() && r.missed_by_search.is_none());

@@ -712,8 +712,10 @@ impl State {
     pub fn judge_undecided(&mut self) {
         let Some(max_steps) = self.scratch.judge_due.take() else { return };
         self.max_steps = max_steps;
-        if self.unstarted > 0 || self.failure.is_some() {
+        if self.unstarted > 0 || self.failure.is_some() || self.foreground_live == 0 {
             // Spawned again in that step: judged once that task has run.
+            // Or the run is over: background tasks blocked at the end are
+            // parked, not deadlocked (as at any other end of a run).
             return;
         }
         let mut undecided = std::mem::take(&mut self.scratch.undecided);

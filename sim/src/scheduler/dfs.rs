@@ -688,16 +688,23 @@ fn next_branch(s: &mut Search) -> bool {
 /// there ([`ExploreResult::unbounded_covered`]); a failure it finds is
 /// reported once the passes below its preemptions found none.
 ///
-/// A reduced search that covers every schedule without a failure is checked
-/// against [`CROSS_CHECK_SEEDS`] random schedules: the reduction trusts the
-/// model to declare what its steps share, and a model that shares state it
-/// does not declare (with [`crate::access`]) would otherwise be "proved"
-/// (see [`ExploreResult::missed_by_search`]).
+/// A reduced search that covers every schedule (within the bound) without a
+/// failure is checked against [`CROSS_CHECK_SEEDS`] random schedules (those
+/// within the bound): the reduction trusts the model to declare what its
+/// steps share, and a model that shares state it does not declare (with
+/// [`crate::access`]) would otherwise be "proved" (see
+/// [`ExploreResult::missed_by_search`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let mut r = search(model, cfg);
-    let proved_all = r.exhausted && (cfg.preemption_bound.is_none() || r.unbounded_covered);
-    if cfg.reduction && proved_all && r.failure.is_none() && r.distinct.is_empty() && r.nondeterminism.is_none() {
-        cross_check(model, cfg, &mut r);
+    if cfg.reduction && r.exhausted && r.failure.is_none() && r.distinct.is_empty() && r.nondeterminism.is_none() {
+        // What was proved: every schedule (no bound; the search without a
+        // bound covered them all; or a pass below the bound refused no
+        // branch), or every schedule within the bound.
+        let within = match (cfg.preemption_bound, r.bound) {
+            (Some(k), Some(b)) if !r.unbounded_covered && b >= k => Some(k),
+            _ => None,
+        };
+        cross_check(model, cfg, &mut r, within);
     }
     r
 }
@@ -705,15 +712,47 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
 /// Random schedules a proof by [`explore`] is checked against.
 pub const CROSS_CHECK_SEEDS: u64 = 256;
 
+/// Random picks that count preemptions as the search does: a switch away
+/// from the task that ran last while it could go on.
+struct CountingRandom {
+    inner: super::RandomStrategy,
+    preemptions: std::rc::Rc<std::cell::Cell<u32>>,
+}
+
+impl Strategy for CountingRandom {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+        let t = self.inner.pick_task(enabled, last, step);
+        // `last` is given only while it is still enabled.
+        if last.is_some_and(|l| l != t) {
+            self.preemptions.set(self.preemptions.get() + 1);
+        }
+        t
+    }
+    fn pick_index(&mut self, n: usize) -> usize {
+        self.inner.pick_index(n)
+    }
+    fn name(&self) -> String {
+        "random".to_string()
+    }
+}
+
 /// Runs random seeds `0..CROSS_CHECK_SEEDS` after a reduced search proved
-/// every schedule; the first that fails contradicts the proof and becomes
-/// the result's failure.
-fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult) {
+/// every schedule (or, `within` a bound, every one with that many
+/// preemptions at most); the first that fails within what was proved
+/// contradicts the proof and becomes the result's failure.
+fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, within: Option<u32>) {
+    let run = |seed: u64, record: bool| {
+        let preemptions = std::rc::Rc::new(std::cell::Cell::new(0));
+        let strategy = CountingRandom { inner: super::RandomStrategy::new(seed), preemptions: preemptions.clone() };
+        let run = model.run_with(Sim::new(seed).record(record).max_steps(cfg.max_steps).strategy(Box::new(strategy)));
+        (run, preemptions.get())
+    };
     for seed in 0..CROSS_CHECK_SEEDS {
-        if !model.run_with(Sim::new(seed).max_steps(cfg.max_steps)).outcome.is_failure() {
+        let (quick, preemptions) = run(seed, false);
+        if !quick.outcome.is_failure() || within.is_some_and(|k| preemptions > k) {
             continue;
         }
-        let recorded = model.run_with(Sim::new(seed).record(true).max_steps(cfg.max_steps));
+        let (recorded, _) = run(seed, true);
         let replay = recorded.trace.as_ref().map(|t| t.meta.replay.clone()).unwrap_or_default();
         let choices = super::Schedule::parse(&replay).map(|s| s.choices).unwrap_or_default();
         r.failure = Some((recorded, choices));

@@ -423,7 +423,8 @@ impl Trace {
     /// has none) and the tasks the `wake` events right after it woke.
     fn validate_notifies(&self) -> Result<(), String> {
         use super::EventKind::{Notify, NotifyAll, Wake};
-        let Some(d) = &self.deadlock else { return Ok(()) };
+        // A trace written before deadsim kept them has none: read as it was.
+        let Some(d) = self.deadlock.as_ref().filter(|d| !d.notifies.is_empty()) else { return Ok(()) };
         let mut want: Vec<u32> =
             d.cycle.iter().chain(&d.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
         want.sort_unstable();
