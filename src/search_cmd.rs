@@ -357,9 +357,9 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 String::new()
             };
             // The proof of a reduced search is checked against random schedules (see `explore`).
-            let seeds = sim::scheduler::CROSS_CHECK_SEEDS;
+            let seeds = r.cross_checked;
             let checked = match (a.preemptions, r.bound) {
-                _ if !reduced => String::new(),
+                _ if seeds == 0 => String::new(),
                 (Some(k), Some(b)) if !r.unbounded_covered && b >= k => {
                     format!("; the random schedules of seeds 0..{seeds} within the bound agree")
                 }

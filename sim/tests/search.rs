@@ -984,6 +984,10 @@ fn a_proof_is_checked_against_random_schedules() {
         let r = explore(&m, &ExploreConfig { preemption_bound: Some(k), ..ExploreConfig::default() });
         assert!(r.missed_by_search.is_some() && !r.exhausted, "--preemptions {k}: {r:?}");
     }
+    // A proof that holds: checked against every seed of the check.
+    let r = explore(&model("abba", &[("fixed", "true")]), &ExploreConfig::default());
+    assert!(r.exhausted && r.failure.is_none());
+    assert_eq!(r.cross_checked, sim::scheduler::CROSS_CHECK_SEEDS);
     // Plain DFS, which trusts no declaration, finds it by itself.
     let r = explore(&m, &ExploreConfig { reduction: false, ..ExploreConfig::default() });
     assert!(r.failure.is_some() && r.missed_by_search.is_none());

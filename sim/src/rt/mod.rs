@@ -687,7 +687,17 @@ impl State {
         match crate::waitfor::detect_from(self, t) {
             Verdict::Dead(d) => self.failure = Some(Outcome::Deadlock(d)),
             Verdict::Alive => {}
-            Verdict::Undecided => self.scratch.undecided.push(t),
+            Verdict::Undecided => {
+                let undecided = &mut self.scratch.undecided;
+                undecided.push(t);
+                // A model that keeps spawning may never let every task start:
+                // a task that blocks again is kept once (the order of the
+                // re-judge is by task then).
+                if undecided.len() > 2 * self.tasks.len() + 64 {
+                    undecided.sort_unstable();
+                    undecided.dedup();
+                }
+            }
         }
     }
 

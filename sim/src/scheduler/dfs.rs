@@ -138,6 +138,10 @@ pub struct ExploreResult {
     /// [`ExploreResult::failure`] is then that seed's run, and
     /// [`ExploreResult::exhausted`] false.
     pub missed_by_search: Option<u64>,
+    /// How many random seeds (from 0) a proof was checked against: up to
+    /// [`CROSS_CHECK_SEEDS`], fewer if the stop flag cut the check short,
+    /// 0 where there was no proof to check.
+    pub cross_checked: u64,
 }
 
 impl ExploreResult {
@@ -177,6 +181,7 @@ impl ExploreResult {
             unbounded_failure: None,
             unbounded_executions: 0,
             missed_by_search: None,
+            cross_checked: 0,
         }
     }
 }
@@ -748,6 +753,10 @@ fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, w
         (run, preemptions.get())
     };
     for seed in 0..CROSS_CHECK_SEEDS {
+        if cfg.stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+            return;
+        }
+        r.cross_checked = seed + 1;
         let (quick, preemptions) = run(seed, false);
         if !quick.outcome.is_failure() || within.is_some_and(|k| preemptions > k) {
             continue;
