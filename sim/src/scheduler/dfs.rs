@@ -72,6 +72,9 @@ pub struct ExploreConfig {
     pub stop: Option<&'static AtomicBool>,
     /// Incremented once per execution (for a progress line).
     pub progress: Option<Arc<AtomicU64>>,
+    /// Check a proof against random schedules (see [`explore`]); on by
+    /// default. A benchmark of the search alone turns it off.
+    pub cross_check: bool,
 }
 
 impl Default for ExploreConfig {
@@ -86,6 +89,7 @@ impl Default for ExploreConfig {
             time_budget: None,
             stop: None,
             progress: None,
+            cross_check: true,
         }
     }
 }
@@ -701,7 +705,13 @@ fn next_branch(s: &mut Search) -> bool {
 /// [`ExploreResult::missed_by_search`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let mut r = search(model, cfg);
-    if cfg.reduction && r.exhausted && r.failure.is_none() && r.distinct.is_empty() && r.nondeterminism.is_none() {
+    if cfg.cross_check
+        && cfg.reduction
+        && r.exhausted
+        && r.failure.is_none()
+        && r.distinct.is_empty()
+        && r.nondeterminism.is_none()
+    {
         // What was proved: every schedule (no bound; the search without a
         // bound covered them all; or a pass below the bound refused no
         // branch), or every schedule within the bound.
