@@ -252,7 +252,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     };
     let bounded = match (a.preemptions, r.bound) {
         // Found by the random schedules a proof is checked against.
-        (Some(k), _) if r.missed_by_search.is_some() => format!("{how}, within {}", count(k.into(), "preemption")),
+        (Some(_), _) if r.missed_by_search.is_some() => match r.cross_check_bound {
+            Some(k) => format!("{how}, within {}", count(k.into(), "preemption")),
+            // A pass below the bound refused no branch: a proof of every schedule.
+            None => how.to_string(),
+        },
         // Found beside the passes with more preemptions than asked for; the
         // passes then showed that every schedule within the bound completes.
         (Some(k), Some(_)) if r.failure.is_some() && r.exhausted => format!(
@@ -357,13 +361,16 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 String::new()
             };
             // The proof of a reduced search is checked against random schedules (see `explore`).
-            let seeds = r.cross_checked;
-            let checked = match (a.preemptions, r.bound) {
+            let (seeds, within) = (r.cross_checked, r.cross_checked_within);
+            let checked = match r.cross_check_bound {
                 _ if seeds == 0 => String::new(),
-                (Some(k), Some(b)) if !r.unbounded_covered && b >= k => {
-                    format!("; the random schedules of seeds 0..{seeds} within the bound agree")
+                Some(_) if within == 0 => {
+                    format!("; no random schedule of seeds 0..{seeds} is within the bound to check it against")
                 }
-                _ => format!("; {seeds} random schedules agree"),
+                Some(_) => {
+                    format!("; the {} of seeds 0..{seeds} within the bound agree", count(within, "random schedule"))
+                }
+                None => format!("; {} agree", count(seeds, "random schedule")),
             };
             format!(
                 "proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned}){checked}",
@@ -432,10 +439,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     match &r.failure {
         Some((run, _)) if r.missed_by_search.is_some() => {
             println!(
-                "{label}: {} found by random seed {}, after the search ({reduction}) covered every schedule it saw \
-                 in {} without one\n",
+                "{label}: {} found by random seed {} ({}), after the search ({reduction}) covered every schedule \
+                 it saw in {} without one\n",
                 run.outcome.verdict_text(),
                 run.seed,
+                count(r.missed_preemptions.into(), "preemption"),
                 count(r.executions, "execution")
             );
             print!("{}", run.outcome);

@@ -157,7 +157,8 @@ pub fn signature(o: &Outcome) -> String {
                 d.behind.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
             parts.sort();
             parts.dedup();
-            format!("deadlock: every task is blocked: {}", parts.join(", "))
+            let what = if d.global { "every task is blocked" } else { "blocked for good" };
+            format!("deadlock: {what}: {}", parts.join(", "))
         }
         o => format!("{}: {}", o.verdict(), o.summary()),
     }

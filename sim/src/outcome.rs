@@ -308,7 +308,8 @@ impl Deadlock {
                     }
                 })
                 .collect();
-            return format!("deadlock ({scope}): every task is blocked: {}", names.join(", "));
+            let what = if self.global { "every task is blocked" } else { "blocked for good" };
+            return format!("deadlock ({scope}): {what}: {}", names.join(", "));
         }
         let shared = self.shared_names();
         let parts: Vec<String> = self
@@ -465,7 +466,12 @@ impl fmt::Display for Deadlock {
             )
         };
         if self.cycle.is_empty() {
-            writeln!(f, "Found a deadlock ({scope}) at step {}, t={}ns: every task is blocked", self.step, self.time)?;
+            let what = if self.global {
+                "every task is blocked".to_string()
+            } else {
+                format!("{} blocked for good, in no cycle", tasks(self.behind.len()))
+            };
+            writeln!(f, "Found a deadlock ({scope}) at step {}, t={}ns: {what}", self.step, self.time)?;
         } else {
             writeln!(
                 f,

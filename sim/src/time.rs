@@ -29,7 +29,10 @@ pub fn now() -> u64 {
 /// Go's `time.After(d)`: a channel that receives one value `ns` virtual
 /// nanoseconds from now, the timeout case of a `select`. A background task
 /// named `time.After` (it keeps no run alive, as a Go timer keeps no program
-/// alive) sleeps, then sends on it; buffered, so it never waits.
+/// alive) sleeps until then, then sends on it; buffered, so it never waits.
+/// The send is a step of that task: it comes at the deadline or, if the
+/// scheduler runs other tasks first, after it (so two timers whose
+/// deadlines are close may deliver in either order).
 ///
 /// ```
 /// use sim::sync::{select, Chan};
@@ -46,9 +49,11 @@ pub fn now() -> u64 {
 pub fn after(ns: u64) -> crate::sync::Chan<()> {
     let ch = crate::sync::Chan::new("time.After", 1);
     let tx = ch.clone();
+    // The deadline counts from the call, not from the task's first step.
+    let at = now().saturating_add(ns);
     crate::spawn_background("time.After", async move {
         tx.declare_sender();
-        sleep(ns).await;
+        Sleep { ns: 0, state: 1, until: Some(at) }.await;
         tx.send(()).await;
     });
     ch
@@ -56,12 +61,15 @@ pub fn after(ns: u64) -> crate::sync::Chan<()> {
 
 /// Suspends the current task for `ns` virtual nanoseconds. A scheduling point.
 pub async fn sleep(ns: u64) {
-    Sleep { ns, state: 0 }.await
+    Sleep { ns, state: 0, until: None }.await
 }
 
+/// `state` 0: the scheduling point to take; 1: set the timer; 2: woken.
 struct Sleep {
     ns: u64,
     state: u8,
+    /// A deadline of its own instead of `ns` from the timer's setting.
+    until: Option<u64>,
 }
 
 impl Future for Sleep {
@@ -76,12 +84,12 @@ impl Future for Sleep {
         match self.state {
             1 => {
                 self.state = 2;
-                let ns = self.ns;
+                let (ns, until) = (self.ns, self.until);
                 rt::with(|s| {
                     let t = s.current;
-                    s.record(t, EventKind::Sleep, None, Some(ns), None, None, None);
+                    let at = until.map_or(s.clock + ns, |u| u.max(s.clock));
+                    s.record(t, EventKind::Sleep, None, Some(at - s.clock), None, None, None);
                     s.timer_seq += 1;
-                    let at = s.clock + ns;
                     s.timers.push(Reverse((at, s.timer_seq, t)));
                     // An earlier deadline: the loop looks at it before any further step.
                     s.inline_left = 0;

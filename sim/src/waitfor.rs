@@ -91,6 +91,10 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                     .map(|&(_, u)| u),
             );
             out[start..].sort_unstable();
+            // Known, if none: every declared notifier finished (or the
+            // waiter is the only one). Nobody will notify: the wait is dead
+            // by itself, found beside tasks that run on.
+            return true;
         }
         Wait::Notify(_) => out
             .extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished)),

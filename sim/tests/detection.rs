@@ -879,6 +879,39 @@ fn declared_notifiers_let_a_wait_deadlock_be_found_beside_a_task_that_runs_on() 
     // The same schedules deadlock, declared or not: only the finding differs.
     assert_eq!(found, limits);
 
+    // The lost wakeup itself: the one declared notifier notified before the
+    // wait and finished; nobody alive can notify. Found as it forms, the
+    // heartbeat still running, with no cycle: the waiter is dead by itself.
+    for seed in 0..50 {
+        let run = Sim::new(seed).record(true).max_steps(3_000).run(|| async {
+            sim::spawn_background("heartbeat", async {
+                loop {
+                    sleep(1_000_000).await;
+                }
+            });
+            let ready = Monitor::new("ready");
+            let notifier = spawn("notifier", async move {
+                ready.declare_notifier();
+                let g = ready.enter().await;
+                g.notify();
+                g.exit().await;
+            });
+            notifier.join().await;
+            spawn("waiter", async move {
+                let g = ready.enter().await;
+                g.wait().await;
+                g.exit().await;
+            });
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+        assert!(!d.global && d.cycle.is_empty() && d.running == vec!["heartbeat"], "seed {seed}: {d}");
+        assert_eq!(d.behind.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["waiter"]);
+        assert!(d.to_string().contains("1 task blocked for good, in no cycle"), "{d}");
+        assert!(d.to_string().contains("with no task waiting: it was lost"), "{d}");
+        assert_eq!(sim::hunt::signature(&run.outcome), "deadlock: blocked for good: waiter wait ready");
+        sim::trace::Trace::parse(&run.trace.unwrap().to_json(), "t.json").expect("the trace reads back");
+    }
+
     // A notify by a task not declared, once the monitor declares its notifiers: the run fails.
     let run = Sim::new(0).run(|| async {
         let m = Monitor::new("m");
@@ -892,4 +925,20 @@ fn declared_notifiers_let_a_wait_deadlock_be_found_beside_a_task_that_runs_on() 
     let Outcome::Panic { task, message, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
     assert_eq!(task, "rogue");
     assert!(message.contains("notifies monitor \"m\", whose notifiers were declared without it"), "{message}");
+}
+
+#[test]
+fn time_after_counts_from_the_call() {
+    // Each deadline from the call (the timer task's first step comes later);
+    // the send may lag the deadline, never precede it.
+    for seed in 0..100 {
+        let run = Sim::new(seed).run(|| async {
+            let t0 = sim::time::now();
+            let after = sim::time::after(1_000);
+            after.recv().await;
+            let waited = sim::time::now() - t0;
+            assert!((1_000..1_000 + 5 * sim::DEFAULT_STEP_NS).contains(&waited), "{waited}");
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}: {}", run.outcome.summary());
+    }
 }

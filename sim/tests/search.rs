@@ -983,7 +983,16 @@ fn a_proof_is_checked_against_random_schedules() {
     for k in [0, 1, 2, 6] {
         let r = explore(&m, &ExploreConfig { preemption_bound: Some(k), ..ExploreConfig::default() });
         assert!(r.missed_by_search.is_some() && !r.exhausted, "--preemptions {k}: {r:?}");
+        // Counted against the bound only where the proof was of that bound
+        // (a pass below it that refused no branch proves every schedule).
+        assert!(r.cross_check_bound.is_none_or(|b| r.missed_preemptions <= b), "--preemptions {k}: {r:?}");
     }
+    // A bounded proof counts only the random schedules within its bound:
+    // abba --fixed has none within 0 preemptions.
+    let fixed = model("abba", &[("fixed", "true")]);
+    let r = explore(&fixed, &ExploreConfig { preemption_bound: Some(0), ..ExploreConfig::default() });
+    assert!(r.exhausted && r.failure.is_none(), "{r:?}");
+    assert_eq!((r.cross_check_bound, r.cross_checked, r.cross_checked_within), (Some(0), 256, 0));
     // A proof that holds: checked against every seed of the check.
     let r = explore(&model("abba", &[("fixed", "true")]), &ExploreConfig::default());
     assert!(r.exhausted && r.failure.is_none());

@@ -1157,7 +1157,8 @@ impl State {
         if self.declares_notifiers(r) && !self.notifiers.contains(&(r, t)) {
             panic!(
                 "sim: task {t} (\"{}\") notifies monitor \"{}\", whose notifiers were declared without it: \
-                 declare every task that notifies it when it starts (declare_notifier, declare_notifier_for), or none",
+                 declare every task that notifies it, or spawns a task that will, when it starts \
+                 (declare_notifier, declare_notifier_for), or none",
                 self.tasks[t as usize].name, self.resources[r as usize].name
             );
         }

@@ -146,6 +146,14 @@ pub struct ExploreResult {
     /// [`CROSS_CHECK_SEEDS`], fewer if the stop flag cut the check short,
     /// 0 where there was no proof to check.
     pub cross_checked: u64,
+    /// Of [`ExploreResult::cross_checked`], the seeds whose schedules count:
+    /// those within [`ExploreResult::cross_check_bound`] (all without one).
+    pub cross_checked_within: u64,
+    /// The preemptions a random schedule may have to count against a proof
+    /// within a bound; none where the proof is of every schedule.
+    pub cross_check_bound: Option<u32>,
+    /// The preemptions of the schedule of [`ExploreResult::missed_by_search`].
+    pub missed_preemptions: u32,
 }
 
 impl ExploreResult {
@@ -186,6 +194,9 @@ impl ExploreResult {
             unbounded_executions: 0,
             missed_by_search: None,
             cross_checked: 0,
+            cross_checked_within: 0,
+            cross_check_bound: None,
+            missed_preemptions: 0,
         }
     }
 }
@@ -756,6 +767,7 @@ impl Strategy for CountingRandom {
 /// preemptions at most); the first that fails within what was proved
 /// contradicts the proof and becomes the result's failure.
 fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, within: Option<u32>) {
+    r.cross_check_bound = within;
     let run = |seed: u64, record: bool| {
         let preemptions = std::rc::Rc::new(std::cell::Cell::new(0));
         let strategy = CountingRandom { inner: super::RandomStrategy::new(seed), preemptions: preemptions.clone() };
@@ -768,7 +780,11 @@ fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, w
         }
         r.cross_checked = seed + 1;
         let (quick, preemptions) = run(seed, false);
-        if !quick.outcome.is_failure() || within.is_some_and(|k| preemptions > k) {
+        if within.is_some_and(|k| preemptions > k) {
+            continue;
+        }
+        r.cross_checked_within += 1;
+        if !quick.outcome.is_failure() {
             continue;
         }
         let (recorded, _) = run(seed, true);
@@ -777,6 +793,7 @@ fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, w
         r.failure = Some((recorded, choices));
         r.exhausted = false;
         r.missed_by_search = Some(seed);
+        r.missed_preemptions = preemptions;
         return;
     }
 }

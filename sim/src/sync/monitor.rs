@@ -113,9 +113,11 @@ impl Monitor {
     /// notified by any live task (in Java, any thread with a reference),
     /// so a wait is never part of a deadlock while some unrelated task runs
     /// on (a heartbeat, a server loop). Once declared, only the declared
-    /// notifiers still alive can release a wait, and a notify by a task not
-    /// declared fails the run. Declare every notifier when it starts, as
-    /// channel ends are declared.
+    /// notifiers still alive can release a wait (none alive: the wait is
+    /// dead by itself), and a notify by a task not declared fails the run.
+    /// Declare every notifier when it starts, as channel ends are declared,
+    /// and a task that will spawn one later too (it could release the wait
+    /// through it).
     ///
     /// ```
     /// use sim::sync::Monitor;

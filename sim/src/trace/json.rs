@@ -842,9 +842,11 @@ impl Trace {
                 }
             }
         }
-        if !d.global && d.cycle.is_empty() {
+        // A partial deadlock is found by its cycle, or by a wait nobody
+        // alive can release (a wait() whose declared notifiers are gone).
+        if !d.global && d.cycle.is_empty() && !d.behind.iter().any(|b| b.released_by.is_empty()) {
             return Err(
-                "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle)".into(),
+                "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle, or by a wait nobody can release)".into(),
             );
         }
         // The cycle starts at the task spawned first, and each of its tasks
