@@ -136,8 +136,11 @@ impl Graph {
                     // Waits no cycle explains (a receive nobody will send
                     // to, tasks in wait() with nobody left to notify).
                     let k = d.behind.len();
-                    let how = if d.global { "none able to run" } else { "for good" };
-                    format!("At the deadlock, step {step} ({time}): no cycle, {k} task{} blocked, {how} ({scope} deadlock).", plural(k))
+                    let how = if d.global { ", none able to run" } else { " for good" };
+                    format!(
+                        "At the deadlock, step {step} ({time}): no cycle, {k} task{} blocked{how} ({scope} deadlock).",
+                        plural(k)
+                    )
                 } else {
                     format!(
                         "At the deadlock, step {step} ({time}): {n} task{} in the cycle, {} blocked behind it ({scope} deadlock).",
