@@ -498,6 +498,14 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
         "strategy": strategy,
         "steps": run.steps,
         "time_ns": run.time_ns,
+        // A run stopped at its step limit: the tasks blocked there.
+        "blocked": match &run.outcome {
+            sim::Outcome::StepLimit { blocked, .. } => blocked
+                .iter()
+                .map(|b| json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for}))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        },
         "message": run.outcome.summary(),
         "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
         "replay": failed.then(|| replay_command(m, cfg, run)),

@@ -544,6 +544,16 @@ fn a_step_limit_replays_with_its_limit() {
     let (code, out, err) = deadsim(&args);
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("step limit"), "{out}");
+    // The tasks blocked at the limit, in the text and the JSON.
+    let run = ["run", "ttrpc", "--server", "v1.2.4", "--client", "v1.2.4", "--max-steps", "60"];
+    let (code, out, _) = deadsim(&run);
+    assert_eq!(code, 1);
+    assert!(out.contains("Blocked at the limit:\n\"main\" (task 0): waiting for \"caller-0\""), "{out}");
+    let (_, v) = json(&[&run[..], &["--json"]].concat());
+    let blocked = v["blocked"].as_array().expect("a list");
+    assert!(blocked.iter().any(|b| b["task"] == "caller-2" && b["op"] == "write"), "{v}");
+    let (_, v) = json(&["run", "abba", "--fixed", "--json"]);
+    assert_eq!(v["blocked"], serde_json::json!([]), "{v}");
 }
 
 #[test]
