@@ -355,11 +355,14 @@ pub enum Swatch {
     Outline(Paint),
     /// An outlined hexagon.
     Hex(Paint, Paint),
-    /// Up and down triangles, circles.
+    /// Up and down triangles, circles, diamonds: the marks of
+    /// [`crate::model::MarkKind`].
     Up,
     Down,
     Dot,
     Ring,
+    Diamond,
+    LostDiamond,
     /// An arrow.
     Arrow(Paint),
 }
@@ -400,6 +403,8 @@ fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
         Swatch::Down => mark(s, crate::model::MarkKind::PipeRead, x + SWATCH_W / 2, cy - 5, cy + 5),
         Swatch::Dot => mark(s, crate::model::MarkKind::Send, x + SWATCH_W / 2, cy - 5, cy + 5),
         Swatch::Ring => mark(s, crate::model::MarkKind::Recv, x + SWATCH_W / 2, cy - 5, cy + 5),
+        Swatch::Diamond => mark(s, crate::model::MarkKind::Notify, x + SWATCH_W / 2, cy - 7, cy + 7),
+        Swatch::LostDiamond => mark(s, crate::model::MarkKind::LostNotify, x + SWATCH_W / 2, cy - 7, cy + 7),
         Swatch::Arrow(p) => {
             s.line((x, cy), (x + SWATCH_W - 4, cy), p, 2);
             s.arrow_head((x, cy), (x + SWATCH_W, cy), 9, p);
@@ -409,7 +414,8 @@ fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
 
 /// Draws a mark at column centre `x` on a bar spanning `top..bottom`:
 /// pipe write = triangle up in the upper half, read = triangle down in the
-/// lower half, channel send = dot (upper), receive = ring (lower).
+/// lower half, channel send = dot (upper), receive = ring (lower), a
+/// report's last notify = diamond (white in red where it was lost).
 pub fn mark(s: &mut Scene, kind: crate::model::MarkKind, x: i32, top: i32, bottom: i32) {
     use crate::model::MarkKind::*;
     let ink = Rgb(0x11, 0x11, 0x11);
@@ -421,6 +427,13 @@ pub fn mark(s: &mut Scene, kind: crate::model::MarkKind, x: i32, top: i32, botto
         Recv => {
             s.circle(x, mid + (bottom - mid) / 2, 3, palette::WHITE, true);
             s.circle(x, mid + (bottom - mid) / 2, 3, ink, false);
+        }
+        // A diamond the bar's height: ink, or for the lost one white in
+        // the deadlock's red.
+        Notify => s.polygon(vec![(x, top), (x + 5, mid), (x, bottom), (x - 5, mid)], ink),
+        LostNotify => {
+            s.polygon(vec![(x, top), (x + 6, mid), (x, bottom), (x - 6, mid)], palette::DEADLOCK);
+            s.polygon(vec![(x, top + 3), (x + 3, mid), (x, bottom - 3), (x - 3, mid)], palette::WHITE);
         }
     }
 }

@@ -100,10 +100,22 @@ pub enum MarkKind {
     PipeRead,
     Send,
     Recv,
+    /// The last notify of a monitor the deadlock's tasks wait on in
+    /// `wait()`, as the report names it: it woke a task.
+    Notify,
+    /// That notify, when it woke nobody: the lost one.
+    LostNotify,
 }
 
 impl MarkKind {
-    pub const ALL: [MarkKind; 4] = [MarkKind::PipeWrite, MarkKind::PipeRead, MarkKind::Send, MarkKind::Recv];
+    pub const ALL: [MarkKind; 6] = [
+        MarkKind::PipeWrite,
+        MarkKind::PipeRead,
+        MarkKind::Send,
+        MarkKind::Recv,
+        MarkKind::Notify,
+        MarkKind::LostNotify,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -111,11 +123,13 @@ impl MarkKind {
             MarkKind::PipeRead => "pipe read",
             MarkKind::Send => "channel send",
             MarkKind::Recv => "channel receive",
+            MarkKind::Notify => "last notify of a monitor waited on",
+            MarkKind::LostNotify => "last notify, lost (nobody waited)",
         }
     }
 }
 
-/// A mark: a pipe read or write, a channel send or receive.
+/// A mark: a pipe read or write, a channel send or receive, a report's last notify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
     pub pos: u64,
@@ -445,6 +459,20 @@ impl<'a> Model<'a> {
                     if let Some(r) = e.resource {
                         let kind = if e.kind == EventKind::Send { MarkKind::Send } else { MarkKind::Recv };
                         tasks[t].marks.push(Mark { pos, kind, resource: r, amount: e.amount.unwrap_or(0) });
+                    }
+                }
+                // Only the notify a deadlock report names as a monitor's last
+                // (a run's other notifies would crowd a long run's lanes).
+                EventKind::Notify | EventKind::NotifyAll => {
+                    let named = |r: u32| {
+                        let d = trace.deadlock.as_ref()?;
+                        let last = d.notifies.iter().find(|n| n.resource == r)?.last.as_ref()?;
+                        Some(last.step == e.step && last.task == e.task)
+                    };
+                    if let Some(r) = e.resource.filter(|&r| named(r) == Some(true)) {
+                        let amount = e.amount.unwrap_or(0);
+                        let kind = if amount == 0 { MarkKind::LostNotify } else { MarkKind::Notify };
+                        tasks[t].marks.push(Mark { pos, kind, resource: r, amount });
                     }
                 }
                 _ => {}

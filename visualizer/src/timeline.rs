@@ -372,6 +372,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 MarkKind::PipeRead => Swatch::Down,
                 MarkKind::Send => Swatch::Dot,
                 MarkKind::Recv => Swatch::Ring,
+                MarkKind::Notify => Swatch::Diamond,
+                MarkKind::LostNotify => Swatch::LostDiamond,
             };
             items.push((sw, k.name().into()));
         }

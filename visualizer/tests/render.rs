@@ -2178,3 +2178,56 @@ fn no_arrow_runs_through_a_label_of_the_deadlock_strip() {
         }
     }
 }
+
+#[test]
+fn the_timeline_marks_the_notify_a_report_names() {
+    use sim::sync::Monitor;
+    // A notify before the wait: the report's last notify woke nobody, and
+    // the notifier's lane has the lost mark at it, with its legend entry.
+    let lost = sim::Sim::new(0).record(true).run(|| async {
+        let ready = Monitor::new("ready");
+        sim::spawn("waiter", async move {
+            sim::time::sleep(1_000).await;
+            let g = ready.enter().await;
+            g.wait().await;
+            g.exit().await;
+        });
+        sim::spawn("notifier", async move {
+            let g = ready.enter().await;
+            g.notify();
+            g.exit().await;
+        });
+    });
+    let trace = *lost.trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let names = &trace.tasks;
+    let marks: Vec<(&str, visualizer::model::MarkKind)> = m
+        .tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(t, tt)| tt.marks.iter().map(move |mk| (names[t].name.as_str(), mk.kind)))
+        .collect();
+    assert_eq!(marks, vec![("notifier", visualizer::model::MarkKind::LostNotify)]);
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
+    assert!(texts.iter().any(|t| t == "last notify, lost (nobody waited)"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "last notify of a monitor waited on"), "{texts:?}");
+    // A notify that woke a waiter which then waited again: the plain mark.
+    let woke = sim::Sim::new(0).record(true).run(|| async {
+        let m = Monitor::new("m");
+        sim::spawn("W", async move {
+            let g = m.enter().await;
+            g.wait().await; // woken by main's notify, then waits again
+            g.wait().await;
+            g.exit().await;
+        });
+        sim::time::sleep(1_000).await;
+        let g = m.enter().await;
+        g.notify();
+        g.exit().await;
+    });
+    let trace = *woke.trace.unwrap();
+    let d = trace.deadlock.as_ref().expect("W waits for good");
+    assert_eq!(d.notifies[0].last.as_ref().map(|l| l.woke.clone()), Some(vec!["W".to_string()]));
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
+    assert!(texts.iter().any(|t| t == "last notify of a monitor waited on"), "{texts:?}");
+}
