@@ -440,6 +440,12 @@ fn write_task(
         if !verb.is_empty() {
             write!(f, ", {verb} {}", who.join(", "))?;
         }
+    } else if b.op == "wait" {
+        // Dead by itself: every task that may notify it (every live task,
+        // or the notifiers the model declared) is gone. With declarations,
+        // that holds only if the model declared every task that will
+        // notify, or spawn one that does.
+        write!(f, ", and no task left that may notify it")?;
     }
     writeln!(f)?;
     write_stack(f, &b.stack)?;

@@ -736,6 +736,35 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     }
     // Found within a few steps of forming, not at the step limit.
     assert!(first_steps.iter().all(|&s| s < 10), "{first_steps:?}");
+    // Its trace with the cycle's tasks moved behind it, their releasers
+    // emptied: only a wait() nobody may notify stands alone in a partial
+    // report, and a channel wait does not.
+    let run = Sim::new(0).record(true).max_steps(10_000).run(|| async {
+        sim::spawn_background("heartbeat", async {
+            loop {
+                sleep(1_000_000).await;
+            }
+        });
+        let ch: Chan<u32> = Chan::new("ch", 0);
+        ch.declare_receiver();
+        let c = ch.clone();
+        spawn("sender", async move {
+            c.declare_sender();
+            c.send(1).await;
+        })
+        .join()
+        .await;
+    });
+    let mut v: serde_json::Value = serde_json::from_str(&run.trace.unwrap().to_json()).unwrap();
+    let mut cycle = v["deadlock"]["cycle"].take();
+    for b in cycle.as_array_mut().unwrap() {
+        b["released_by"] = serde_json::json!([]);
+        b["released_by_ids"] = serde_json::json!([]);
+    }
+    v["deadlock"]["behind"] = cycle;
+    v["deadlock"]["cycle"] = serde_json::json!([]);
+    let e = sim::trace::Trace::parse(&v.to_string(), "t.json").unwrap_err().to_string();
+    assert!(e.contains("deadlock.cycle: empty, but deadlock.global is false"), "{e}");
 }
 
 #[test]

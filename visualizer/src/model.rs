@@ -354,7 +354,21 @@ impl<'a> Model<'a> {
             }
         };
 
-        for e in &trace.events {
+        // The events of the notifies a deadlock report names as its
+        // monitors' last: the last notify event on each (two in one step
+        // share its step and task).
+        let named_notifies: Vec<usize> = trace
+            .deadlock
+            .iter()
+            .flat_map(|d| &d.notifies)
+            .filter(|n| n.last.is_some())
+            .filter_map(|n| {
+                trace.events.iter().rposition(|e| {
+                    matches!(e.kind, EventKind::Notify | EventKind::NotifyAll) && e.resource == Some(n.resource)
+                })
+            })
+            .collect();
+        for (i, e) in trace.events.iter().enumerate() {
             let t = e.task as usize;
             let pos = e.step;
             let tt = &mut tasks[t];
@@ -464,12 +478,7 @@ impl<'a> Model<'a> {
                 // Only the notify a deadlock report names as a monitor's last
                 // (a run's other notifies would crowd a long run's lanes).
                 EventKind::Notify | EventKind::NotifyAll => {
-                    let named = |r: u32| {
-                        let d = trace.deadlock.as_ref()?;
-                        let last = d.notifies.iter().find(|n| n.resource == r)?.last.as_ref()?;
-                        Some(last.step == e.step && last.task == e.task)
-                    };
-                    if let Some(r) = e.resource.filter(|&r| named(r) == Some(true)) {
+                    if let Some(r) = e.resource.filter(|_| named_notifies.contains(&i)) {
                         let amount = e.amount.unwrap_or(0);
                         let kind = if amount == 0 { MarkKind::LostNotify } else { MarkKind::Notify };
                         tasks[t].marks.push(Mark { pos, kind, resource: r, amount });

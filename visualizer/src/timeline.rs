@@ -341,6 +341,25 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             format!("{} background {tasks} that finished in the window, holding no lock, {are} drawn low", g(low));
         y = layout::note_lines(&mut s, &what, xm.left, y, width - MARGIN - xm.left);
     }
+    // The notify a report names as a monitor's last explains the deadlock:
+    // where its mark is not drawn, a note says so.
+    for (t, tt) in m.tasks.iter().enumerate() {
+        for mk in tt.marks.iter().filter(|mk| matches!(mk.kind, MarkKind::Notify | MarkKind::LostNotify)) {
+            let lane_drawn = lanes.iter().any(|l| l.task as usize == t);
+            if lane_drawn && xm.shows_event(mk.pos) {
+                continue;
+            }
+            let why = if lane_drawn { "outside the window" } else { "on a lane not drawn" };
+            let lost = if mk.kind == MarkKind::LostNotify { ", lost: nobody waited" } else { "" };
+            let what = format!(
+                "The report's last notify of \"{}\" (step {}, by {}{lost}) is {why}",
+                m.resource_name(mk.resource),
+                g(mk.pos as usize),
+                m.task_name(t as u32)
+            );
+            y = layout::note_lines(&mut s, &what, xm.left, y, width - MARGIN - xm.left);
+        }
+    }
     let notes = last_step_notes(m, &shown, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 

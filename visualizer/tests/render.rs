@@ -2211,6 +2211,14 @@ fn the_timeline_marks_the_notify_a_report_names() {
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
     assert!(texts.iter().any(|t| t == "last notify, lost (nobody waited)"), "{texts:?}");
     assert!(!texts.iter().any(|t| t == "last notify of a monitor waited on"), "{texts:?}");
+    // Its lane left out: a note says where the mark went.
+    let opts = Options { tasks: vec!["waiter".to_string()], ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), opts.width);
+    assert!(
+        texts.iter().any(|t| t.starts_with("The report's last notify of \"ready\"")
+            && t.contains("lost: nobody waited) is on a lane not drawn")),
+        "{texts:?}"
+    );
     // A notify that woke a waiter which then waited again: the plain mark.
     let woke = sim::Sim::new(0).record(true).run(|| async {
         let m = Monitor::new("m");
@@ -2230,4 +2238,25 @@ fn the_timeline_marks_the_notify_a_report_names() {
     assert_eq!(d.notifies[0].last.as_ref().map(|l| l.woke.clone()), Some(vec!["W".to_string()]));
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::default().width);
     assert!(texts.iter().any(|t| t == "last notify of a monitor waited on"), "{texts:?}");
+    // Two notifies in one step (the first wakes W, the second nobody):
+    // only the last is the report's, and marked.
+    let twice = sim::Sim::new(0).record(true).run(|| async {
+        let m = Monitor::new("m");
+        sim::spawn("W", async move {
+            let g = m.enter().await;
+            g.wait().await;
+            g.wait().await;
+            g.exit().await;
+        });
+        sim::time::sleep(1_000).await;
+        let g = m.enter().await;
+        g.notify();
+        g.notify();
+        g.exit().await;
+    });
+    let trace = *twice.trace.unwrap();
+    let m = Model::new(&trace).unwrap();
+    let kinds: Vec<visualizer::model::MarkKind> =
+        m.tasks.iter().flat_map(|t| t.marks.iter().map(|mk| mk.kind)).collect();
+    assert_eq!(kinds, vec![visualizer::model::MarkKind::LostNotify]);
 }
