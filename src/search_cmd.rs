@@ -252,7 +252,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     };
     let bounded = match (a.preemptions, r.bound) {
         // Found by the random schedules a proof is checked against.
-        (Some(_), _) if r.missed_by_search.is_some() => match r.cross_check_bound {
+        (Some(_), _) if r.missed_by_search().is_some() => match r.cross_check.as_ref().and_then(|c| c.bound) {
             Some(k) => format!("{how}, within {}", count(k.into(), "preemption")),
             // A pass below the bound refused no branch: a proof of every schedule.
             None => how.to_string(),
@@ -332,7 +332,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     // to see: the bound asked for is proved.
     let proved_within = match (a.preemptions, r.bound) {
         // The proof the random schedules contradicted proved nothing.
-        _ if r.missed_by_search.is_some() => None,
+        _ if r.missed_by_search().is_some() => None,
         (Some(k), Some(_)) if r.exhausted => Some(k),
         // Cut short or failing within b: every schedule within b - 1 ran.
         (Some(_), Some(b)) if b > 0 => Some(b - 1),
@@ -361,16 +361,18 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 String::new()
             };
             // The proof of a reduced search is checked against random schedules (see `explore`).
-            let (seeds, within) = (r.cross_checked, r.cross_checked_within);
-            let checked = match r.cross_check_bound {
-                _ if seeds == 0 => String::new(),
-                Some(_) if within == 0 => {
-                    format!("; no random schedule of seeds 0..{seeds} is within the bound to check it against")
+            let checked = match &r.cross_check {
+                Some(c) if c.seeds == 0 => String::new(),
+                Some(c) if c.bound.is_some() && c.within == 0 => {
+                    format!("; no random schedule of seeds 0..{} is within the bound to check it against", c.seeds)
                 }
-                Some(_) => {
-                    format!("; the {} of seeds 0..{seeds} within the bound agree", count(within, "random schedule"))
-                }
-                None => format!("; {} agree", count(seeds, "random schedule")),
+                Some(c) if c.bound.is_some() => format!(
+                    "; the {} of seeds 0..{} within the bound agree",
+                    count(c.within, "random schedule"),
+                    c.seeds
+                ),
+                Some(c) => format!("; {} agree", count(c.seeds, "random schedule")),
+                None => String::new(),
             };
             format!(
                 "proved: {}, {scope} completes without deadlock, invariant violation or panic ({reduction}{pruned}){checked}",
@@ -415,7 +417,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         let warnings = crate::output::warnings_json(&warnings);
         println!(
             "{}",
-            json!({"verdict": verdict, "seed": r.missed_by_search, "schedules": r.executions, "cycle": cycle, "model": m.name(),
+            json!({"verdict": verdict, "seed": r.missed_by_search(), "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "strategy": "dfs", "message": message,
                    "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
                    "complete": r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()),
@@ -423,7 +425,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "preemption_bound": a.preemptions, "reduction": reduced,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
-                   "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search.is_none()),
+                   "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search().is_none()),
                    // Of `executions`, those of the search without a bound beside the passes,
                    // and the preemptions of a failure it found that the passes could not
                    // show to need the fewest (see `found_within`).
@@ -431,19 +433,19 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "unbounded_failure": r.unbounded_failure,
                    "schedule": schedule, "replay": replay,
                    // A random seed that failed after the search covered every schedule it saw.
-                   "missed_by_search": r.missed_by_search,
+                   "missed_by_search": r.missed_by_search(),
                    "warnings": warnings})
         );
         return written.map(|()| r.failure.is_some());
     }
     match &r.failure {
-        Some((run, _)) if r.missed_by_search.is_some() => {
+        Some((run, _)) if r.missed_by_search().is_some() => {
             println!(
                 "{label}: {} found by random seed {} ({}), after the search ({reduction}) covered every schedule \
                  it saw in {} without one\n",
                 run.outcome.verdict_text(),
                 run.seed,
-                count(r.missed_preemptions.into(), "preemption"),
+                count(r.cross_check.as_ref().and_then(|c| c.missed).map_or(0, |(_, p)| p).into(), "preemption"),
                 count(r.executions, "execution")
             );
             print!("{}", run.outcome);

@@ -139,10 +139,11 @@ pub struct HuntOptions<'a> {
 /// starts it at the task numbered lowest, and task numbers follow the order
 /// of spawns, which two tasks that spawn can take either way.
 pub fn signature(o: &Outcome) -> String {
+    // A task's part: its role, its wait, and the role of what it waits for.
+    let part = |b: &crate::outcome::BlockedTask| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for));
     match o {
         Outcome::Deadlock(d) if !d.cycle.is_empty() => {
-            let mut parts: Vec<String> =
-                d.cycle.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
+            let mut parts: Vec<String> = d.cycle.iter().map(part).collect();
             let first = (0..parts.len())
                 .min_by(|&i, &j| parts[i..].iter().chain(&parts[..i]).cmp(parts[j..].iter().chain(&parts[..j])))
                 .unwrap_or(0);
@@ -153,8 +154,7 @@ pub fn signature(o: &Outcome) -> String {
         // sorted (which of two producers is still waiting at the end, or
         // whether both are, is chance, not another failure).
         Outcome::Deadlock(d) => {
-            let mut parts: Vec<String> =
-                d.behind.iter().map(|b| format!("{} {} {}", role(&b.name), b.op, role(&b.waits_for))).collect();
+            let mut parts: Vec<String> = d.behind.iter().map(part).collect();
             parts.sort();
             parts.dedup();
             let what = if d.global { "every task is blocked" } else { "blocked for good" };

@@ -292,6 +292,16 @@ impl Deadlock {
         format!("{head}, which woke {}", woke.join(", "))
     }
 
+    /// The monitors the report's tasks wait on in `wait()`, ascending, each
+    /// once: the ones [`Deadlock::notifies`] gives the last notify of.
+    pub fn monitors_waited_in(&self) -> Vec<u32> {
+        let mut monitors: Vec<u32> =
+            self.cycle.iter().chain(&self.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
+        monitors.sort_unstable();
+        monitors.dedup();
+        monitors
+    }
+
     /// One line: who is in the cycle and what they wait for.
     pub fn summary(&self) -> String {
         let scope = if self.global { "global" } else { "partial" };

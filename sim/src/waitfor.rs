@@ -423,12 +423,8 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
 /// The last notify of each monitor a task of report `d` waits on in
 /// `wait()`, in resource order.
 fn notifies(s: &State, d: &Deadlock) -> Vec<LastNotify> {
-    let mut monitors: Vec<u32> =
-        d.cycle.iter().chain(&d.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
-    monitors.sort_unstable();
-    monitors.dedup();
     let name = |t: TaskId| s.tasks[t as usize].name.to_string();
-    monitors
+    d.monitors_waited_in()
         .into_iter()
         .map(|r| {
             let res = &s.resources[r as usize];

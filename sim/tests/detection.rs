@@ -487,27 +487,41 @@ fn the_report_reads_like_a_thread_dump() {
     assert!(text.contains("    - locked mutex \"A\" at Worker.run (worker.go:10)"), "{text}");
 }
 
+/// How [`one_slot_buffer`] runs.
+#[derive(Clone, Copy, Default)]
+struct Buffer {
+    /// notifyAll() instead of notify().
+    notify_all: bool,
+    /// main joins the four tasks.
+    join: bool,
+    /// A background heartbeat runs on beside them.
+    heartbeat: bool,
+    /// The four declare themselves the monitor's notifiers.
+    declare: bool,
+}
+
 /// Java's classic bounded buffer of one slot, two producers and two
 /// consumers of `items` each, waiting in `while` loops on one monitor; with
 /// `notify()` (not `notifyAll()`) a notify can wake a task of the same side,
 /// which waits again, until every task waits.
-fn one_slot_buffer(seed: u64, notify_all: bool, items: u32) -> sim::Run {
-    one_slot_buffer_joined(seed, notify_all, items, false)
-}
-
-/// [`one_slot_buffer`], with main joining the four tasks when `join`.
-fn one_slot_buffer_joined(seed: u64, notify_all: bool, items: u32, join: bool) -> sim::Run {
+fn one_slot_buffer(sim: Sim, b: Buffer, items: u32) -> sim::Run {
     use sim::sync::Monitor;
     use std::cell::Cell;
     use std::rc::Rc;
-    Sim::new(seed).record(true).run(move || async move {
+    sim.run(move || async move {
+        if b.heartbeat {
+            spawn_heartbeat();
+        }
         let mon = Monitor::new("buffer");
         let slot: Rc<Cell<Option<u32>>> = Rc::new(Cell::new(None));
-        let wake = move |g: &sim::sync::MonitorGuard| if notify_all { g.notify_all() } else { g.notify() };
+        let wake = move |g: &sim::sync::MonitorGuard| if b.notify_all { g.notify_all() } else { g.notify() };
         let mut handles = Vec::new();
         for p in ["producer-1", "producer-2"] {
             let slot = slot.clone();
             handles.push(spawn(p, async move {
+                if b.declare {
+                    mon.declare_notifier();
+                }
                 let _f = sim::frame("Buffer.put");
                 for i in 0..items {
                     let g = mon.enter().await;
@@ -525,6 +539,9 @@ fn one_slot_buffer_joined(seed: u64, notify_all: bool, items: u32, join: bool) -
         for c in ["consumer-1", "consumer-2"] {
             let slot = slot.clone();
             handles.push(spawn(c, async move {
+                if b.declare {
+                    mon.declare_notifier();
+                }
                 let _f = sim::frame("Buffer.take");
                 for _ in 0..items {
                     let g = mon.enter().await;
@@ -539,12 +556,22 @@ fn one_slot_buffer_joined(seed: u64, notify_all: bool, items: u32, join: bool) -
                 }
             }));
         }
-        if join {
+        if b.join {
             for h in handles {
                 h.join().await;
             }
         }
     })
+}
+
+/// A background task that sleeps forever, a second at a time: one that
+/// runs on beside a deadlock and could, as far as deadsim knows, release it.
+fn spawn_heartbeat() {
+    sim::spawn_background("heartbeat", async {
+        loop {
+            sleep(1_000_000).await;
+        }
+    });
 }
 
 #[test]
@@ -555,7 +582,7 @@ fn a_deadlock_in_wait_names_the_monitors_last_notify() {
     let mut deadlocks = 0;
     let mut signatures = std::collections::BTreeSet::new();
     for seed in 0..300 {
-        let run = one_slot_buffer(seed, false, 3);
+        let run = one_slot_buffer(Sim::new(seed).record(true), Buffer::default(), 3);
         let Some(d) = run.outcome.deadlock() else { continue };
         deadlocks += 1;
         let waiting: Vec<&str> = d.cycle.iter().chain(&d.behind).map(|b| b.op.as_str()).collect();
@@ -604,7 +631,7 @@ fn a_deadlock_in_wait_names_the_monitors_last_notify() {
     // more than the waiters' own), main listed with them.
     let mut joined = 0;
     for seed in 0..300 {
-        let run = one_slot_buffer_joined(seed, false, 3, true);
+        let run = one_slot_buffer(Sim::new(seed).record(true), Buffer { join: true, ..Buffer::default() }, 3);
         let Some(d) = run.outcome.deadlock() else { continue };
         joined += 1;
         assert!(d.cycle.is_empty(), "seed {seed}: {d}");
@@ -613,7 +640,7 @@ fn a_deadlock_in_wait_names_the_monitors_last_notify() {
     assert!(joined > 10, "{joined}");
     // notifyAll() wakes both sides: no schedule deadlocks.
     for seed in 0..300 {
-        let run = one_slot_buffer(seed, true, 3);
+        let run = one_slot_buffer(Sim::new(seed).record(true), Buffer { notify_all: true, ..Buffer::default() }, 3);
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }
 }
@@ -713,11 +740,7 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     let mut first_steps = std::collections::BTreeSet::new();
     for seed in 0..300 {
         let run = Sim::new(seed).max_steps(10_000).run(|| async {
-            sim::spawn_background("heartbeat", async {
-                loop {
-                    sleep(1_000_000).await;
-                }
-            });
+            spawn_heartbeat();
             let ch: Chan<u32> = Chan::new("ch", 0);
             ch.declare_receiver();
             let c = ch.clone();
@@ -740,11 +763,7 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     // emptied: only a wait() nobody may notify stands alone in a partial
     // report, and a channel wait does not.
     let run = Sim::new(0).record(true).max_steps(10_000).run(|| async {
-        sim::spawn_background("heartbeat", async {
-            loop {
-                sleep(1_000_000).await;
-            }
-        });
+        spawn_heartbeat();
         let ch: Chan<u32> = Chan::new("ch", 0);
         ch.declare_receiver();
         let c = ch.clone();
@@ -775,11 +794,7 @@ fn a_run_stopped_at_its_step_limit_lists_the_tasks_blocked_there() {
     // says who is blocked there, and on what.
     use sim::sync::Monitor;
     let run = Sim::new(0).max_steps(2_000).run(|| async {
-        sim::spawn_background("heartbeat", async {
-            loop {
-                sleep(1_000_000).await;
-            }
-        });
+        spawn_heartbeat();
         let ready = Monitor::new("ready");
         let g = ready.enter().await;
         g.notify();
@@ -844,46 +859,14 @@ fn a_send_with_a_timeout_case_is_no_deadlock_and_without_one_is() {
 #[test]
 fn declared_notifiers_let_a_wait_deadlock_be_found_beside_a_task_that_runs_on() {
     use sim::sync::Monitor;
-    use std::cell::Cell;
-    use std::rc::Rc;
     // The one-slot buffer with notify() (not notifyAll), beside a
     // heartbeat: any live task may notify, so without declarations every
     // task in wait() waits on the heartbeat too, and the run ends at the
     // step limit. With the four declared as the buffer's notifiers, the
     // deadlock is found as it forms, the heartbeat still running.
     let model = |seed: u64, declare: bool, notify_all: bool| {
-        Sim::new(seed).max_steps(3_000).run(move || async move {
-            sim::spawn_background("heartbeat", async {
-                loop {
-                    sleep(1_000_000).await;
-                }
-            });
-            let mon = Monitor::new("buffer");
-            let slot: Rc<Cell<Option<u32>>> = Rc::new(Cell::new(None));
-            for (name, put) in
-                [("producer-1", true), ("producer-2", true), ("consumer-1", false), ("consumer-2", false)]
-            {
-                let slot = slot.clone();
-                spawn(name, async move {
-                    if declare {
-                        mon.declare_notifier();
-                    }
-                    for i in 0..3 {
-                        let g = mon.enter().await;
-                        while slot.get().is_some() == put {
-                            g.wait().await;
-                        }
-                        slot.set(if put { Some(i) } else { None });
-                        if notify_all {
-                            g.notify_all();
-                        } else {
-                            g.notify();
-                        }
-                        g.exit().await;
-                    }
-                });
-            }
-        })
+        let b = Buffer { notify_all, heartbeat: true, declare, ..Buffer::default() };
+        one_slot_buffer(Sim::new(seed).max_steps(3_000), b, 3)
     };
     let (mut found, mut limits) = (0, 0);
     for seed in 0..300 {
@@ -913,11 +896,7 @@ fn declared_notifiers_let_a_wait_deadlock_be_found_beside_a_task_that_runs_on() 
     // heartbeat still running, with no cycle: the waiter is dead by itself.
     for seed in 0..50 {
         let run = Sim::new(seed).record(true).max_steps(3_000).run(|| async {
-            sim::spawn_background("heartbeat", async {
-                loop {
-                    sleep(1_000_000).await;
-                }
-            });
+            spawn_heartbeat();
             let ready = Monitor::new("ready");
             let notifier = spawn("notifier", async move {
                 ready.declare_notifier();

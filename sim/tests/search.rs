@@ -964,13 +964,13 @@ fn a_proof_is_checked_against_random_schedules() {
     let r = explore(&racy_flag(true), &ExploreConfig::default());
     let (run, _) = r.failure.as_ref().expect("the search finds it");
     assert_eq!(run.outcome.verdict(), "deadlock");
-    assert_eq!(r.missed_by_search, None);
+    assert_eq!(r.missed_by_search(), None);
     // Undeclared, the reduction takes the read for independent of the
     // producer's steps and covers "every" schedule without a failure; a
     // random seed fails, and the result says the search missed it.
     let m = racy_flag(false);
     let r = explore(&m, &ExploreConfig::default());
-    let seed = r.missed_by_search.expect("a random seed contradicts the proof");
+    let seed = r.missed_by_search().expect("a random seed contradicts the proof");
     assert!(!r.exhausted);
     let (run, choices) = r.failure.as_ref().expect("that seed's run is the failure");
     assert_eq!((run.seed, run.outcome.verdict()), (seed, "deadlock"));
@@ -982,22 +982,25 @@ fn a_proof_is_checked_against_random_schedules() {
     // pass refusing no branch), counting only random schedules within it.
     for k in [0, 1, 2, 6] {
         let r = explore(&m, &ExploreConfig { preemption_bound: Some(k), ..ExploreConfig::default() });
-        assert!(r.missed_by_search.is_some() && !r.exhausted, "--preemptions {k}: {r:?}");
+        assert!(r.missed_by_search().is_some() && !r.exhausted, "--preemptions {k}: {r:?}");
         // Counted against the bound only where the proof was of that bound
         // (a pass below it that refused no branch proves every schedule).
-        assert!(r.cross_check_bound.is_none_or(|b| r.missed_preemptions <= b), "--preemptions {k}: {r:?}");
+        let c = r.cross_check.as_ref().unwrap();
+        assert!(c.bound.is_none_or(|b| c.missed.is_some_and(|(_, p)| p <= b)), "--preemptions {k}: {r:?}");
     }
     // A bounded proof counts only the random schedules within its bound:
     // abba --fixed has none within 0 preemptions.
     let fixed = model("abba", &[("fixed", "true")]);
     let r = explore(&fixed, &ExploreConfig { preemption_bound: Some(0), ..ExploreConfig::default() });
     assert!(r.exhausted && r.failure.is_none(), "{r:?}");
-    assert_eq!((r.cross_check_bound, r.cross_checked, r.cross_checked_within), (Some(0), 256, 0));
+    let c = r.cross_check.unwrap();
+    assert_eq!((c.bound, c.seeds, c.within, c.missed), (Some(0), 256, 0, None));
     // A proof that holds: checked against every seed of the check.
     let r = explore(&model("abba", &[("fixed", "true")]), &ExploreConfig::default());
     assert!(r.exhausted && r.failure.is_none());
-    assert_eq!(r.cross_checked, sim::scheduler::CROSS_CHECK_SEEDS);
+    let n = sim::scheduler::CROSS_CHECK_SEEDS;
+    assert_eq!(r.cross_check.map(|c| (c.seeds, c.within)), Some((n, n)));
     // Plain DFS, which trusts no declaration, finds it by itself.
     let r = explore(&m, &ExploreConfig { reduction: false, ..ExploreConfig::default() });
-    assert!(r.failure.is_some() && r.missed_by_search.is_none());
+    assert!(r.failure.is_some() && r.missed_by_search().is_none());
 }

@@ -728,17 +728,18 @@ impl State {
             // parked, not deadlocked (as at any other end of a run).
             return;
         }
+        // With every task started, none of these waits is undecided again:
+        // nothing is pushed onto the list while it is taken.
         let mut undecided = std::mem::take(&mut self.scratch.undecided);
         for &t in &undecided {
             if self.failure.is_some() {
                 break;
             }
             if matches!(self.tasks[t as usize].status, Status::Blocked(_)) {
-                if let Verdict::Dead(d) = crate::waitfor::detect_from(self, t) {
-                    self.failure = Some(Outcome::Deadlock(d));
-                }
+                self.detect_at_block(t);
             }
         }
+        debug_assert!(self.scratch.undecided.is_empty(), "a wait undecided with every task started");
         undecided.clear();
         self.scratch.undecided = undecided;
     }

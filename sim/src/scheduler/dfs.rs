@@ -135,25 +135,37 @@ pub struct ExploreResult {
     /// With a bound and reduction: how many of [`ExploreResult::executions`]
     /// the search without a bound ran (the rest are the passes').
     pub unbounded_executions: u64,
-    /// Set when the reduced search covered every schedule it saw without a
-    /// failure, yet a random schedule of this seed fails (see [`explore`]):
-    /// the search did not see what two steps share (a racy read or write
-    /// not declared with [`crate::access`]), so it proved nothing.
-    /// [`ExploreResult::failure`] is then that seed's run, and
-    /// [`ExploreResult::exhausted`] false.
-    pub missed_by_search: Option<u64>,
-    /// How many random seeds (from 0) a proof was checked against: up to
-    /// [`CROSS_CHECK_SEEDS`], fewer if the stop flag cut the check short,
-    /// 0 where there was no proof to check.
-    pub cross_checked: u64,
-    /// Of [`ExploreResult::cross_checked`], the seeds whose schedules count:
-    /// those within [`ExploreResult::cross_check_bound`] (all without one).
-    pub cross_checked_within: u64,
+    /// The check of a proof against random schedules (see [`explore`]);
+    /// none where there was no proof to check.
+    pub cross_check: Option<CrossCheck>,
+}
+
+/// How [`explore`] checked a proof against random seeds `0..`[`CROSS_CHECK_SEEDS`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrossCheck {
+    /// Seeds run (from 0): all of them, fewer if the stop flag cut the
+    /// check short or a seed failed.
+    pub seeds: u64,
+    /// Of those, the seeds whose schedules count: those within `bound`
+    /// (all without one).
+    pub within: u64,
     /// The preemptions a random schedule may have to count against a proof
     /// within a bound; none where the proof is of every schedule.
-    pub cross_check_bound: Option<u32>,
-    /// The preemptions of the schedule of [`ExploreResult::missed_by_search`].
-    pub missed_preemptions: u32,
+    pub bound: Option<u32>,
+    /// A seed whose schedule fails though the reduced search covered every
+    /// schedule it saw without a failure, with its preemptions: the search
+    /// did not see what two steps share (a racy read or write not declared
+    /// with [`crate::access`]), so it proved nothing.
+    /// [`ExploreResult::failure`] is then that seed's run, and
+    /// [`ExploreResult::exhausted`] false.
+    pub missed: Option<(u64, u32)>,
+}
+
+impl ExploreResult {
+    /// The seed of [`CrossCheck::missed`], if the check contradicted the proof.
+    pub fn missed_by_search(&self) -> Option<u64> {
+        self.cross_check.as_ref()?.missed.map(|(seed, _)| seed)
+    }
 }
 
 impl ExploreResult {
@@ -192,11 +204,7 @@ impl ExploreResult {
             unbounded_covered: false,
             unbounded_failure: None,
             unbounded_executions: 0,
-            missed_by_search: None,
-            cross_checked: 0,
-            cross_checked_within: 0,
-            cross_check_bound: None,
-            missed_preemptions: 0,
+            cross_check: None,
         }
     }
 }
@@ -713,7 +721,7 @@ fn next_branch(s: &mut Search) -> bool {
 /// within the bound): the reduction trusts the model to declare what its
 /// steps share, and a model that shares state it does not declare (with
 /// [`crate::access`]) would otherwise be "proved" (see
-/// [`ExploreResult::missed_by_search`]).
+/// [`CrossCheck::missed`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
     let mut r = search(model, cfg);
     if cfg.cross_check
@@ -767,33 +775,32 @@ impl Strategy for CountingRandom {
 /// preemptions at most); the first that fails within what was proved
 /// contradicts the proof and becomes the result's failure.
 fn cross_check(model: &Configured, cfg: &ExploreConfig, r: &mut ExploreResult, within: Option<u32>) {
-    r.cross_check_bound = within;
     let run = |seed: u64, record: bool| {
         let preemptions = std::rc::Rc::new(std::cell::Cell::new(0));
         let strategy = CountingRandom { inner: super::RandomStrategy::new(seed), preemptions: preemptions.clone() };
         let run = model.run_with(Sim::new(seed).record(record).max_steps(cfg.max_steps).strategy(Box::new(strategy)));
         (run, preemptions.get())
     };
+    let check = r.cross_check.insert(CrossCheck { bound: within, ..CrossCheck::default() });
     for seed in 0..CROSS_CHECK_SEEDS {
         if cfg.stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
             return;
         }
-        r.cross_checked = seed + 1;
+        check.seeds = seed + 1;
         let (quick, preemptions) = run(seed, false);
         if within.is_some_and(|k| preemptions > k) {
             continue;
         }
-        r.cross_checked_within += 1;
+        check.within += 1;
         if !quick.outcome.is_failure() {
             continue;
         }
+        check.missed = Some((seed, preemptions));
         let (recorded, _) = run(seed, true);
         let replay = recorded.trace.as_ref().map(|t| t.meta.replay.clone()).unwrap_or_default();
         let choices = super::Schedule::parse(&replay).map(|s| s.choices).unwrap_or_default();
         r.failure = Some((recorded, choices));
         r.exhausted = false;
-        r.missed_by_search = Some(seed);
-        r.missed_preemptions = preemptions;
         return;
     }
 }

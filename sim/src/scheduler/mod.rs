@@ -26,7 +26,7 @@ mod shrink;
 mod touches;
 mod vclock;
 
-pub use dfs::{explore, ExploreConfig, ExploreResult, CROSS_CHECK_SEEDS};
+pub use dfs::{explore, CrossCheck, ExploreConfig, ExploreResult, CROSS_CHECK_SEEDS};
 pub use footprint::{Footprint, ResSet};
 pub use pct::PctStrategy;
 pub use random::RandomStrategy;

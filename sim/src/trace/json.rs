@@ -425,10 +425,7 @@ impl Trace {
         use super::EventKind::{Notify, NotifyAll, Wake};
         // A trace written before deadsim kept them has none: read as it was.
         let Some(d) = self.deadlock.as_ref().filter(|d| !d.notifies.is_empty()) else { return Ok(()) };
-        let mut want: Vec<u32> =
-            d.cycle.iter().chain(&d.behind).filter(|b| b.op == "wait").filter_map(|b| b.resource).collect();
-        want.sort_unstable();
-        want.dedup();
+        let want = d.monitors_waited_in();
         let have: Vec<u32> = d.notifies.iter().map(|n| n.resource).collect();
         if have != want {
             return Err(format!(
