@@ -234,9 +234,17 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         return Err(UsageError(format!("{}: {e}; exhaustive search needs a deterministic model", m.name())));
     }
     let label = model_label(m, cfg);
-    let reduced = !a.no_reduction;
+    // A model that sleeps or reads the clock is explored without reduction.
+    let reduced = !a.no_reduction && !r.timed;
+    const TIMED: &str = "no reduction (the model sleeps or reads the virtual clock, which every step moves)";
     // Within a bound, the reduction is bounded (no sleep sets; see `sim::scheduler::explore`).
-    let how = if reduced { "partial-order reduction" } else { "plain DFS" };
+    let how = match (reduced, r.timed) {
+        (true, _) => "partial-order reduction",
+        (false, true) => {
+            "plain DFS (no reduction: the model sleeps or reads the virtual clock, which every step moves)"
+        }
+        (false, false) => "plain DFS",
+    };
     // What ended a search before it was done.
     let stopped = match (r.stopped_early, interrupted) {
         (true, true) => "it was interrupted".to_string(),
@@ -318,6 +326,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         bounded.as_str()
     } else if a.no_reduction {
         "no reduction"
+    } else if r.timed {
+        TIMED
     } else {
         "partial-order reduction"
     };
@@ -398,8 +408,14 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 ),
                 _ => (scope, String::new()),
             };
+            let unreduced = if r.timed {
+                "; the model sleeps or reads the virtual clock, which every step moves, so the search ran \
+                 without reduction"
+            } else {
+                ""
+            };
             format!(
-                "no failure in {}, but {stopped} before {scope} was covered{covered}",
+                "no failure in {}, but {stopped} before {scope} was covered{covered}{unreduced}",
                 count(r.executions, "execution")
             )
         }
@@ -423,6 +439,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "complete": r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()),
                    // The bound asked for (`preemptions` in shrink's JSON counts a schedule's own).
                    "preemption_bound": a.preemptions, "reduction": reduced,
+                   // Reduction asked for, and off: the model uses virtual time.
+                   "timed": r.timed,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search().is_none()),

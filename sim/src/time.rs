@@ -23,7 +23,10 @@ use crate::trace::EventKind;
 
 /// The virtual time in nanoseconds.
 pub fn now() -> u64 {
-    rt::with(|s| s.clock)
+    rt::with(|s| {
+        s.timed_step();
+        s.clock
+    })
 }
 
 /// Go's `time.After(d)`: a channel that receives one value `ns` virtual
@@ -87,6 +90,7 @@ impl Future for Sleep {
                 let (ns, until) = (self.ns, self.until);
                 rt::with(|s| {
                     let t = s.current;
+                    s.timed_step();
                     let at = until.map_or(s.clock + ns, |u| u.max(s.clock));
                     s.record(t, EventKind::Sleep, None, Some(at - s.clock), None, None, None);
                     s.timer_seq += 1;

@@ -695,8 +695,13 @@ fn bounded_reduction_finds_every_failure_bounded_brute_force_finds() {
             let first = |reduction| explore(&m, &cfg(reduction, Some(k), 2_000_000)).bound;
             assert_eq!(first(true), first(false), "{} within {k}: the lowest failing bound", m.model);
             if m.model == "pairs" && k > 0 {
-                // Two independent pairs: interleaving them is what is saved.
-                assert!(10 * n_reduced < n_brute, "within {k}: {n_reduced} reduced vs {n_brute} brute-force");
+                // Two independent pairs: interleaving them is what is saved
+                // (276, 1,792 and 7,652 brute-force executions within 1 to 3;
+                // 38, 302 and 1,540 reduced). Every distinct failure costs:
+                // a deadlock of one pair ends the run with the other pair's
+                // tasks still able to run, and each is tried before it, in
+                // case it would fail first (22, 62 and 124 before that).
+                assert!(4 * n_reduced < n_brute, "within {k}: {n_reduced} reduced vs {n_brute} brute-force");
             }
         }
     }

@@ -343,6 +343,7 @@ impl Execution {
                 fp.resources.clear();
                 fp.reads.clear();
                 fp.data_choice = false;
+                fp.timed = false;
             }
         };
         let s = unsafe { &mut *sp };

@@ -1124,6 +1124,8 @@ impl State {
             (_, Dir::Send) => ("pipe", "writes to"),
             (_, Dir::Recv) => ("pipe", "reads from"),
         };
+        self.touch(r);
+        let res = &self.resources[r as usize];
         panic!(
             "sim: task {t} (\"{}\") {end} {kind} \"{}\", whose holders of that end were declared without it: \
              declare every task that uses or closes the end, or hands it to a task it spawns later, \
@@ -1156,6 +1158,7 @@ impl State {
     #[inline]
     pub fn check_notifier(&mut self, r: ResId, t: TaskId) {
         if self.declares_notifiers(r) && !self.notifiers.contains(&(r, t)) {
+            self.touch(r);
             panic!(
                 "sim: task {t} (\"{}\") notifies monitor \"{}\", whose notifiers were declared without it: \
                  declare every task that notifies it, or spawns a task that will, when it starts \
@@ -1226,6 +1229,14 @@ impl State {
     }
 
     #[cold]
+    /// For partial-order reduction: the current step set a timer or read
+    /// the clock (see [`crate::scheduler::Footprint::timed`]).
+    pub fn timed_step(&mut self) {
+        if let Some(fp) = self.footprint.as_mut() {
+            fp.timed = true;
+        }
+    }
+
     fn touch_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
             fp.resources.insert(r);

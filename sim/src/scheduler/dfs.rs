@@ -138,6 +138,9 @@ pub struct ExploreResult {
     /// The check of a proof against random schedules (see [`explore`]);
     /// none where there was no proof to check.
     pub cross_check: Option<CrossCheck>,
+    /// True if reduction was asked for but the model sets timers or reads
+    /// the virtual clock, so the exploration ran without it (see [`explore`]).
+    pub timed: bool,
 }
 
 /// How [`explore`] checked a proof against random seeds `0..`[`CROSS_CHECK_SEEDS`].
@@ -205,6 +208,7 @@ impl ExploreResult {
             unbounded_failure: None,
             unbounded_executions: 0,
             cross_check: None,
+            timed: false,
         }
     }
 }
@@ -371,6 +375,30 @@ impl Search {
         } else {
             // A higher bound has more to see.
             self.cut = true;
+        }
+    }
+
+    /// After an execution: its last step ended the run (a failure, the
+    /// last foreground task finishing, the step limit) while other tasks
+    /// could still have run, so it disabled them all. Ending the run makes
+    /// that step dependent on every task enabled beside it, whose next steps
+    /// the run never saw: each is a branch where the step was taken (one
+    /// that closes a channel before another's send panics on it, a
+    /// background task that fails before main ends).
+    fn ended_with_others_enabled(&mut self) {
+        let Some(k) = self.steps.len().checked_sub(1) else { return };
+        let node = self.steps[k].node;
+        let Node::Task { enabled, chosen, .. } = &self.nodes[node] else { return };
+        if enabled.len() < 2 {
+            return;
+        }
+        let chosen = *chosen;
+        for i in 0..enabled.len() {
+            let Node::Task { enabled, .. } = &self.nodes[node] else { unreachable!() };
+            let Some(u) = enabled.iter().nth(i) else { break };
+            if u != chosen {
+                self.add_backtrack(k, u);
+            }
         }
     }
 
@@ -576,6 +604,11 @@ impl Strategy for DfsStrategy {
 
     fn step_done(&mut self, task: TaskId, footprint: &Footprint) {
         let mut s = self.0.borrow_mut();
+        if footprint.timed {
+            // The reduction cannot order this step (see `explore`): stop here.
+            TIMED.set(true);
+            s.halt = Some(Halt::Pruned);
+        }
         // The node of this step: the last task node before pos.
         let node = (0..s.pos).rev().find(|&j| matches!(s.nodes[j], Node::Task { .. })).expect("a step has a node");
         // The steps taken at a node, and the last step's footprint, are
@@ -722,8 +755,29 @@ fn next_branch(s: &mut Search) -> bool {
 /// steps share, and a model that shares state it does not declare (with
 /// [`crate::access`]) would otherwise be "proved" (see
 /// [`CrossCheck::missed`]).
+///
+/// A model that sleeps or reads the virtual clock ([`crate::time`]) is
+/// explored without reduction: each step moves the clock by the same amount
+/// whichever task takes it, so where a sleeper wakes depends on how many
+/// steps came before, not on what they touched, and no footprint can say
+/// which steps that makes dependent. The reduced search stops at the first
+/// such step, and the exploration runs again without it
+/// ([`ExploreResult::timed`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
+    TIMED.set(false);
     let mut r = search(model, cfg);
+    if TIMED.replace(false) {
+        // A step of a reduced search set a timer or read the clock, and the
+        // search stopped there. Every step moves the virtual clock, so when
+        // a sleeper wakes, and what `now` says, depend on how many steps of
+        // any task came first: steps the reduction takes for independent can
+        // decide whether a sleeper runs before a step it races with (a
+        // close that comes before a send only when other steps delay the
+        // send until the closer's sleep is over). Only every order is sure.
+        r = search(model, &ExploreConfig { reduction: false, ..cfg.clone() });
+        r.timed = true;
+        return r;
+    }
     if cfg.cross_check
         && cfg.reduction
         && r.exhausted
@@ -741,6 +795,13 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         cross_check(model, cfg, &mut r, within);
     }
     r
+}
+
+thread_local! {
+    /// Set when a reduced search meets a step that set a timer or read the
+    /// clock: every pass and search of the exploration stops, and [`explore`]
+    /// starts again without reduction.
+    static TIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Random schedules a proof by [`explore`] is checked against.
@@ -1110,6 +1171,11 @@ impl<'m> Pass<'m> {
                 || (time_budget.is_some_and(|b| started.elapsed() >= b) && (executions > 0 || !first))
         };
         let result = &mut self.result;
+        if TIMED.get() {
+            result.stopped_early = true;
+            self.over = true;
+            return;
+        }
         let ran_before = result.executions;
         while !self.over && result.executions < until.max(1) {
             // Checked before each execution, so a budget spent already (a
@@ -1132,6 +1198,12 @@ impl<'m> Pass<'m> {
                 .model
                 .run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(self.search.clone()))));
             result.executions += 1;
+            if TIMED.get() {
+                // `explore` starts again without reduction: nothing here counts.
+                result.stopped_early = true;
+                self.over = true;
+                return;
+            }
             if !run.lock_order.is_empty() {
                 result.lock_order.merge(&run.lock_order);
             }
@@ -1183,6 +1255,9 @@ impl<'m> Pass<'m> {
                 result.failure = Some((recorded, choices));
                 self.over = true;
                 return;
+            }
+            if s.reduction() && !matches!(run.outcome, crate::Outcome::Stopped { .. }) {
+                s.ended_with_others_enabled();
             }
             // Nodes past the end of this run (a shorter run after a branch) are stale.
             let used = s.pos;

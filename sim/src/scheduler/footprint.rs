@@ -24,6 +24,11 @@ pub struct Footprint {
     /// resource busy and blocked. Two such looks do not conflict.
     pub reads: ResSet,
     pub data_choice: bool,
+    /// The step set a timer or read the virtual clock. Every step moves the
+    /// clock, so such a step depends on how many steps of any task came
+    /// before it, which no footprint says: a reduced search that sees one
+    /// is redone without reduction (see [`crate::scheduler::explore`]).
+    pub timed: bool,
 }
 
 impl Footprint {

@@ -221,6 +221,8 @@ impl<T: 'static> Chan<T> {
         let mut st = self.inner.st.borrow_mut();
         if st.closed {
             drop(st);
+            // The failing step saw the close: a search must order it with it.
+            s.touch(id);
             panic!("send on closed channel");
         }
         if let Some(i) = st.first_receiver(s) {
@@ -284,6 +286,7 @@ impl<T: 'static> Chan<T> {
                 if parked {
                     let g = s.take_grant().expect("a parked sender resumes only when granted");
                     if g & CLOSED != 0 {
+                        s.touch(self.inner.id);
                         panic!("send on closed channel");
                     }
                     return Poll::Ready(());
@@ -334,6 +337,7 @@ impl<T: 'static> Chan<T> {
                 let mut st = self.inner.st.borrow_mut();
                 if st.closed {
                     drop(st);
+                    s.touch(id);
                     panic!("close of closed channel");
                 }
                 st.closed = true;
@@ -441,8 +445,9 @@ impl<T: 'static> SelectCase for SendCase<T> {
         let v = self.value.take().expect("a send case parks its value once");
         self.chan.park_send(s, case, v);
     }
-    fn finish_granted(&mut self, _s: &mut State, grant: u32) {
+    fn finish_granted(&mut self, s: &mut State, grant: u32) {
         if grant & CLOSED != 0 {
+            s.touch(self.chan.id());
             panic!("send on closed channel");
         }
         self.sent = true;

@@ -212,6 +212,7 @@ fn release(s: &mut State, id: ResId) {
     let me = s.current;
     let (owner, count, _) = st(s, id);
     if !matches!(owner, Some(h) if h.task == me) {
+        s.touch(id);
         panic!("IllegalMonitorStateException: monitor exit by a task that does not own it");
     }
     *count -= 1;
@@ -269,6 +270,7 @@ impl Drop for Exit {
 fn check_owner(s: &mut State, id: ResId, what: &str) {
     let me = s.current;
     if !matches!(st(s, id).0, Some(h) if h.task == me) {
+        s.touch(id);
         panic!("IllegalMonitorStateException: {what} by a task that does not own the monitor");
     }
 }

@@ -105,7 +105,10 @@ fn lock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
 #[inline(always)]
 fn release(s: &mut State, id: ResId) {
     let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
-    let Some(h) = holder.take() else { panic!("sync: unlock of unlocked mutex") };
+    let Some(h) = holder.take() else {
+        s.touch(id);
+        panic!("sync: unlock of unlocked mutex")
+    };
     s.released(h.task, id);
     let t = s.current;
     s.record(t, EventKind::Unlock, Some(id), None, None, None, None);

@@ -139,7 +139,10 @@ fn release_write(id: ResId) {
     rt::with(|s| {
         let me = s.current;
         let (writer, _, _) = st(s, id);
-        let Some(w) = writer.take() else { panic!("sync: Unlock of unlocked RWMutex") };
+        let Some(w) = writer.take() else {
+            s.touch(id);
+            panic!("sync: Unlock of unlocked RWMutex")
+        };
         s.released(w.task, id);
         s.record(me, EventKind::Unlock, Some(id), None, None, None, None);
         // Readers that waited get the lock now, before any writer.
@@ -164,7 +167,10 @@ fn release_read(id: ResId) {
         let me = s.current;
         let (_, pending, readers) = st(s, id);
         let pos = readers.iter().position(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
-        let Some(pos) = pos else { panic!("sync: RUnlock of unlocked RWMutex") };
+        let Some(pos) = pos else {
+            s.touch(id);
+            panic!("sync: RUnlock of unlocked RWMutex")
+        };
         let reader = readers.remove(pos).task;
         let handoff = if readers.is_empty() { pending.take() } else { None };
         s.record(me, EventKind::RUnlock, Some(id), None, None, None, None);
