@@ -290,7 +290,7 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
     let c = closed_from(s, &mut sc, t);
     s.scratch = sc;
     match c {
-        Closure::Closed => Verdict::Dead(Box::new(report(s, t, false))),
+        Closure::Closed => Verdict::Dead(Box::new(report(s, false))),
         Closure::Open => Verdict::Alive,
         Closure::Unknown => Verdict::Undecided,
     }
@@ -340,38 +340,39 @@ fn closed_from(s: &State, sc: &mut Scratch, t: TaskId) -> Closure {
 
 /// Called when no task can run and no timer is pending.
 pub(crate) fn detect_global(s: &mut State) -> Deadlock {
-    // Prefer a cycle: the first blocked task (by id) whose reachable set is closed.
+    // Tasks blocked for good, with a cycle among them, if some blocked
+    // task's reachable set is closed.
     let mut sc = std::mem::take(&mut s.scratch);
-    let start = (0..s.tasks.len() as TaskId).find(|&t| {
+    let closed = (0..s.tasks.len() as TaskId).any(|t| {
         matches!(s.tasks[t as usize].status, Status::Blocked(_)) && closed_from(s, &mut sc, t) == Closure::Closed
     });
     s.scratch = sc;
-    match start {
-        Some(t) => report(s, t, true),
-        None => {
-            let blocked = (0..s.tasks.len() as TaskId)
-                .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
-                .map(|t| blocked_task(s, t))
-                .collect();
-            let mut d = Deadlock {
-                global: true,
-                step: s.step,
-                time: s.clock,
-                cycle: Vec::new(),
-                behind: blocked,
-                running: Vec::new(),
-                running_ids: Vec::new(),
-                shared: shared_names(s),
-                notifies: Vec::new(),
-            };
-            d.notifies = notifies(s, &d);
-            d
-        }
+    if closed {
+        report(s, true)
+    } else {
+        let blocked = (0..s.tasks.len() as TaskId)
+            .filter(|&t| matches!(s.tasks[t as usize].status, Status::Blocked(_)))
+            .map(|t| blocked_task(s, t))
+            .collect();
+        let mut d = Deadlock {
+            global: true,
+            step: s.step,
+            time: s.clock,
+            cycle: Vec::new(),
+            behind: blocked,
+            running: Vec::new(),
+            running_ids: Vec::new(),
+            shared: shared_names(s),
+            notifies: Vec::new(),
+        };
+        d.notifies = notifies(s, &d);
+        d
     }
 }
 
-/// Builds the report for the closed set reachable from `t`.
-fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
+/// Builds the report of the tasks blocked for good, once the closed set
+/// reachable from some task showed there are some.
+fn report(s: &State, global: bool) -> Deadlock {
     let n = s.tasks.len();
     let running_ids: Vec<u32> =
         (0..n as TaskId).filter(|&u| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping)).collect();
@@ -402,7 +403,7 @@ fn report(s: &State, t: TaskId, global: bool) -> Deadlock {
         }
     }
     let dead: Vec<bool> = (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
-    let cycle = pick_cycle(s, &dead, t, global);
+    let cycle = pick_cycle(s, &dead, global);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
     let mut d = Deadlock {
@@ -451,35 +452,34 @@ fn shared_names(s: &State) -> Vec<String> {
     count.into_iter().filter(|&(_, n)| n > 1).map(|(name, _)| name.to_string()).collect()
 }
 
-/// The cycle that illustrates a deadlock: the shortest one through `t` (the
-/// task whose wait closed it), else the shortest anywhere among the dead
-/// tasks; built from primary edges when possible (see [`edges_of`]), and
-/// never of `wait()`s (and joins) alone in a global report. Rotated to start at the task
-/// spawned first.
-fn pick_cycle(s: &State, dead: &[bool], t: TaskId, global: bool) -> Vec<TaskId> {
-    let mut found = None;
-    // Preferred edges first (through `t`, then anywhere among the dead),
-    // then any edges: a cycle through a signal channel's wait explains
-    // less than one through the locks and pipes behind it, even where
-    // only that one runs through `t`.
-    'search: for primary_only in [true, false] {
-        if let Some(c) = shortest_cycle_through(s, dead, t, primary_only) {
-            found = Some(c);
-            break;
-        }
+/// The cycle that illustrates a deadlock: the shortest one among the dead
+/// tasks (ties go to the one whose tasks, from its lowest, come first in
+/// task order); built from primary edges when possible (see [`edges_of`]),
+/// and never of `wait()`s (and joins) alone in a global report. Rotated to
+/// start at the task spawned first.
+///
+/// Not the shortest through the task whose wait closed it: which of two
+/// independent waits came last is chance, and one deadlock would get two
+/// reports (and two signatures in a hunt) as the order of unrelated steps
+/// went.
+fn pick_cycle(s: &State, dead: &[bool], global: bool) -> Vec<TaskId> {
+    let shortest = |from: &mut dyn Iterator<Item = TaskId>, primary_only: bool| {
         let mut best: Option<Vec<TaskId>> = None;
-        for u in (0..dead.len() as TaskId).filter(|&u| dead[u as usize]) {
-            if let Some(c) = shortest_cycle_through(s, dead, u, primary_only) {
-                if best.as_ref().is_none_or(|b| c.len() < b.len()) {
+        for u in from {
+            if let Some(mut c) = shortest_cycle_through(s, dead, u, primary_only) {
+                rotate_to_first(&mut c);
+                if best.as_ref().is_none_or(|b| (c.len(), &c) < (b.len(), b)) {
                     best = Some(c);
                 }
             }
         }
-        if best.is_some() {
-            found = best;
-            break 'search;
-        }
-    }
+        best
+    };
+    let dead_tasks = || (0..dead.len() as TaskId).filter(|&u| dead[u as usize]);
+    // Preferred edges first, then any edges: a cycle through a signal
+    // channel's wait explains less than one through the locks and pipes
+    // behind it.
+    let mut found = shortest(&mut dead_tasks(), true).or_else(|| shortest(&mut dead_tasks(), false));
     // Tasks that each wait in wait() for another of them to notify are a
     // cycle only in name: it says no more than that nobody is left to
     // notify (the report's last-notify lines say how that came about), and
@@ -492,20 +492,16 @@ fn pick_cycle(s: &State, dead: &[bool], t: TaskId, global: bool) -> Vec<TaskId> 
     let in_wait = |u: &TaskId| matches!(wait(u), Status::Blocked(Wait::Notify(_)));
     let holds_up = |u: &TaskId| !matches!(wait(u), Status::Blocked(Wait::Notify(_) | Wait::Join(_)));
     if global && found.as_ref().is_some_and(|c| c.iter().any(in_wait) && !c.iter().any(holds_up)) {
-        found = None;
-        for u in (0..dead.len() as TaskId).filter(|u| dead[*u as usize] && holds_up(u)) {
-            if let Some(c) = shortest_cycle_through(s, dead, u, false) {
-                if found.as_ref().is_none_or(|b: &Vec<TaskId>| c.len() < b.len()) {
-                    found = Some(c);
-                }
-            }
-        }
+        found = shortest(&mut dead_tasks().filter(holds_up), false);
     }
-    let mut cycle = found.unwrap_or_default();
+    found.unwrap_or_default()
+}
+
+/// Rotates a cycle to start at its lowest task id (the task spawned first).
+fn rotate_to_first(cycle: &mut [TaskId]) {
     if let Some(first) = cycle.iter().enumerate().min_by_key(|(_, &x)| x).map(|(i, _)| i) {
         cycle.rotate_left(first);
     }
-    cycle
 }
 
 /// Breadth-first search for the shortest path from `t` back to `t` within the dead set.

@@ -377,3 +377,34 @@ fn a_model_that_sleeps_is_explored_without_reduction() {
     let r = explore(&model(&p), &ExploreConfig { keep_going: true, ..ExploreConfig::default() });
     assert!(!r.timed && r.exhausted, "{r:?}");
 }
+
+#[test]
+fn a_step_that_takes_a_parked_send_races_with_what_came_before_the_send() {
+    // t2's step that takes t1's parked send on c0 goes on to enter the
+    // monitor t0 holds, and blocks there. The send granted it the value:
+    // no race to reverse (the receive cannot come before the send it
+    // takes), and taken for one, as the later it hid the race with t0's
+    // entry, whose reversal lets t2 enter the monitor, and leave it, first.
+    let p = vec![vec![Op::Enter, Op::PipeRead(1)], vec![Op::SelectSend(0, 1, false)], vec![Op::Recv(0), Op::Enter]];
+    assert_outcomes(
+        &p,
+        &[
+            "deadlock: every task is blocked: main join t0, t0 read p",
+            "deadlock: every task is blocked: main join t0, t0 read p, t2 lock mon",
+        ],
+    );
+}
+
+#[test]
+fn one_deadlock_has_one_report_whichever_task_blocked_last() {
+    // When t1 waits holding the write lock t0 then waits for, main, t0
+    // and t1 are all blocked, and main (which could notify) closes a cycle
+    // as t0 does. Which of main's join and t0's read lock came last is the
+    // order of two unrelated steps; the report names the shortest cycle
+    // whichever it was, so the deadlock has one signature.
+    let p = vec![vec![Op::RLock], vec![Op::WLock, Op::Enter, Op::Wait]];
+    assert_outcomes(
+        &p,
+        &["deadlock: every task is blocked: main join t1, t1 wait mon", "deadlock: t0 rlock rw -> t1 wait mon"],
+    );
+}

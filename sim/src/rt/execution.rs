@@ -265,10 +265,7 @@ impl Execution {
             }
             let last_enabled = last.filter(|&l| s.enabled.contains(l));
             if s.footprint.is_some() {
-                let mut ops = std::mem::take(&mut s.pending_ops);
-                s.pending_accesses(&mut ops);
-                s.strategy.get().pending(&ops);
-                s.pending_ops = ops;
+                report_pending(s);
             }
             // A scheduling point may have picked already (`take_next_step_here`).
             let t = match s.next_pick.take() {
@@ -344,9 +341,16 @@ impl Execution {
                 fp.reads.clear();
                 fp.data_choice = false;
                 fp.timed = false;
+                fp.granted = false;
             }
         };
         let s = unsafe { &mut *sp };
+        if s.footprint.is_some() && !matches!(outcome, Outcome::Stopped { .. }) {
+            // The run's last state has known next accesses too (the lock a
+            // task waits to take when nothing else can run): a search must
+            // see their races as it sees those of every state before.
+            report_pending(s);
+        }
         if let Outcome::Deadlock(_) = &outcome {
             let t = s.current;
             s.record(t, EventKind::Deadlock, None, None, None, None, None);
@@ -483,6 +487,15 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
         s.spawned_or_finished(id, true);
     }
     id
+}
+
+/// Tells a search the known next accesses of the tasks that wait (see
+/// [`State::pending_accesses`]).
+fn report_pending(s: &mut State) {
+    let mut ops = std::mem::take(&mut s.pending_ops);
+    s.pending_accesses(&mut ops);
+    s.strategy.get().pending(&ops);
+    s.pending_ops = ops;
 }
 
 fn finish_task(s: &mut State, t: TaskId) {

@@ -1040,6 +1040,9 @@ impl State {
         let g = self.tasks[self.current as usize].granted.take();
         if g.is_some() {
             self.touch(crate::scheduler::Footprint::task_resource(self.current));
+            if let Some(fp) = self.footprint.as_mut() {
+                fp.granted = true;
+            }
         }
         g
     }

@@ -631,12 +631,30 @@ impl Strategy for DfsStrategy {
         let before = s.task_clock[t];
         let local = s.clock_of(task).map_or(0, |c| c.get(t)) + 1;
         let clock = s.clocks.copy_of(before);
+        // The step that granted the task what it takes now (the last other
+        // change of its own pseudo-resource) enabled this step: it comes
+        // before it in every schedule, and is no race. Taken for one, as
+        // the latest it hid the race on another resource the step touched
+        // (a receive that takes a parked send, then finds the monitor its
+        // next operation enters held): only the latest race is reversed.
+        let enabler = match footprint.granted {
+            true => s.touches.last_conflict(Footprint::task_resource(task), task, false).map(|h| h.clock),
+            false => None,
+        };
+        let base = match enabler {
+            Some(e) => {
+                let b = s.clocks.copy_of(before);
+                s.clocks.join_into(b, e);
+                Some(b)
+            }
+            None => before,
+        };
         let touched = footprint.resources.iter().map(|r| (r, true)).chain(footprint.reads.iter().map(|r| (r, false)));
         let mut race: Option<usize> = None;
         for (r, write) in touched.clone() {
             if let Some(h) = s.touches.last_conflict(r, task, write) {
                 let (k, other) = (h.step, h.clock);
-                if !s.happens_before(k, before.map(|b| s.clocks.get(b))) {
+                if !s.happens_before(k, base.map(|b| s.clocks.get(b))) {
                     race = race.max(Some(k));
                 }
                 s.clocks.join_into(clock, other);
@@ -650,6 +668,9 @@ impl Strategy for DfsStrategy {
         // The task holds the new clock (from `copy_of`) and lets the old go.
         s.task_clock[t] = Some(clock);
         if let Some(b) = before {
+            s.clocks.release(b);
+        }
+        if let (Some(b), Some(_)) = (base, enabler) {
             s.clocks.release(b);
         }
         s.steps.push(StepRec { task, node, local });

@@ -29,6 +29,11 @@ pub struct Footprint {
     /// before it, which no footprint says: a reduced search that sees one
     /// is redone without reduction (see [`crate::scheduler::explore`]).
     pub timed: bool,
+    /// The step began by taking what another task's step granted it (a
+    /// value handed over, a lock passed on, a parked operation completed):
+    /// that step enabled this one, which cannot come before it, so the two
+    /// are ordered, not a race.
+    pub granted: bool,
 }
 
 impl Footprint {
