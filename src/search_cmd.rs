@@ -236,13 +236,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     let label = model_label(m, cfg);
     // A model that sleeps or reads the clock is explored without reduction.
     let reduced = !a.no_reduction && !r.timed;
-    const TIMED: &str = "no reduction (the model sleeps or reads the virtual clock, which every step moves)";
+    const TIMED: &str = "no reduction: the model uses virtual time, which every step moves";
     // Within a bound, the reduction is bounded (no sleep sets; see `sim::scheduler::explore`).
     let how = match (reduced, r.timed) {
         (true, _) => "partial-order reduction",
-        (false, true) => {
-            "plain DFS (no reduction: the model sleeps or reads the virtual clock, which every step moves)"
-        }
+        (false, true) => "plain DFS, without reduction as the model uses virtual time",
         (false, false) => "plain DFS",
     };
     // What ended a search before it was done.
@@ -409,8 +407,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 _ => (scope, String::new()),
             };
             let unreduced = if r.timed {
-                "; the model sleeps or reads the virtual clock, which every step moves, so the search ran \
-                 without reduction"
+                "; the model uses virtual time, which every step moves, so the search ran without reduction"
             } else {
                 ""
             };

@@ -93,7 +93,10 @@ impl Future for Join {
         }
         let task = self.task;
         rt::with(|s| {
-            s.touch(crate::scheduler::Footprint::task_resource(task));
+            // A join looks at the task: only its spawn, its finish and what is
+            // granted to it change its pseudo-resource (so a grant's step, not
+            // a join's, is the last change a granted step finds).
+            s.touch_read(crate::scheduler::Footprint::task_resource(task));
             if s.tasks[task as usize].status == Status::Finished {
                 Poll::Ready(())
             } else {

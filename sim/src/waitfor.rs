@@ -519,6 +519,9 @@ fn shortest_cycle_through(s: &State, dead: &[bool], t: TaskId, primary_only: boo
     while let Some(u) = queue.pop_front() {
         buf.clear();
         edges_of(s, u, &mut buf, primary_only);
+        // In task order, not in the order of a lock's readers or a queue's
+        // waiters, which the schedule set: one state, one shortest cycle.
+        buf.sort_unstable();
         for &v in &buf {
             if v == t {
                 let mut path = vec![u];

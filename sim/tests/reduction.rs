@@ -17,7 +17,9 @@
 //! A failing case prints the program (shrunk by proptest) and both sets.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -62,6 +64,21 @@ enum Op {
     Choose,
     Sleep(u64),
     Yield,
+    /// Spawns a child that runs one of [`child`]'s small programs, in the
+    /// background (never joined: the run ends without it) or joined by
+    /// this task as it ends.
+    Spawn(u8, bool),
+}
+
+/// The programs a spawned child runs.
+fn child(k: u8) -> Vec<Op> {
+    match k {
+        0 => vec![Op::Lock(0)],
+        1 => vec![Op::Send(1, 7)],
+        2 => vec![Op::Recv(1)],
+        3 => vec![Op::Add(2)],
+        _ => vec![Op::Enter, Op::NotifyAll],
+    }
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -88,12 +105,19 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Op::Choose),
         (0..3u64).prop_map(|n| Op::Sleep(n * 100)),
         Just(Op::Yield),
+        (0..5u8, any::<bool>()).prop_map(|(k, background)| Op::Spawn(k, background)),
     ]
 }
 
-/// Two or three tasks of one to three operations each.
-fn program() -> impl Strategy<Value = Vec<Vec<Op>>> {
-    proptest::collection::vec(proptest::collection::vec(op(), 1..4), 2..4)
+/// Two to `tasks` tasks of one to `ops` operations each.
+fn program(tasks: usize, ops: usize) -> impl Strategy<Value = Vec<Vec<Op>>> {
+    proptest::collection::vec(proptest::collection::vec(op(), 1..=ops), 2..=tasks)
+}
+
+/// A setting of the property test from the environment, for longer hunts
+/// by hand.
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 enum Held {
@@ -126,99 +150,127 @@ struct World {
     /// A plain variable; its accesses are declared against `var_guard`.
     var: Rc<Cell<u8>>,
     var_guard: Mutex,
+    /// What each task saw, by task name, with the resource its writes and
+    /// main's final read of it are declared against (`sim::access`): main
+    /// joins no background child, so its read races with their writes.
+    logs: Rc<RefCell<BTreeMap<String, (sim::ResId, String)>>>,
 }
 
-async fn run_task(w: World, ops: Arc<Vec<Op>>, log: Rc<RefCell<String>>) {
-    let mut held: Vec<Held> = Vec::new();
+fn run_task(w: World, ops: Arc<Vec<Op>>, name: String) -> Pin<Box<dyn Future<Output = ()>>> {
+    Box::pin(async move {
+        let mut held: Vec<Held> = Vec::new();
+        let mut children = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if let Op::Spawn(k, background) = *op {
+                let (child_name, ops) = (format!("{name}.{i}"), Arc::new(child(k)));
+                let task = run_task(w.clone(), ops, child_name.clone());
+                if background {
+                    sim::spawn_background(child_name, task);
+                } else {
+                    children.push(sim::spawn(child_name, task));
+                }
+            } else {
+                step(&w, op, &mut held, &name).await;
+            }
+        }
+        while let Some(h) = held.pop() {
+            h.release().await;
+        }
+        for c in children {
+            c.join().await;
+        }
+    })
+}
+
+/// One operation of `ops` other than a spawn.
+async fn step(w: &World, op: &Op, held: &mut Vec<Held>, name: &str) {
     let note = |s: String| {
-        let mut l = log.borrow_mut();
+        let mut logs = w.logs.borrow_mut();
+        let (guard, l) = logs.get_mut(name).expect("main made every task's log");
+        sim::access(*guard, true);
         l.push_str(&s);
         l.push(' ');
     };
-    for op in ops.iter() {
-        let holds_rw = held.iter().any(|h| matches!(h, Held::Read(_) | Held::Write(_)));
-        let monitor = held.iter().find_map(|h| if let Held::Monitor(g) = h { Some(g) } else { None });
-        match *op {
-            Op::Lock(i) => {
-                if !held.iter().any(|h| matches!(h, Held::Mutex(j, _) if *j == i)) {
-                    held.push(Held::Mutex(i, w.mutexes[i].lock().await));
-                }
+    let holds_rw = held.iter().any(|h| matches!(h, Held::Read(_) | Held::Write(_)));
+    let monitor = held.iter().find_map(|h| if let Held::Monitor(g) = h { Some(g) } else { None });
+    match *op {
+        Op::Lock(i) => {
+            if !held.iter().any(|h| matches!(h, Held::Mutex(j, _) if *j == i)) {
+                held.push(Held::Mutex(i, w.mutexes[i].lock().await));
             }
-            Op::RLock if !holds_rw => held.push(Held::Read(w.rw.rlock().await)),
-            Op::WLock if !holds_rw => held.push(Held::Write(w.rw.lock().await)),
-            Op::Enter if monitor.is_none() => held.push(Held::Monitor(w.monitor.enter().await)),
-            Op::RLock | Op::WLock | Op::Enter => {}
-            Op::Unlock => {
-                if let Some(h) = held.pop() {
-                    h.release().await;
-                }
-            }
-            Op::Wait => {
-                if let Some(g) = monitor {
-                    g.wait().await;
-                    note("woke".into());
-                }
-            }
-            Op::Notify => {
-                if let Some(g) = monitor {
-                    g.notify();
-                }
-            }
-            Op::NotifyAll => {
-                if let Some(g) = monitor {
-                    g.notify_all();
-                }
-            }
-            Op::Send(c, v) => w.chans[c].send(v).await,
-            Op::Recv(c) => note(format!("r{c}={:?}", w.chans[c].recv().await)),
-            Op::Close(c) => w.chans[c].close().await,
-            Op::SelectRecv(default) => {
-                let (mut a, mut b) = (w.chans[0].recv_case(), w.chans[1].recv_case());
-                let got = match select(&mut [&mut a, &mut b], default).await {
-                    Some(0) => format!("s0={:?}", a.take()),
-                    Some(_) => format!("s1={:?}", b.take()),
-                    None => "s-".into(),
-                };
-                note(got);
-            }
-            Op::SelectSend(c, v, default) => {
-                let mut s = w.chans[c].send_case(v);
-                let mut r = w.chans[1 - c].recv_case();
-                let got = match select(&mut [&mut s, &mut r], default).await {
-                    Some(0) => "ss".to_string(),
-                    Some(_) => format!("sr={:?}", r.take()),
-                    None => "s-".into(),
-                };
-                note(got);
-            }
-            Op::PipeWrite(n) => {
-                let r = w.pipe.write(n, Some(n as u8)).await;
-                note(format!("pw={}", r.is_ok()));
-            }
-            Op::PipeRead(max) => {
-                let mut msgs = Vec::new();
-                let r = w.pipe.read(max, &mut msgs).await;
-                note(format!("pr={:?}{msgs:?}", r.ok()));
-            }
-            Op::Add(n) => note(format!("a={}", w.atomic.fetch_add(n as u64).await)),
-            Op::Load => note(format!("l={}", w.atomic.load().await)),
-            Op::VarWrite(v) => {
-                sim::yield_now().await;
-                sim::access(w.var_guard.id(), true);
-                w.var.set(v);
-            }
-            Op::VarRead => {
-                sim::yield_now().await;
-                sim::access(w.var_guard.id(), false);
-                note(format!("v={}", w.var.get()));
-            }
-            Op::Choose => note(format!("c={}", sim::choose(2))),
-            Op::Sleep(ns) => sim::time::sleep(ns).await,
-            Op::Yield => sim::yield_now().await,
         }
-    }
-    while let Some(h) = held.pop() {
-        h.release().await;
+        Op::RLock if !holds_rw => held.push(Held::Read(w.rw.rlock().await)),
+        Op::WLock if !holds_rw => held.push(Held::Write(w.rw.lock().await)),
+        Op::Enter if monitor.is_none() => held.push(Held::Monitor(w.monitor.enter().await)),
+        Op::RLock | Op::WLock | Op::Enter => {}
+        Op::Unlock => {
+            if let Some(h) = held.pop() {
+                h.release().await;
+            }
+        }
+        Op::Wait => {
+            if let Some(g) = monitor {
+                g.wait().await;
+                note("woke".into());
+            }
+        }
+        Op::Notify => {
+            if let Some(g) = monitor {
+                g.notify();
+            }
+        }
+        Op::NotifyAll => {
+            if let Some(g) = monitor {
+                g.notify_all();
+            }
+        }
+        Op::Send(c, v) => w.chans[c].send(v).await,
+        Op::Recv(c) => note(format!("r{c}={:?}", w.chans[c].recv().await)),
+        Op::Close(c) => w.chans[c].close().await,
+        Op::SelectRecv(default) => {
+            let (mut a, mut b) = (w.chans[0].recv_case(), w.chans[1].recv_case());
+            let got = match select(&mut [&mut a, &mut b], default).await {
+                Some(0) => format!("s0={:?}", a.take()),
+                Some(_) => format!("s1={:?}", b.take()),
+                None => "s-".into(),
+            };
+            note(got);
+        }
+        Op::SelectSend(c, v, default) => {
+            let mut s = w.chans[c].send_case(v);
+            let mut r = w.chans[1 - c].recv_case();
+            let got = match select(&mut [&mut s, &mut r], default).await {
+                Some(0) => "ss".to_string(),
+                Some(_) => format!("sr={:?}", r.take()),
+                None => "s-".into(),
+            };
+            note(got);
+        }
+        Op::PipeWrite(n) => {
+            let r = w.pipe.write(n, Some(n as u8)).await;
+            note(format!("pw={}", r.is_ok()));
+        }
+        Op::PipeRead(max) => {
+            let mut msgs = Vec::new();
+            let r = w.pipe.read(max, &mut msgs).await;
+            note(format!("pr={:?}{msgs:?}", r.ok()));
+        }
+        Op::Add(n) => note(format!("a={}", w.atomic.fetch_add(n as u64).await)),
+        Op::Load => note(format!("l={}", w.atomic.load().await)),
+        Op::VarWrite(v) => {
+            sim::yield_now().await;
+            sim::access(w.var_guard.id(), true);
+            w.var.set(v);
+        }
+        Op::VarRead => {
+            sim::yield_now().await;
+            sim::access(w.var_guard.id(), false);
+            note(format!("v={}", w.var.get()));
+        }
+        Op::Choose => note(format!("c={}", sim::choose(2))),
+        Op::Sleep(ns) => sim::time::sleep(ns).await,
+        Op::Yield => sim::yield_now().await,
+        Op::Spawn(..) => unreachable!("run_task spawns"),
     }
 }
 
@@ -236,57 +288,82 @@ fn model(program: &[Vec<Op>]) -> Configured {
                 atomic: AtomicU64::new("x", 0),
                 var: Rc::new(Cell::new(0)),
                 var_guard: Mutex::new("var"),
+                logs: Rc::default(),
             };
-            let logs: Vec<Rc<RefCell<String>>> = tasks.iter().map(|_| Rc::default()).collect();
+            // A log for every task the program may spawn, made up front:
+            // resources made by tasks would be numbered in the order they ran.
+            for (i, ops) in tasks.iter().enumerate() {
+                let name = format!("t{i}");
+                let children = ops.iter().enumerate().filter(|(_, op)| matches!(op, Op::Spawn(..)));
+                for task in std::iter::once(name.clone()).chain(children.map(|(j, _)| format!("{name}.{j}"))) {
+                    let guard = Mutex::new(format!("log of {task}")).id();
+                    w.logs.borrow_mut().insert(task, (guard, String::new()));
+                }
+            }
             let handles: Vec<_> = tasks
                 .iter()
-                .zip(&logs)
                 .enumerate()
-                .map(|(i, (ops, log))| sim::spawn(format!("t{i}"), run_task(w.clone(), ops.clone(), log.clone())))
+                .map(|(i, ops)| {
+                    let name = format!("t{i}");
+                    sim::spawn(name.clone(), run_task(w.clone(), ops.clone(), name))
+                })
                 .collect();
             for h in handles {
                 h.join().await;
             }
-            let all: Vec<String> = logs.iter().map(|l| l.borrow().clone()).collect();
+            let all: Vec<String> = w
+                .logs
+                .borrow()
+                .iter()
+                .filter(|(_, (guard, log))| {
+                    sim::access(*guard, false);
+                    !log.is_empty()
+                })
+                .map(|(task, (_, log))| format!("{task}: {log}"))
+                .collect();
             panic!("{}", all.join("| "));
         }
     })
 }
 
-/// Every distinct failure of `m` within `bound`, or `None` if the
-/// exploration did not finish within its budget.
-fn outcomes(m: &Configured, reduction: bool, bound: Option<u32>) -> Option<(BTreeSet<String>, u64)> {
+/// Every distinct failure of `m` within `bound`, the executions that took,
+/// and whether the model used virtual time (then explored without
+/// reduction either way); `None` if the exploration did not finish within
+/// its budget.
+fn outcomes(m: &Configured, reduction: bool, bound: Option<u32>) -> Option<(BTreeSet<String>, u64, bool)> {
     let c = ExploreConfig {
         preemption_bound: bound,
         reduction,
-        max_executions: 20_000,
+        max_executions: env("DEADSIM_REDUCTION_BUDGET", 20_000).into(),
         max_steps: 10_000,
         keep_going: true,
         cross_check: false,
         ..ExploreConfig::default()
     };
     let r = explore(m, &c);
-    r.exhausted.then(|| (r.distinct.keys().cloned().collect(), r.executions))
+    r.exhausted.then(|| (r.distinct.keys().cloned().collect(), r.executions, r.timed))
 }
 
 #[test]
 fn reduction_keeps_every_outcome_of_generated_programs() {
-    // More cases or another seed for a longer hunt by hand:
-    // DEADSIM_REDUCTION_CASES=5000 DEADSIM_REDUCTION_SEED=3 cargo test --release -p sim --test reduction
-    let env = |name: &str, default: u32| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    // More cases, another seed, larger programs (up to TASKS tasks of up to
+    // OPS operations) and a larger budget for plain DFS, by hand:
+    // DEADSIM_REDUCTION_CASES=1500 DEADSIM_REDUCTION_SEED=7 DEADSIM_REDUCTION_TASKS=4 \
+    //   DEADSIM_REDUCTION_OPS=5 DEADSIM_REDUCTION_BUDGET=60000 cargo test --release -p sim --test reduction
     let mut runner = TestRunner::new_with_rng(
         Config { cases: env("DEADSIM_REDUCTION_CASES", 300), failure_persistence: None, ..Config::default() },
         TestRng::from_seed(RngAlgorithm::ChaCha, &[env("DEADSIM_REDUCTION_SEED", 11) as u8; 32]),
     );
     let (compared, saved) = (Cell::new(0u64), Cell::new(0u64));
+    let size = (env("DEADSIM_REDUCTION_TASKS", 3) as usize, env("DEADSIM_REDUCTION_OPS", 3) as usize);
     runner
-        .run(&program(), |p| {
+        .run(&program(size.0, size.1), |p| {
             let m = model(&p);
             for bound in [None, Some(0), Some(1), Some(2)] {
-                let Some((brute, n_brute)) = outcomes(&m, false, bound) else {
+                let Some((brute, n_brute, _)) = outcomes(&m, false, bound) else {
                     continue; // too many schedules to compare
                 };
-                let (reduced, n_reduced) = outcomes(&m, true, bound)
+                let (reduced, n_reduced, timed) = outcomes(&m, true, bound)
                     .ok_or_else(|| TestCaseError::fail(format!("{bound:?}: reduced search did not finish")))?;
                 prop_assert_eq!(
                     &reduced,
@@ -297,8 +374,11 @@ fn reduction_keeps_every_outcome_of_generated_programs() {
                     n_reduced,
                     n_brute
                 );
-                compared.set(compared.get() + 1);
-                saved.set(saved.get() + n_brute.saturating_sub(n_reduced));
+                if !timed {
+                    // (A model that sleeps is explored without reduction both ways.)
+                    compared.set(compared.get() + 1);
+                    saved.set(saved.get() + n_brute.saturating_sub(n_reduced));
+                }
             }
             Ok(())
         })
@@ -316,8 +396,8 @@ fn reduction_keeps_every_outcome_of_generated_programs() {
 /// executions each took.
 fn assert_outcomes(program: &[Vec<Op>], expected: &[&str]) -> (u64, u64) {
     let m = model(program);
-    let (brute, n_brute) = outcomes(&m, false, None).expect("small enough");
-    let (reduced, n_reduced) = outcomes(&m, true, None).expect("small enough");
+    let (brute, n_brute, _) = outcomes(&m, false, None).expect("small enough");
+    let (reduced, n_reduced, _) = outcomes(&m, true, None).expect("small enough");
     assert_eq!(reduced, brute, "{program:?}");
     let lineless = |sig: &String| match sig.split_once(".rs:") {
         Some((head, tail)) => format!("{head}.rs{}", tail.trim_start_matches(|c: char| c.is_ascii_digit())),
@@ -407,4 +487,16 @@ fn one_deadlock_has_one_report_whichever_task_blocked_last() {
         &p,
         &["deadlock: every task is blocked: main join t1, t1 wait mon", "deadlock: t0 rlock rw -> t1 wait mon"],
     );
+}
+
+#[test]
+fn a_background_task_that_fails_only_before_main_ends_is_found() {
+    // t0 closes c1, and a background child of t1 sends on it: the send
+    // panics if the child runs after the close and before main returns
+    // (main does not wait for it). Main's last step ends the run with the
+    // child still able to run, so the child is tried before it.
+    let p = vec![vec![Op::Close(1)], vec![Op::Spawn(1, true)]];
+    let outcomes = outcomes(&model(&p), true, None).unwrap().0;
+    assert!(outcomes.iter().any(|o| o.starts_with("panic: panic in \"t1.0\": send on closed channel")), "{outcomes:?}");
+    assert!(outcomes.iter().any(|o| o.starts_with("panic: panic in \"main\"")), "{outcomes:?}");
 }

@@ -1231,7 +1231,6 @@ impl State {
         }
     }
 
-    #[cold]
     /// For partial-order reduction: the current step set a timer or read
     /// the clock (see [`crate::scheduler::Footprint::timed`]).
     pub fn timed_step(&mut self) {
@@ -1240,6 +1239,7 @@ impl State {
         }
     }
 
+    #[cold]
     fn touch_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
             fp.resources.insert(r);

@@ -392,10 +392,8 @@ impl Search {
         if enabled.len() < 2 {
             return;
         }
-        let chosen = *chosen;
-        for i in 0..enabled.len() {
-            let Node::Task { enabled, .. } = &self.nodes[node] else { unreachable!() };
-            let Some(u) = enabled.iter().nth(i) else { break };
+        let (chosen, others): (TaskId, Vec<TaskId>) = (*chosen, enabled.iter().collect());
+        for u in others {
             if u != chosen {
                 self.add_backtrack(k, u);
             }
@@ -782,10 +780,19 @@ fn next_branch(s: &mut Search) -> bool {
 /// whichever task takes it, so where a sleeper wakes depends on how many
 /// steps came before, not on what they touched, and no footprint can say
 /// which steps that makes dependent. The reduced search stops at the first
-/// such step, and the exploration runs again without it
-/// ([`ExploreResult::timed`]).
+/// such step, and the exploration runs again without reduction, within what
+/// is left of its budgets ([`ExploreResult::timed`]).
 pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
+    /// Clears [`TIMED`] however `explore` ends, a panic included.
+    struct Cleared;
+    impl Drop for Cleared {
+        fn drop(&mut self) {
+            TIMED.set(false);
+        }
+    }
     TIMED.set(false);
+    let _cleared = Cleared;
+    let started = Instant::now();
     let mut r = search(model, cfg);
     if TIMED.replace(false) {
         // A step of a reduced search set a timer or read the clock, and the
@@ -795,7 +802,17 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         // decide whether a sleeper runs before a step it races with (a
         // close that comes before a send only when other steps delay the
         // send until the closer's sleep is over). Only every order is sure.
-        r = search(model, &ExploreConfig { reduction: false, ..cfg.clone() });
+        // The executions and the time the reduced search took count
+        // against the budgets, and in the result.
+        let spent = r.executions;
+        let plain = ExploreConfig {
+            reduction: false,
+            max_executions: cfg.max_executions.saturating_sub(spent),
+            time_budget: cfg.time_budget.map(|t| t.saturating_sub(started.elapsed())),
+            ..cfg.clone()
+        };
+        r = search(model, &plain);
+        r.executions += spent;
         r.timed = true;
         return r;
     }
@@ -1192,7 +1209,7 @@ impl<'m> Pass<'m> {
                 || (time_budget.is_some_and(|b| started.elapsed() >= b) && (executions > 0 || !first))
         };
         let result = &mut self.result;
-        if TIMED.get() {
+        if cfg.reduction && TIMED.get() {
             result.stopped_early = true;
             self.over = true;
             return;
@@ -1219,8 +1236,8 @@ impl<'m> Pass<'m> {
                 .model
                 .run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(self.search.clone()))));
             result.executions += 1;
-            if TIMED.get() {
-                // `explore` starts again without reduction: nothing here counts.
+            if cfg.reduction && TIMED.get() {
+                // `explore` starts again without reduction.
                 result.stopped_early = true;
                 self.over = true;
                 return;

@@ -37,7 +37,9 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// The pseudo-resource of task `t`: its finish and a join of it touch it.
+    /// The pseudo-resource of task `t`: its spawn, its first step, a grant to
+    /// it and the step that takes the grant, and its finish change it; a
+    /// join of it looks at it.
     pub fn task_resource(t: TaskId) -> u32 {
         u32::MAX - t
     }
