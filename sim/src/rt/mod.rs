@@ -1239,7 +1239,6 @@ impl State {
         }
     }
 
-    #[cold]
     fn touch_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
             fp.resources.insert(r);
@@ -1292,8 +1291,15 @@ impl State {
     }
 
     /// Notes that the current step looked at resource `r` without changing it.
-    #[inline]
+    #[inline(always)]
     pub fn touch_read(&mut self, r: u32) {
+        if self.footprint.is_some() {
+            self.touch_read_footprint(r);
+        }
+    }
+
+    #[cold]
+    fn touch_read_footprint(&mut self, r: u32) {
         if let Some(fp) = self.footprint.as_mut() {
             fp.reads.insert(r);
         }
