@@ -1624,7 +1624,7 @@ fn a_failure_beyond_the_bound_is_reported_as_beyond_it() {
     // 1), as having more preemptions than asked for, not as one the passes
     // might yet show to need fewer.
     let args = ["explore", "philosophers", "--philosophers", "8", "--rounds", "1", "--preemptions", "1"];
-    let budget = ["--max-executions", "100000"];
+    let budget = ["--max-executions", "150000"];
     let (code, v) = json(&[&args[..], &budget, &["--json"]].concat());
     assert_eq!(code, 1, "{v}");
     assert_eq!(v["verdict"], "deadlock", "{v}");
@@ -1637,7 +1637,7 @@ fn a_failure_beyond_the_bound_is_reported_as_beyond_it() {
     );
     let (code, stdout, _) = deadsim(&[&args[..], &budget].concat());
     assert_eq!(code, 1);
-    let want = format!("has {p} preemptions, more than the 1 asked for, and the budget (--max-executions 100000) ran out before the passes covered 1");
+    let want = format!("has {p} preemptions, more than the 1 asked for, and the budget (--max-executions 150000) ran out before the passes covered 1");
     assert!(stdout.contains(&want), "{stdout}");
 }
 

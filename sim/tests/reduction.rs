@@ -500,3 +500,35 @@ fn a_background_task_that_fails_only_before_main_ends_is_found() {
     assert!(outcomes.iter().any(|o| o.starts_with("panic: panic in \"t1.0\": send on closed channel")), "{outcomes:?}");
     assert!(outcomes.iter().any(|o| o.starts_with("panic: panic in \"main\"")), "{outcomes:?}");
 }
+
+#[test]
+fn a_race_with_a_task_asleep_there_is_reversed_by_what_happens_before_it() {
+    // The outcome missed: t1's background child adds before t0 does, and
+    // t0 is parked in its receive when t1's select sends. Explored with t1's
+    // select first, t0's receive races with it; but at the select, t0 is
+    // asleep (its add, run from an earlier node, commutes with what t1 did),
+    // so trying t0 there is no branch. The reversal has to start with the
+    // child, whose add happens before t0's: every task is tried there.
+    let p = vec![vec![Op::Add(1), Op::Recv(0)], vec![Op::Send(1, 1), Op::Spawn(3, true), Op::SelectSend(0, 1, false)]];
+    let m = model(&p);
+    let (reduced, _, _) = outcomes(&m, true, None).unwrap();
+    assert_eq!(reduced, outcomes(&m, false, None).unwrap().0);
+    assert!(reduced.iter().any(|o| o.contains("t0: a=2 r0=Some(1) | t1: ss | t1.1: a=0")), "{reduced:?}");
+}
+
+#[test]
+fn a_childs_first_step_does_not_race_with_its_spawn_or_a_join_of_it() {
+    // Missed: t1's child enters the monitor, and leaves it, before t0 enters
+    // it for good. The child's first step, which finds the monitor held,
+    // raced with its spawn and with t1's join of it (which came later, and
+    // as the latest race hid the one with t0's entry). A spawn enables the
+    // first step, and a join only looks at the task, as the first step does.
+    let p = vec![vec![Op::Enter, Op::PipeRead(1)], vec![Op::Spawn(4, false)]];
+    assert_outcomes(
+        &p,
+        &[
+            "deadlock: every task is blocked: main join t0, t0 read p",
+            "deadlock: every task is blocked: main join t0, t0 read p, t1 join t1.0, t1.0 lock mon",
+        ],
+    );
+}

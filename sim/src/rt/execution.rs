@@ -296,8 +296,13 @@ impl Execution {
                 if s.unstarted == 0 && !s.scratch.undecided.is_empty() {
                     s.judge_after_step();
                 }
-                // A task's first step comes after the step that spawned it.
-                s.touch(crate::scheduler::Footprint::task_resource(t));
+                // A task's first step comes after the step that spawned it
+                // (and looks at its pseudo-resource, as a join does: it
+                // changes nothing a join sees).
+                s.touch_read(crate::scheduler::Footprint::task_resource(t));
+                if let Some(fp) = s.footprint.as_mut() {
+                    fp.granted = true;
+                }
             }
             let cell = s.cells[t as usize];
             IN_POLL.with(|c| c.set(true));

@@ -360,13 +360,18 @@ impl Search {
     /// if `t` was not one), within the bound.
     fn backtrack_at(&mut self, node: usize, t: TaskId) {
         let bound = self.cfg.preemption_bound;
-        let Node::Task { enabled, backtrack, all_enabled, last, preemptions, .. } = &mut self.nodes[node] else {
+        let Node::Task { enabled, backtrack, all_enabled, last, preemptions, sleep, .. } = &mut self.nodes[node] else {
             return;
         };
         if *all_enabled {
             return;
         }
-        if !enabled.contains(t) {
+        // Asleep there, `t`'s next step was run from here already, and
+        // commutes with what came before the race: the race's reversal
+        // starts with another task's step, one that happens before `t`'s
+        // racing step (a child whose write `t` reads later). Which one the
+        // search does not work out: every task enabled here is tried.
+        if !enabled.contains(t) || sleep.iter().any(|(p, _)| *p == t) {
             // Not copied into `backtrack`: with 5,000 ttrpc tasks such copies
             // were 38 MB of one execution's heap. `next_branch` applies the bound.
             *all_enabled = true;

@@ -30,9 +30,9 @@ pub struct Footprint {
     /// is redone without reduction (see [`crate::scheduler::explore`]).
     pub timed: bool,
     /// The step began by taking what another task's step granted it (a
-    /// value handed over, a lock passed on, a parked operation completed):
-    /// that step enabled this one, which cannot come before it, so the two
-    /// are ordered, not a race.
+    /// value handed over, a lock passed on, a parked operation completed),
+    /// or is the task's first (its spawn enabled it): that step cannot come
+    /// after this one, so the two are ordered, not a race.
     pub granted: bool,
 }
 
