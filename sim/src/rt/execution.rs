@@ -296,12 +296,8 @@ impl Execution {
                 if s.unstarted == 0 && !s.scratch.undecided.is_empty() {
                     s.judge_after_step();
                 }
-                // A task's first step comes after the step that spawned it
-                // (and looks at its pseudo-resource, as a join does: it
-                // changes nothing a join sees).
-                s.touch_read(crate::scheduler::Footprint::task_resource(t));
-                if let Some(fp) = s.footprint.as_mut() {
-                    fp.granted = true;
+                if s.footprint.is_some() {
+                    first_step_footprint(s, t);
                 }
             }
             let cell = s.cells[t as usize];
@@ -492,6 +488,17 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
         s.spawned_or_finished(id, true);
     }
     id
+}
+
+/// A task's first step comes after the step that spawned it, which
+/// enabled it: it looks at the task's pseudo-resource (as a join does; it
+/// changes nothing a join sees) and counts the spawn as before it.
+#[cold]
+fn first_step_footprint(s: &mut State, t: TaskId) {
+    if let Some(fp) = s.footprint.as_mut() {
+        fp.reads.insert(crate::scheduler::Footprint::task_resource(t));
+        fp.granted = true;
+    }
 }
 
 /// Tells a search the known next accesses of the tasks that wait (see
