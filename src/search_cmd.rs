@@ -236,7 +236,9 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     let label = model_label(m, cfg);
     // A model that sleeps or reads the clock is explored without reduction.
     let reduced = !a.no_reduction && !r.timed;
-    const TIMED: &str = "no reduction: the model uses virtual time, which every step moves";
+    // Why, where it is said.
+    const TIMED: &str = "the model uses virtual time, which every step moves";
+    let no_reduction = format!("no reduction: {TIMED}");
     // Within a bound, the reduction is bounded (no sleep sets; see `sim::scheduler::explore`).
     let how = match (reduced, r.timed) {
         (true, _) => "partial-order reduction",
@@ -325,7 +327,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     } else if a.no_reduction {
         "no reduction"
     } else if r.timed {
-        TIMED
+        no_reduction.as_str()
     } else {
         "partial-order reduction"
     };
@@ -406,11 +408,8 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 ),
                 _ => (scope, String::new()),
             };
-            let unreduced = if r.timed {
-                "; the model uses virtual time, which every step moves, so the search ran without reduction"
-            } else {
-                ""
-            };
+            let unreduced =
+                if r.timed { format!("; {TIMED}, so the search ran without reduction") } else { String::new() };
             format!(
                 "no failure in {}, but {stopped} before {scope} was covered{covered}{unreduced}",
                 count(r.executions, "execution")

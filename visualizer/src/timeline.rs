@@ -643,15 +643,19 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_
     let cy = mid(lane.bar);
     // The task that failed stopped the run in its step: it ends neither
     // ready nor running, but as the failure ("panic", "invariant violated").
-    if let Some(f) = m.failure.filter(|f| f.task == t) {
-        s.rect(x0, bar0, x1, bar1, palette::DEADLOCK);
-        let what = layout::fit_or_cut(f.what, TINY, true, x1 - x0 - 4);
-        s.text_mid((x0 + x1) / 2, cy, &what, TINY, true, palette::WHITE, Anchor::Center);
-    } else if let Some(st) = m.state_at(t, m.end) {
+    let end = match m.failure.filter(|f| f.task == t) {
+        Some(f) => {
+            s.rect(x0, bar0, x1, bar1, palette::DEADLOCK);
+            let what = layout::fit_or_cut(f.what, TINY, true, x1 - x0 - 4);
+            s.text_mid((x0 + x1) / 2, cy, &what, TINY, true, palette::WHITE, Anchor::Center);
+            None
+        }
+        None => m.state_at(t, m.end),
+    };
+    if let Some(st) = end {
         flags.states[st.index()] = true;
     }
-    match m.state_at(t, m.end) {
-        _ if m.failure.is_some_and(|f| f.task == t) => {}
+    match end {
         None => {}
         Some(State::Finished) => s.rect(x0, cy - 1, x1, cy + 2, palette::FINISHED),
         Some(st) => {

@@ -951,8 +951,17 @@ fn an_invariant_violation_is_marked_where_and_in_which_task() {
         assert!(texts.contains(&mark), "{chart:?}: no {mark:?} in {texts:?}");
         assert!(texts.iter().any(|t| t == "invariant violated"), "{chart:?}: legend");
     }
-    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), 1200);
+    let svg = render(&trace, Chart::Timeline, Format::Svg, &Options::default());
+    let texts = check_svg(&svg, 1200);
     assert!(texts.iter().any(|t| t == "task that violated the invariant"), "{texts:?}");
+    // Its final column says so, in white on the failure's red, not "ready".
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+    let in_white = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.text().unwrap_or("").trim() == "invariant violated")
+        .filter(|n| n.attribute("fill") == Some("#FFFFFF"))
+        .count();
+    assert_eq!(in_white, 1, "the failing task's final column");
     // A window before it shows neither.
     let early = Options { window: Window::Steps(1, f.pos - 10), ..Options::default() };
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &early), 1200);

@@ -640,9 +640,10 @@ impl Strategy for DfsStrategy {
         // the latest it hid the race on another resource the step touched
         // (a receive that takes a parked send, then finds the monitor its
         // next operation enters held): only the latest race is reversed.
-        let enabler = match footprint.granted {
-            true => s.touches.last_conflict(Footprint::task_resource(task), task, false).map(|h| h.clock),
-            false => None,
+        let enabler = if footprint.granted {
+            s.touches.last_conflict(Footprint::task_resource(task), task, false).map(|h| h.clock)
+        } else {
+            None
         };
         let base = match enabler {
             Some(e) => {
