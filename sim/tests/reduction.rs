@@ -532,3 +532,20 @@ fn a_childs_first_step_does_not_race_with_its_spawn_or_a_join_of_it() {
         ],
     );
 }
+
+#[test]
+fn within_a_bound_every_race_of_a_step_is_reversed_not_only_the_latest() {
+    // Missed within 0 preemptions: t2's child adds before t0 does, and t0 is
+    // parked in its receive when t1's select sends. Explored with t0 first,
+    // the child's add races with t0's add and, later, with t2's join of it
+    // (the child ends in that step). Only the latest race, the join's, was
+    // reversed, and its reversal (the child before the join) is a
+    // preemption the bound cuts; the reversal of the race with t0's add,
+    // which the bound allows, was never tried.
+    let p = vec![vec![Op::Add(1), Op::Recv(0)], vec![Op::SelectSend(0, 1, true)], vec![Op::Spawn(3, false)]];
+    let m = model(&p);
+    let (brute, _, _) = outcomes(&m, false, Some(0)).unwrap();
+    let (reduced, _, _) = outcomes(&m, true, Some(0)).unwrap();
+    assert_eq!(reduced, brute);
+    assert!(reduced.iter().any(|o| o.contains("t0: a=2 r0=Some(1) | t1: ss | t2.0: a=0")), "{reduced:?}");
+}
