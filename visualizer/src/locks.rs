@@ -127,11 +127,16 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         s.text(right - tail / 2 + 2, plot_bottom + 22, "final", SMALL, false, palette::MUTED, Anchor::Center);
     }
     if nothing {
-        // Empty lanes would read as missing data: say that nothing happened.
-        let mid = left + (right - left - tail) / 2;
+        // Empty lanes would read as missing data: say that nothing happened,
+        // once, in the middle of the plot on a box of its own. Written in
+        // the first lane, it read as that lock's note, and the lanes under
+        // it as locks the chart had failed to draw.
         let what = "no lock is held or waited for in this window";
-        let (r0, r1) = lanes[0].rows[0];
-        s.text(mid, (r0 + r1) / 2 + 4, what, SMALL, false, palette::MUTED, Anchor::Center);
+        let (mid, cy) = (xm.left + xm.width / 2, (plot_top + plot_bottom) / 2);
+        let half = (fonts::width(what, SMALL, false) + 32) / 2;
+        s.rect(mid - half, cy - 16, mid + half, cy + 16, palette::WHITE);
+        s.frame(mid - half, cy - 16, mid + half, cy + 16, palette::GRID, 1);
+        s.text_mid(mid, cy, what, SMALL, false, palette::MUTED, Anchor::Center);
     }
     layout::deadlock_line(&mut s, m, &xm, plot_top, plot_bottom);
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);

@@ -985,6 +985,43 @@ fn a_locks_window_where_nothing_happens_says_so() {
     assert!(!svg(Window::All).contains(note), "the whole run does");
 }
 
+/// A locks window with nothing held says so once, in the middle of the plot:
+/// written in its first lane, the note read as that lock's alone, and the
+/// lanes under it as missing data.
+#[test]
+fn a_locks_window_where_nothing_happens_says_so_once_across_the_plot() {
+    let note = "no lock is held or waited for in this window";
+    // ttrpc v1.2.3's two locks at step 7; Flink minimal's seven monitors at its first step.
+    for (name, window) in [
+        ("ttrpc-s1.0.2-c1.2.3-deadlock.json", Window::Steps(7, 7)),
+        ("flink-1.13.1-minimal-deadlock.json", Window::Steps(1, 1)),
+    ] {
+        let trace = committed_trace(name);
+        let m = Model::new(&trace).unwrap();
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        let scene = visualizer::scene(&m, Chart::Locks, &opts).unwrap();
+        let notes: Vec<i32> = scene
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                visualizer::Item::Text { y, text, .. } if text == note => Some(*y),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notes.len(), 1, "{name}: {notes:?}");
+        // Every lock's lane is drawn, its name bold at the left.
+        let lanes = lane_names(&scene);
+        let locks = trace.resources.iter().filter(|r| ["mutex", "rwmutex", "monitor"].contains(&r.kind.as_str()));
+        assert_eq!(lanes.len(), locks.count(), "{name}: {lanes:?}");
+        // The note halfway between the first lane's name and the last's
+        // (the plot's middle), not beside the first.
+        let (first, last) = (lanes[0].0, lanes[lanes.len() - 1].0);
+        let mid = (first + last) / 2;
+        assert!((notes[0] - mid).abs() <= 16, "{name}: note at y {}, lanes from {first} to {last}", notes[0]);
+        assert!(notes[0] > first + 20, "{name}: note at y {} by the first lane's name at {first}", notes[0]);
+    }
+}
+
 #[test]
 fn a_pipe_nobody_uses_in_the_window_says_so() {
     let trace = committed_trace("ttrpc-s1.0.2-c1.0.2-deadlock.json");
