@@ -934,6 +934,69 @@ fn locks_held_at_the_deadlock_keep_their_own_rows() {
     }
 }
 
+/// The dashed line at a deadlock (or a failure) hides no hold: a lock let
+/// go of just before it is drawn in the plot's last columns, and the line,
+/// drawn on them, left of a short hold only what its dash gaps showed.
+#[test]
+fn the_deadlock_line_hides_no_hold_let_go_of_just_before_it() {
+    let traces = [
+        "abba-deadlock.json",
+        "philosophers-deadlock.json",
+        "flink-1.13.1-minimal-deadlock.json",
+        "flink-1.13.1-pipeline-deadlock.json",
+        "flink-1.13.1-self-assign-clear-failure.json",
+        "ttrpc-s1.0.2-c1.2.3-deadlock.json",
+    ];
+    let mut lines = 0;
+    for name in traces {
+        let trace = committed_trace(name);
+        let m = Model::new(&trace).unwrap();
+        for (chart, width) in [Chart::Locks, Chart::Timeline].into_iter().flat_map(|c| [(c, 1200), (c, 600)]) {
+            let opts = Options { width, ..Options::default() };
+            let scene = visualizer::scene(&m, chart, &opts).unwrap();
+            // The dashes: vertical strokes, 2 px wide, in the deadlock's red.
+            let mut dashes: Vec<&Vec<(i32, i32)>> = scene
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    visualizer::Item::Path { points, paint, width: 2 }
+                        if paint.rgb == visualizer::palette::DEADLOCK
+                            && points.len() == 2
+                            && points[0].0 == points[1].0 =>
+                    {
+                        Some(points)
+                    }
+                    _ => None,
+                })
+                .collect();
+            // The line's, not the legend's swatch (drawn after it).
+            let x = dashes[0][0].0;
+            dashes.retain(|d| d[0].0 == x);
+            let (top, bottom) = (dashes[0][0].1, dashes.iter().map(|d| d[1].1).max().unwrap());
+            lines += 1;
+            // A PNG draws a 2-px line at x on columns x - 1 to x + 1.
+            let hidden: Vec<&visualizer::Item> = scene
+                .items
+                .iter()
+                .filter(|i| match i {
+                    visualizer::Item::Rect { x0, y0, x1, y1, paint } => {
+                        // Not a grid line, nor the timeline's tick where a
+                        // frame ends at the deadlock (the line marks that moment).
+                        ![visualizer::palette::GRID, visualizer::palette::AXIS].contains(&paint.rgb)
+                            && *y0 >= top
+                            && *y1 <= bottom
+                            && *x0 >= x - 1
+                            && *x1 <= x + 2
+                    }
+                    _ => false,
+                })
+                .collect();
+            assert!(hidden.is_empty(), "{name} {chart:?} at {width} px: under the line at x {x}: {hidden:?}");
+        }
+    }
+    assert_eq!(lines, 24);
+}
+
 /// A run that ends in an invariant violation is marked as a deadlock is: a
 /// dashed line at its step in each time chart, and the task that failed
 /// tinted in the timeline, with legend entries for both.
