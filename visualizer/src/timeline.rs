@@ -49,6 +49,8 @@ struct Lane {
     bar: (i32, i32),
     /// `(resource, mode, y0, y1)`; the last row may gather several locks.
     rows: Vec<(u32, Mode, i32, i32, String)>,
+    /// How many locks the last row gathers (0: every lock has a row).
+    shared: usize,
     bottom: i32,
     /// A low lane: a background task that finished in the window, held no
     /// lock in it and is not in the story (see [`MINOR_BAR`]).
@@ -146,7 +148,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         if minor {
             let bar = (top + 4, top + 4 + MINOR_BAR);
             y = bar.1 + 4;
-            lanes.push(Lane { task: t, top, frame_y: None, bar, rows: Vec::new(), bottom: y, minor });
+            lanes.push(Lane { task: t, top, frame_y: None, bar, rows: Vec::new(), shared: 0, bottom: y, minor });
             continue;
         }
         let mut yy = top + dims.pad;
@@ -162,7 +164,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         };
         let bar = (yy, yy + dims.bar);
         yy += dims.bar + dims.hold_gap;
-        // One row per lock held in the window, in order of first taking (up to `max_holds`).
+        // One row per lock held in the window (up to `max_holds`), in one
+        // order in every lane: the order the trace lists the locks in, a
+        // write hold above a read hold of one RWMutex. In order of first
+        // taking, ttrpc's callers had streamLock's row above sendLock's in
+        // one lane and under it in the next, and a compact lane, whose one
+        // label names its rows, could not say which was which.
         let mut keys: Vec<(u32, Mode)> = Vec::new();
         // A hold that ends where the window starts has no width in it: no row,
         // as the locks chart gives it no lane. (One taken where the window
@@ -181,9 +188,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             let own = dims.max_holds - 1;
             let mut chosen: Vec<usize> = (0..keys.len()).filter(|&i| at_end(&keys[i])).take(own).collect();
             chosen.extend((0..keys.len()).filter(|&i| !at_end(&keys[i])).take(own - chosen.len()));
-            chosen.sort_unstable();
+            chosen.sort_unstable_by_key(|&i| keys[i]);
             let rest = (0..keys.len()).filter(|i| !chosen.contains(i));
             keys = chosen.iter().copied().chain(rest).map(|i| keys[i]).collect();
+        } else {
+            keys.sort_unstable();
         }
         let mut rows = Vec::new();
         let shown = keys.len().min(dims.max_holds);
@@ -200,7 +209,8 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         }
         let bottom = yy + dims.pad;
         y = bottom;
-        lanes.push(Lane { task: t, top, frame_y, bar, rows, bottom, minor });
+        let shared = if keys.len() > shown { keys.len() - shown + 1 } else { 0 };
+        lanes.push(Lane { task: t, top, frame_y, bar, rows, shared, bottom, minor });
     }
     let plot_bottom = y;
 
@@ -375,7 +385,15 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     .map(|(_, sw, name)| (sw, name.to_string()))
     .collect();
     if lanes.iter().any(|l| !l.rows.is_empty()) {
-        items.push((Swatch::Fill(palette::AXIS.into()), "lock held (task's colour)".into()));
+        // Rows too thin for a label each share one line, which names them
+        // top first: the legend says so, as nothing else on the lane does.
+        let shared_line = dims.hold + dims.hold_gap < LABELLED_ROW && lanes.iter().any(|l| l.rows.len() > 1);
+        let what = if shared_line {
+            "lock held (task's colour; rows top to bottom as named)"
+        } else {
+            "lock held (task's colour)"
+        };
+        items.push((Swatch::Fill(palette::AXIS.into()), what.into()));
     }
     if flags.pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "read-locked, or held part of the time".into()));
@@ -602,6 +620,9 @@ struct Flags {
     /// The states drawn, by [`State::index`]: the legend names those only.
     states: [bool; 4],
 }
+
+/// The height a lock row needs (with its gap) for a label of its own.
+const LABELLED_ROW: i32 = 12;
 
 /// Pictures narrower than this leave the deadlock arrows unlabelled.
 const NARROW: i32 = 900;
@@ -864,26 +885,23 @@ fn draw_lane(
             s.rect(xm.col_x(c0), *y0, xm.col_x(c1).max(xm.col_x(c0) + 1), *y1, alpha(color, a));
         }
         // Rows too thin for a label each (compact lanes) share one line.
-        if dims.hold + dims.hold_gap >= 12 {
+        if dims.hold + dims.hold_gap >= LABELLED_ROW {
             s.text_mid(xm.left - 8, (y0 + y1) / 2, &texts[i], TINY, false, palette::MUTED, Anchor::Right);
         } else if i == 0 {
-            // Held and read-locked apart, as the rows of a roomy lane name them.
-            // The locks still held at the window's end first: at a deadlock,
-            // the ones the cycle is about, which a count must not hide.
-            let tt = &m.tasks[lane.task as usize];
-            let at_end = |r: u32, mode: Mode| {
-                tt.holds.iter().any(|h| (h.resource, h.mode) == (r, mode) && h.start <= xm.b && h.end >= xm.b)
-            };
-            let names = |mode: Mode| -> Vec<&str> {
-                let of = |end: bool| {
-                    lane.rows
-                        .iter()
-                        .filter(move |x| x.1 == mode && at_end(x.0, mode) == end)
-                        .map(|x| m.resource_name(x.0))
-                };
-                of(true).chain(of(false)).collect()
-            };
-            let text = held_names(&[("holds", names(Mode::Exclusive)), ("reads", names(Mode::Read))], label_w - 24);
+            // The rows named in their order, top first ("holds streamLock,
+            // sendLock": streamLock's row above sendLock's), held and
+            // read-locked apart as a roomy lane's rows say; the locks of a
+            // shared last row only counted, as it cannot be told apart.
+            let own = lane.rows.len() - usize::from(lane.shared > 0);
+            let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+            for &(r, mode, ..) in &lane.rows[..own] {
+                let verb = if mode == Mode::Read { "reads" } else { "holds" };
+                match groups.last_mut() {
+                    Some((v, names)) if *v == verb => names.push(m.resource_name(r)),
+                    _ => groups.push((verb, vec![m.resource_name(r)])),
+                }
+            }
+            let text = held_names(&groups, lane.shared, label_w - 24);
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
         }
     }
@@ -993,9 +1011,11 @@ fn in_gaps(
 
 /// "holds A, B; reads C" in `max` pixels, cut by whole names: the last
 /// names give way to a count ("holds A, B +1 more", or "holds A +2" where
-/// that is what fits); only a first name too long alone is cut inside.
-fn held_names(groups: &[(&str, Vec<&str>)], max: i32) -> String {
-    let total: usize = groups.iter().map(|(_, n)| n.len()).sum();
+/// that is what fits), which `more` locks named nowhere always join; only
+/// a first name too long alone is cut inside.
+fn held_names(groups: &[(&str, Vec<&str>)], more: usize, max: i32) -> String {
+    let named: usize = groups.iter().map(|(_, n)| n.len()).sum();
+    let total = named + more;
     let first_names = |keep: usize, long: bool| {
         let mut left = keep;
         let mut parts = Vec::new();
@@ -1006,15 +1026,15 @@ fn held_names(groups: &[(&str, Vec<&str>)], max: i32) -> String {
                 parts.push(format!("{verb} {}", names[..take].join(", ")));
             }
         }
-        let more = match (keep < total, long) {
+        let count = match (keep < total, long) {
             (false, _) => String::new(),
             (true, true) => format!(" +{} more", total - keep),
             (true, false) => format!(" +{}", total - keep),
         };
-        parts.join("; ") + &more
+        parts.join("; ") + &count
     };
     // As many names as fit, each count said long ("+1 more") where it fits.
-    (1..=total)
+    (1..=named)
         .rev()
         .flat_map(|keep| [(keep, true), (keep, false)])
         .map(|(keep, long)| first_names(keep, long))
@@ -1057,15 +1077,17 @@ mod tests {
         let w = |t: &str| fonts::width(t, TINY, false);
         let groups = [("holds", vec!["fork10", "fork11"]), ("reads", vec!["rw"])];
         let full = "holds fork10, fork11; reads rw";
-        assert_eq!(held_names(&groups, w(full)), full);
-        assert_eq!(held_names(&groups, w(full) - 1), "holds fork10, fork11 +1 more");
+        assert_eq!(held_names(&groups, 0, w(full)), full);
+        assert_eq!(held_names(&groups, 0, w(full) - 1), "holds fork10, fork11 +1 more");
         // A name more with a short count before a long count with a name less.
-        assert_eq!(held_names(&groups, w("holds fork10, fork11 +1")), "holds fork10, fork11 +1");
-        assert_eq!(held_names(&groups, w("holds fork10, fork11 +1") - 1), "holds fork10 +2 more");
-        assert_eq!(held_names(&groups, w("holds fork10 +2")), "holds fork10 +2");
+        assert_eq!(held_names(&groups, 0, w("holds fork10, fork11 +1")), "holds fork10, fork11 +1");
+        assert_eq!(held_names(&groups, 0, w("holds fork10, fork11 +1") - 1), "holds fork10 +2 more");
+        assert_eq!(held_names(&groups, 0, w("holds fork10 +2")), "holds fork10 +2");
         // Not even one whole name: the first is cut inside, never dropped.
-        let cut = held_names(&groups, w("holds fork10 +2") - 4);
+        let cut = held_names(&groups, 0, w("holds fork10 +2") - 4);
         assert!(cut.starts_with("holds") && cut.contains('…') && w(&cut) <= w("holds fork10 +2") - 4, "{cut}");
+        // Locks of a shared row are counted, however wide the room.
+        assert_eq!(held_names(&[("holds", vec!["fork10"])], 2, 1000), "holds fork10 +2 more");
     }
 
     #[test]

@@ -1036,6 +1036,80 @@ fn an_invariant_violation_is_marked_where_and_in_which_task() {
     );
 }
 
+/// Two tasks that each hold locks A and B, nested in opposite orders one
+/// after the other (`ab` takes A and, inside it, B; `ba` B and then A), and
+/// `idle` more tasks that only sleep, for a timeline of many lanes.
+fn nested_both_ways(idle: usize) -> Trace {
+    let run = sim::Sim::new(0).record(true).run(move || async move {
+        let (a, b) = (sim::sync::Mutex::new("A"), sim::sync::Mutex::new("B"));
+        sim::spawn("ab", async move {
+            let outer = a.lock().await;
+            sim::time::sleep(100).await;
+            let inner = b.lock().await;
+            sim::time::sleep(100).await;
+            inner.unlock().await;
+            sim::time::sleep(100).await;
+            outer.unlock().await;
+        });
+        sim::spawn("ba", async move {
+            sim::time::sleep(1_000).await;
+            let outer = b.lock().await;
+            sim::time::sleep(100).await;
+            let inner = a.lock().await;
+            sim::time::sleep(100).await;
+            inner.unlock().await;
+            sim::time::sleep(100).await;
+            outer.unlock().await;
+        });
+        for i in 0..idle {
+            sim::spawn(format!("idle-{i}"), async move { sim::time::sleep(2_000).await });
+        }
+    });
+    *run.trace.unwrap()
+}
+
+/// A task's lock rows under its bar come in one order in every lane (the
+/// order the trace lists the locks in), and the one line of a compact
+/// lane names them in that order: in order of first taking, the rows of a
+/// lane that took B first were the other way round, under one label.
+#[test]
+fn lock_rows_are_in_one_order_in_every_lane_and_named_in_it() {
+    // Roomy lanes: a label per row, in drawing order, two rows a lane.
+    let trace = nested_both_ways(0);
+    let m = Model::new(&trace).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let rows: Vec<&str> = scene_texts(&scene).into_iter().filter(|t| t.starts_with("holds ")).collect();
+    assert_eq!(rows, ["holds A", "holds B", "holds A", "holds B"]);
+    // Compact lanes (over 24): one line a lane, and rows too thin for words.
+    let trace = nested_both_ways(24);
+    let m = Model::new(&trace).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let texts = scene_texts(&scene);
+    assert_eq!(texts.iter().filter(|t| t.starts_with("holds ")).collect::<Vec<_>>(), [&"holds A, B"; 2]);
+    assert!(texts.contains(&"lock held (task's colour; rows top to bottom as named)"), "{texts:?}");
+    // Each task's outer lock is held longest: its widest bar. `ab`'s is A,
+    // on the top row; `ba`'s is B, on the bottom one.
+    for (task, outer_on_top) in [("ab", true), ("ba", false)] {
+        let t = trace.tasks.iter().position(|x| x.name == task).unwrap() as u32;
+        let colour = m.task_colour(t);
+        let bars: Vec<(i32, i32, i32)> = scene
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                visualizer::Item::Rect { x0, y0, x1, y1, paint } if paint.rgb == colour && y1 - y0 <= 8 => {
+                    Some((x1 - x0, *y0, *x0))
+                }
+                _ => None,
+            })
+            .collect();
+        let rows: BTreeSet<i32> = bars.iter().map(|b| b.1).collect();
+        assert_eq!(rows.len(), 2, "{task}: {bars:?}");
+        let widest = bars.iter().max().unwrap();
+        let top = *rows.iter().next().unwrap();
+        assert_eq!(widest.1 == top, outer_on_top, "{task}: widest bar {widest:?}, rows {rows:?}");
+    }
+}
+
 #[test]
 fn a_locks_window_where_nothing_happens_says_so() {
     let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
