@@ -93,13 +93,21 @@ impl Future for Join {
         }
         let task = self.task;
         rt::with(|s| {
-            // A join looks at the task: only its spawn, its finish and what is
-            // granted to it change its pseudo-resource (so a grant's step, not
-            // a join's, is the last change a granted step finds).
-            s.touch_read(crate::scheduler::Footprint::task_resource(task));
             if s.tasks[task as usize].status == Status::Finished {
+                // A join looks at the task: only its spawn, its finish and what
+                // is granted to it change its pseudo-resource (so a grant's
+                // step, not a join's, is the last change a granted step finds).
+                s.touch_read(crate::scheduler::Footprint::task_resource(task));
                 Poll::Ready(())
             } else {
+                // A join that blocks touches nothing, as a lock taken while
+                // held is no step: it only waits for the finish, which wakes
+                // it to look again. Had the task finished first, the join
+                // would have gone on at once, to the same state: no race.
+                // Counted as one, its reversal (the task finished before the
+                // join) is a preemption of the joiner, which a bound cuts,
+                // and as the latest race of the task's last step it hid that
+                // step's race with another task.
                 s.joining += 1;
                 s.block(Wait::Join(task));
                 Poll::Pending

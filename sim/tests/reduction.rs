@@ -534,14 +534,15 @@ fn a_childs_first_step_does_not_race_with_its_spawn_or_a_join_of_it() {
 }
 
 #[test]
-fn within_a_bound_every_race_of_a_step_is_reversed_not_only_the_latest() {
+fn a_join_that_blocks_does_not_race_with_the_finish_it_waits_for() {
     // Missed within 0 preemptions: t2's child adds before t0 does, and t0 is
     // parked in its receive when t1's select sends. Explored with t0 first,
-    // the child's add races with t0's add and, later, with t2's join of it
-    // (the child ends in that step). Only the latest race, the join's, was
-    // reversed, and its reversal (the child before the join) is a
-    // preemption the bound cuts; the reversal of the race with t0's add,
-    // which the bound allows, was never tried.
+    // the child's add races with t0's add and, as the child ends in that
+    // step, with t2's join of it, which had blocked. Only the latest race,
+    // the join's, was reversed, and its reversal (the child ending before
+    // the join) is a preemption of t2 the bound cuts; the add's, which fits,
+    // was never tried. A join that blocks only waits: had the child ended
+    // first, the join would have gone on at once, to the same state.
     let p = vec![vec![Op::Add(1), Op::Recv(0)], vec![Op::SelectSend(0, 1, true)], vec![Op::Spawn(3, false)]];
     let m = model(&p);
     let (brute, _, _) = outcomes(&m, false, Some(0)).unwrap();

@@ -9,12 +9,10 @@
 //! (which equivalent orders a sleeper stands for depends on preemptions the
 //! bound counts), a race's branch taken only within the bound, and the
 //! racing task also tried at the last context switch before the race, where
-//! taking it may cost no preemption more; and every race of a step is
-//! reversed, not only the latest, whose reversal the bound may cut. Each
-//! bound is a pass of its own, and the search without a bound takes turns
-//! with the passes, half as long as they run, for where the bound does not
-//! bind. Without reduction, a bound gives plain DFS, and each pass runs
-//! only the schedules the pass before kept out.
+//! taking it may cost no preemption more. Each bound is a pass of its own,
+//! and the search without a bound takes turns with the passes, half as
+//! long as they run, for where the bound does not bind. Without reduction, a bound gives plain DFS, and each pass runs only the
+//! schedules the pass before kept out.
 //!
 //! Each execution replays the prefix of the previous one up to its deepest
 //! open branch, then takes a new choice there. With reduction, two steps of
@@ -657,19 +655,10 @@ impl Strategy for DfsStrategy {
         };
         let touched = footprint.resources.iter().map(|r| (r, true)).chain(footprint.reads.iter().map(|r| (r, false)));
         let mut race: Option<usize> = None;
-        // Without a bound, reversing a step's latest race is enough: the
-        // execution that reverses it meets the earlier races again. Within a
-        // bound that reversal may be a preemption the bound cuts, and the
-        // earlier races (a child's add racing with another task's add, then
-        // with its parent's join) would go unreversed: each is reversed.
-        let every_race = s.reduction() && s.cfg.preemption_bound.is_some();
         for (r, write) in touched.clone() {
             if let Some(h) = s.touches.last_conflict(r, task, write) {
                 let (k, other) = (h.step, h.clock);
                 if !s.happens_before(k, base.map(|b| s.clocks.get(b))) {
-                    if every_race {
-                        s.add_backtrack(k, task);
-                    }
                     race = race.max(Some(k));
                 }
                 s.clocks.join_into(clock, other);

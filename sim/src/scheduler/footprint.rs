@@ -37,9 +37,10 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// The pseudo-resource of task `t`: its spawn, its first step, a grant to
-    /// it and the step that takes the grant, and its finish change it; a
-    /// join of it looks at it.
+    /// The pseudo-resource of task `t`: its spawn, a grant to it and the
+    /// step that takes the grant, and its finish change it; its first step
+    /// and a join that finds it finished look at it (a join that blocks
+    /// only waits, and touches nothing).
     pub fn task_resource(t: TaskId) -> u32 {
         u32::MAX - t
     }
