@@ -402,6 +402,20 @@ impl BlockedTask {
     }
 }
 
+/// What nobody is left to do, for a wait of `op` with no releaser (a
+/// join's task has always finished or is in the report).
+pub(crate) fn dead_by_itself(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "wait" => "notify it",
+        "send" => "receive from it",
+        "recv" => "send on it or close it",
+        "write" => "read from it",
+        "read" => "write to it or close it",
+        "select" => "serve any of its cases",
+        _ => return None,
+    })
+}
+
 fn op_phrase(op: &str) -> &'static str {
     match op {
         "lock" => "waiting to lock",
@@ -450,12 +464,13 @@ fn write_task(
         if !verb.is_empty() {
             write!(f, ", {verb} {}", who.join(", "))?;
         }
-    } else if b.op == "wait" {
+    } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
-        // or the notifiers the model declared) is gone. With declarations,
-        // that holds only if the model declared every task that will
-        // notify, or spawn one that does.
-        write!(f, ", and no task left that may notify it")?;
+        // or the notifiers the model declared), or every declared holder of
+        // the channel's or pipe's other end, is gone. That holds only if the
+        // model declared every task that will notify or use the end, or
+        // spawn one that does.
+        write!(f, ", and no task left that may {what}")?;
     }
     writeln!(f)?;
     write_stack(f, &b.stack)?;

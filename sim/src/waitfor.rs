@@ -8,8 +8,10 @@
 //!   once the model declared the monitor's notifiers, those still alive;
 //! - a channel send or receive, a pipe write or read: every task holding the
 //!   other end, once the model declared who holds it (a task holds an end once
-//!   it used or declared it; a task yet to use an end is not known otherwise);
-//!   a `select`: the union over its cases;
+//!   it used or declared it; a task yet to use an end is not known otherwise),
+//!   and the live tasks declared to close a pipe end (not an illustrated
+//!   cycle's edges where the users give one); with none left, a foreground
+//!   task's wait is dead by itself; a `select`: the union over its cases;
 //! - a join: the joined task.
 //!
 //! A deadlock is a set of blocked tasks closed under these edges: none of them
@@ -100,24 +102,35 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             .extend((0..s.tasks.len() as TaskId).filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished)),
         Wait::Send(r) | Wait::Write(r) => {
             let skip = primary_only && is_signal(s, r);
-            if !(skip || end_holders(s, t, r, Dir::Recv, out)) {
+            if !(skip || end_holders(s, t, r, Dir::Recv, out, !primary_only)) {
                 return false;
+            }
+            if !skip && out.len() == start {
+                return dead_alone(s, t);
             }
         }
         Wait::Recv(r) | Wait::Read(r) => {
             let skip = primary_only && is_signal(s, r);
-            if !(skip || end_holders(s, t, r, Dir::Send, out)) {
+            if !(skip || end_holders(s, t, r, Dir::Send, out, !primary_only)) {
                 return false;
+            }
+            if !skip && out.len() == start {
+                return dead_alone(s, t);
             }
         }
         Wait::Select => {
+            let mut judged = false;
             for &(r, dir) in &s.tasks[t as usize].cases {
                 if primary_only && is_signal(s, r) {
                     continue;
                 }
-                if !end_holders(s, t, r, other(dir), out) {
+                if !end_holders(s, t, r, other(dir), out, !primary_only) {
                     return false;
                 }
+                judged = true;
+            }
+            if judged && out.len() == start {
+                return dead_alone(s, t);
             }
             out[start..].sort_unstable();
             let mut k = start;
@@ -142,6 +155,14 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
         out.truncate(k);
     }
     out.len() > start
+}
+
+/// A channel or pipe wait whose other end's declared holders all finished:
+/// nobody will serve it. Known (dead by itself, as a `wait()` with no
+/// notifier left) for a foreground task; a background one (a server's loop)
+/// is parked, as it is when the run ends, and its wait never judged.
+fn dead_alone(s: &State, t: TaskId) -> bool {
+    !s.tasks[t as usize].background
 }
 
 fn is_signal(s: &State, r: u32) -> bool {
@@ -187,8 +208,9 @@ fn other(dir: Dir) -> Dir {
     }
 }
 
-/// The live holders of the `want` end of channel or pipe `r`.
-fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -> bool {
+/// The live holders of the `want` end of channel or pipe `r`, and, `with_closers`,
+/// the live tasks declared only to close it (see [`Holders::declare_closer`]).
+fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>, with_closers: bool) -> bool {
     if s.unstarted > 0 {
         // A task that has not run yet may hold any end.
         return false;
@@ -200,8 +222,13 @@ fn end_holders(s: &State, t: TaskId, r: u32, want: Dir, out: &mut Vec<TaskId>) -
         }
         Some(Releasers::Holders(set)) => {
             let start = out.len();
-            out.extend(set.iter().filter(|&u| s.tasks[u as usize].status != Status::Finished));
-            out.len() > start
+            let live = |u: &TaskId| s.tasks[*u as usize].status != Status::Finished;
+            if with_closers {
+                out.extend(set.iter_all().filter(live));
+            } else {
+                out.extend(set.iter().filter(live));
+            }
+            out.len() > start || set.known()
         }
         None => false,
     }
@@ -226,7 +253,7 @@ fn quick_look(s: &State, t: TaskId) -> Quick {
     let runs = |u: TaskId| matches!(s.tasks[u as usize].status, Status::Ready | Status::Sleeping);
     let end_runs = |r: u32, want: Dir| match releasers(s, t, r, want) {
         Some(Releasers::ActiveWriter(w)) => runs(w),
-        Some(Releasers::Holders(set)) => set.iter().any(runs),
+        Some(Releasers::Holders(set)) => set.iter_all().any(runs),
         None => false,
     };
     let releaser_runs = match s.tasks[t as usize].status {

@@ -759,9 +759,11 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     }
     // Found within a few steps of forming, not at the step limit.
     assert!(first_steps.iter().all(|&s| s < 10), "{first_steps:?}");
-    // Its trace with the cycle's tasks moved behind it, their releasers
-    // emptied: only a wait() nobody may notify stands alone in a partial
-    // report, and a channel wait does not.
+    // Its trace with the cycle's tasks moved behind it, the join's releaser
+    // emptied: only a wait nobody is left to serve (a wait() with no
+    // notifier, a channel or pipe wait with no holder of the other end)
+    // stands alone in a partial report, and a join or a wait with a
+    // releaser does not.
     let run = Sim::new(0).record(true).max_steps(10_000).run(|| async {
         spawn_heartbeat();
         let ch: Chan<u32> = Chan::new("ch", 0);
@@ -776,7 +778,7 @@ fn a_wait_judged_while_a_task_had_not_started_is_judged_again_once_it_has() {
     });
     let mut v: serde_json::Value = serde_json::from_str(&run.trace.unwrap().to_json()).unwrap();
     let mut cycle = v["deadlock"]["cycle"].take();
-    for b in cycle.as_array_mut().unwrap() {
+    for b in cycle.as_array_mut().unwrap().iter_mut().filter(|b| b["op"] == "join") {
         b["released_by"] = serde_json::json!([]);
         b["released_by_ids"] = serde_json::json!([]);
     }
@@ -949,4 +951,98 @@ fn time_after_counts_from_the_call() {
         });
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}: {}", run.outcome.summary());
     }
+}
+
+#[test]
+fn a_receive_whose_declared_senders_all_finished_is_dead_by_itself() {
+    // The sender returns without sending (a goroutine that forgot to), while
+    // a heartbeat runs on: the receiver is blocked for good, with no cycle.
+    // Found when the receiver blocks or, if it blocked first, when the last
+    // declared sender finishes, not at the step limit; a background task in
+    // the same wait is parked, as at the end of a run.
+    let mut steps = std::collections::BTreeSet::new();
+    for seed in 0..100 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let ch: Chan<u32> = Chan::new("results", 0);
+            let (tx, rx, parked) = (ch.clone(), ch.clone(), ch.clone());
+            sim::spawn_background("server.loop", async move {
+                parked.declare_receiver();
+                parked.recv().await;
+            });
+            let receiver = spawn("receiver", async move {
+                rx.declare_receiver();
+                rx.recv().await;
+            });
+            spawn("sender", async move {
+                tx.declare_sender();
+                sim::yield_now().await;
+            });
+            receiver.join().await;
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+        assert!(!d.global && d.cycle.is_empty(), "seed {seed}: {d:?}");
+        let behind: Vec<(&str, &str, usize)> =
+            d.behind.iter().map(|b| (b.name.as_str(), b.op.as_str(), b.released_by.len())).collect();
+        // Main is behind it once it joins; found before, it still runs.
+        let alone = [("receiver", "recv", 0)];
+        assert!(behind == alone || behind == [("main", "join", 1), alone[0]], "seed {seed}: {behind:?}");
+        let text = d.to_string();
+        assert!(
+            text.contains("\"receiver\" (task 3): waiting to receive from chan \"results\", and no task left that may send on it or close it"),
+            "{text}"
+        );
+        steps.insert(d.step);
+    }
+    assert!(steps.iter().all(|&s| s < 12), "{steps:?}");
+}
+
+#[test]
+fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
+    // The writer is gone; the closer (a goroutine that closes the conn to
+    // cancel the read) still may close the write end: the read waits on it,
+    // and gets end of stream when it does.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let p: Pipe<u8> = Pipe::new("conn", 4);
+            let (w, r, c) = (p.clone(), p.clone(), p.clone());
+            spawn("writer", async move {
+                w.declare_writer();
+            });
+            spawn("closer", async move {
+                c.declare_write_closer();
+                sim::yield_now().await;
+                c.close_write().await;
+            });
+            let mut got = Vec::new();
+            r.declare_reader();
+            assert_eq!(r.read(4, &mut got).await, Ok(0), "end of stream");
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+    // A closer that returns without closing leaves the read dead by itself.
+    let run = Sim::new(0).max_steps(10_000).run(|| async {
+        spawn_heartbeat();
+        let p: Pipe<u8> = Pipe::new("conn", 4);
+        let c = p.clone();
+        spawn("closer", async move {
+            c.declare_write_closer();
+        });
+        p.declare_reader();
+        let _ = p.read(4, &mut Vec::new()).await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome.summary()));
+    assert!(d.to_string().contains("and no task left that may write to it or close it"), "{d}");
+    // A close by a task declared neither writer nor closer fails the run:
+    // a wait judged dead could have been released by it.
+    let run = Sim::new(0).run(|| async {
+        let p: Pipe<u8> = Pipe::new("conn", 4);
+        p.declare_writer();
+        let c = p.clone();
+        spawn("stranger", async move { c.close_write().await }).join().await;
+    });
+    let Outcome::Panic { task, message, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    assert_eq!(task, "stranger");
+    assert!(message.contains("writes to (or closes the write end of) pipe \"conn\""), "{message}");
 }

@@ -461,6 +461,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             t.saved_count = 0;
             t.pending_lock = None;
             t.held.clear();
+            t.holds_declared_end = false;
         }
         None => s.tasks.push(Task {
             name,
@@ -475,6 +476,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             saved_count: 0,
             pending_lock: None,
             held: Vec::new(),
+            holds_declared_end: false,
         }),
     }
     s.enabled.insert(id);
@@ -529,5 +531,9 @@ fn finish_task(s: &mut State, t: TaskId) {
                 s.wake(u);
             }
         }
+    }
+    // Background tasks blocked when the run ends are parked, not deadlocked.
+    if s.tasks[t as usize].holds_declared_end && s.failure.is_none() && s.foreground_live > 0 {
+        s.judge_waits_served_by(t);
     }
 }

@@ -119,6 +119,9 @@ pub(crate) struct Task {
     pub pending_lock: Option<ResId>,
     /// Locks it holds, in the order taken, with where (for the lock-order graph).
     pub held: Vec<HeldLock>,
+    /// The model declared it a holder of a channel or pipe end: its finish
+    /// may leave a wait on the other end with nobody to serve it.
+    pub holds_declared_end: bool,
 }
 
 impl Task {
@@ -134,6 +137,11 @@ impl Task {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Holders {
     tasks: Vec<TaskId>,
+    /// Tasks declared to only close this end (a pipe end a goroutine closes
+    /// to cancel the other side, as `conn.Close()` does): a close releases
+    /// the end's waiters as a use would, so they count as releasers, but a
+    /// report explains a deadlock by the end's users where it can.
+    closers: Vec<TaskId>,
     /// The model declared who holds this end (`declare_sender` and the
     /// like). Only then are the holders known: a task that has not used an
     /// end yet may use it later, so the tasks that used it are not all.
@@ -163,7 +171,32 @@ impl Holders {
         if let Err(i) = self.tasks.binary_search(&t) {
             self.tasks.insert(i, t);
         }
+        self.closers.retain(|&c| c != t);
         self.declared = true;
+    }
+
+    /// The model declared that task `t` closes this end (and no more).
+    pub fn declare_closer(&mut self, t: TaskId) {
+        if !self.contains(t) {
+            if let Err(i) = self.closers.binary_search(&t) {
+                self.closers.insert(i, t);
+            }
+        }
+        self.declared = true;
+    }
+
+    /// Task `t` closes this end: true if the model declared this end's
+    /// holders without it, as a user or a closer.
+    pub fn insert_closer(&mut self, t: TaskId) -> bool {
+        if self.contains(t) || self.closers.binary_search(&t).is_ok() {
+            return false;
+        }
+        self.insert(t)
+    }
+
+    /// The users and the closers, closers last.
+    pub fn iter_all(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.tasks.iter().chain(&self.closers).copied()
     }
 
     /// True if the model declared this end's holders (see [`Holders::declared`]).
@@ -173,6 +206,20 @@ impl Holders {
 
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.tasks.iter().copied()
+    }
+
+    /// True if task `t` holds this end (closers aside).
+    pub fn contains(&self, t: TaskId) -> bool {
+        self.tasks.binary_search(&t).is_ok()
+    }
+}
+
+/// The end a task on the `dir` end of a channel or pipe waits for.
+fn other_dir(dir: Dir) -> Dir {
+    if dir == Dir::Send {
+        Dir::Recv
+    } else {
+        Dir::Send
     }
 }
 
@@ -297,6 +344,7 @@ impl ResState {
         }
         fn refill_end(old: &mut Holders, new: Holders) {
             refill(&mut old.tasks, new.tasks);
+            refill(&mut old.closers, new.closers);
             old.declared = new.declared;
         }
         match (self, new) {
@@ -1111,6 +1159,15 @@ impl State {
         }
     }
 
+    /// The current task closes one end of a pipe: a use of it, which a
+    /// task declared only to close it may make.
+    pub fn close_end(&mut self, r: ResId, dir: Dir) {
+        let t = self.current;
+        if self.end(r, dir).insert_closer(t) {
+            self.undeclared_use(r, dir, t);
+        }
+    }
+
     /// Task `t` used an end of `r` whose holders the model declared without
     /// it. The wait-for graph trusts a declared end's holders to be all of
     /// them, so a wait on the other end could have been judged a deadlock
@@ -1124,8 +1181,8 @@ impl State {
             (ResState::Chan { signal: true, .. }, Dir::Recv) => return,
             (ResState::Chan { .. }, Dir::Send) => ("channel", "sends on (or closes)"),
             (ResState::Chan { .. }, Dir::Recv) => ("channel", "receives from"),
-            (_, Dir::Send) => ("pipe", "writes to"),
-            (_, Dir::Recv) => ("pipe", "reads from"),
+            (_, Dir::Send) => ("pipe", "writes to (or closes the write end of)"),
+            (_, Dir::Recv) => ("pipe", "reads from (or closes the read end of)"),
         };
         self.touch(r);
         let res = &self.resources[r as usize];
@@ -1179,6 +1236,60 @@ impl State {
             self.resources[r as usize].name
         );
         self.end(r, dir).declare(t);
+        self.tasks[t as usize].holds_declared_end = true;
+    }
+
+    /// The model declared that task `t` only closes one end of a pipe (see [`Holders::declare_closer`]).
+    pub fn declare_closer_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
+        assert!(
+            (t as usize) < self.tasks.len(),
+            "sim: a closer of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+            self.resources[r as usize].name
+        );
+        self.end(r, dir).declare_closer(t);
+        self.tasks[t as usize].holds_declared_end = true;
+    }
+
+    /// Task `t`, a declared holder of a channel or pipe end, finished: a
+    /// task blocked on the other end may have lost its last releaser, and
+    /// its wait is dead by itself (see [`crate::waitfor`]). Judged now, as
+    /// a wait is when it blocks: tasks that run on would hide it from every
+    /// later check but the step limit.
+    #[cold]
+    pub fn judge_waits_served_by(&mut self, t: TaskId) {
+        for u in 0..self.tasks.len() as TaskId {
+            if self.failure.is_some() {
+                return;
+            }
+            let task = &self.tasks[u as usize];
+            if task.background {
+                // Parked, not dead (see `waitfor::dead_alone`).
+                continue;
+            }
+            let served = |s: &State, r: ResId, dir: Dir| {
+                s.end_ref(r, other_dir(dir)).is_some_and(|h| h.iter_all().any(|u| u == t))
+            };
+            let waits = match task.status {
+                Status::Blocked(Wait::Send(r) | Wait::Write(r)) => served(self, r, Dir::Send),
+                Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => served(self, r, Dir::Recv),
+                Status::Blocked(Wait::Select) => task.cases.iter().any(|&(r, dir)| served(self, r, dir)),
+                _ => false,
+            };
+            if waits {
+                self.detect_at_block(u);
+            }
+        }
+    }
+
+    /// The holders of an end of channel or pipe `r`, if it is one.
+    fn end_ref(&self, r: ResId, dir: Dir) -> Option<&Holders> {
+        match (&self.resources[r as usize].st, dir) {
+            (ResState::Chan { senders: h, .. }, Dir::Send)
+            | (ResState::Chan { receivers: h, .. }, Dir::Recv)
+            | (ResState::Pipe { writers: h, .. }, Dir::Send)
+            | (ResState::Pipe { readers: h, .. }, Dir::Recv) => Some(h),
+            _ => None,
+        }
     }
 
     #[inline]

@@ -42,7 +42,9 @@ pub(crate) const CLOSED: u32 = 0x8000_0000;
 /// other end are never part of a partial deadlock (a global one, where no
 /// task can run, is still found). Once it is, a task that uses it without
 /// having been declared makes the run fail with a panic naming it, since
-/// a deadlock could have been judged without it.
+/// a deadlock could have been judged without it; and once every declared
+/// holder of one end has finished, a foreground task's wait on the other is
+/// dead by itself (a background one is parked, as at the end of a run).
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {

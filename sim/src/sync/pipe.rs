@@ -41,8 +41,10 @@ impl std::fmt::Display for PipeClosed {
 /// other end's holders ([`Pipe::declare_writer`], [`Pipe::declare_reader`]),
 /// each task when it starts. A task that only closes an end
 /// ([`Pipe::close_write`], [`Pipe::close_read`], as Go code closes a conn
-/// to cancel a read) releases its waiters too: declare it as well, since a
-/// close is not checked against the declared holders as a read or write is.
+/// to cancel a read) releases its waiters too, and holds that end: declare
+/// it as well (a close by a task declared without it fails the run, as a
+/// read or write does). Once every declared holder of one end has
+/// finished, a wait on the other is dead by itself.
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {
@@ -141,6 +143,20 @@ impl<M: 'static> Pipe<M> {
     /// Declares that the current task reads from this pipe.
     pub fn declare_reader(&self) {
         rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
+    }
+
+    /// Declares that the current task may close the write end
+    /// ([`Pipe::close_write`]) and does not write: its close releases the
+    /// readers, so it is one of their releasers, but a report explains a
+    /// deadlock by the writers where it can.
+    pub fn declare_write_closer(&self) {
+        rt::with(|s| s.declare_closer_for(self.inner.id, Dir::Send, s.current));
+    }
+
+    /// Declares that the current task may close the read end
+    /// ([`Pipe::close_read`]) and does not read (see [`Pipe::declare_write_closer`]).
+    pub fn declare_read_closer(&self) {
+        rt::with(|s| s.declare_closer_for(self.inner.id, Dir::Recv, s.current));
     }
 
     fn set_active(s: &mut State, id: ResId, w: Option<TaskId>) {
@@ -271,10 +287,13 @@ impl<M: 'static> Pipe<M> {
     }
 
     /// Closes the write end: readers get end of stream once the buffer is empty.
+    /// A use of the write end: a task declared without it fails the run
+    /// once the end's holders are declared ([`Pipe::declare_writer`]).
     pub async fn close_write(&self) {
         let inner = self.inner.clone();
         Op::new(move || {
             rt::with(|s| {
+                s.close_end(inner.id, Dir::Send);
                 let mut st = inner.st.borrow_mut();
                 st.write_closed = true;
                 let me = s.current;
@@ -289,10 +308,12 @@ impl<M: 'static> Pipe<M> {
     }
 
     /// Closes the read end: the write in progress and later writes fail.
+    /// A use of the read end, as [`Pipe::close_write`] is of the write end.
     pub async fn close_read(&self) {
         let inner = self.inner.clone();
         Op::new(move || {
             rt::with(|s| {
+                s.close_end(inner.id, Dir::Recv);
                 let mut st = inner.st.borrow_mut();
                 st.read_closed = true;
                 let me = s.current;

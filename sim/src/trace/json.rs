@@ -839,12 +839,15 @@ impl Trace {
                 }
             }
         }
-        // A partial deadlock is found by its cycle, or by a wait() nobody
-        // alive may notify (its declared notifiers are gone).
-        let dead_by_itself = |b: &&crate::outcome::BlockedTask| b.op == "wait" && b.released_by.is_empty();
+        // A partial deadlock is found by its cycle, or by a wait nobody
+        // alive may serve (a wait() whose declared notifiers are gone, a
+        // channel or pipe wait whose other end's declared holders are).
+        let dead_by_itself = |b: &&crate::outcome::BlockedTask| {
+            crate::outcome::dead_by_itself(&b.op).is_some() && b.released_by.is_empty()
+        };
         if !d.global && d.cycle.is_empty() && !d.behind.iter().any(|b| dead_by_itself(&b)) {
             return Err(
-                "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle, or by a wait() nobody left may notify)".into(),
+                "deadlock.cycle: empty, but deadlock.global is false (a partial deadlock is found by its cycle, or by a wait nobody left may serve)".into(),
             );
         }
         // The cycle starts at the task spawned first, and each of its tasks

@@ -58,6 +58,12 @@ impl Conn {
         self.tx.close_write().await;
         self.rx.close_read().await;
     }
+
+    /// The current goroutine may call [`Conn::close`] (see [`Channel::declare_closer`]).
+    pub fn declare_closer(&self) {
+        self.tx.declare_write_closer();
+        self.rx.declare_read_closer();
+    }
 }
 
 /// Why `channel.recv` failed.
@@ -96,6 +102,13 @@ impl Channel {
     /// The current goroutine reads from the connection (see [`Channel::declare_writer`]).
     pub fn declare_reader(&self) {
         self.conn.rx.declare_reader();
+    }
+
+    /// The current goroutine may close the connection ([`Conn::close`]):
+    /// a close releases the peer's reads and writes as a write or a read
+    /// would, so the goroutine holds both ends of its side.
+    pub fn declare_closer(&self) {
+        self.conn.declare_closer();
     }
 
     /// One `conn.Write` of `n` bytes (the frame rides on it if it is the last).

@@ -71,6 +71,8 @@ impl Client {
         incoming.declare_receiver();
         self.done.declare_sender(); // run calls c.Close() when the receiver ends
         self.channel.declare_writer();
+        // Closes the connection as it returns.
+        self.channel.declare_closer();
         at("client.go:262");
         crate::spawn_background("receiver.run", receive(self.clone(), incoming.clone(), receivers_done.clone()));
         let mut waiters: BTreeMap<u32, CallRequest> = BTreeMap::new();

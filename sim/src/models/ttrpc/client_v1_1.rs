@@ -100,6 +100,8 @@ impl Client {
         let receiver_done = Chan::signal("receiverDone");
         self.done.declare_sender();
         self.done.declare_receiver();
+        // Closes the connection as it returns.
+        self.channel.declare_closer();
         at("client.go:262");
         crate::spawn_background("Client.run.func1", sender(self.clone()));
         at("client.go:286");

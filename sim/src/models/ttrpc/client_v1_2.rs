@@ -306,6 +306,8 @@ impl Client {
         let [receive_loop, close, cleanup] = self.lines.run;
         let _f = frame_at("Client.run", receive_loop);
         self.channel.declare_reader();
+        // Closes the connection (`Client.Close`) as the loop ends.
+        self.channel.declare_closer();
         self.receive_loop().await;
         at(close);
         self.close().await;

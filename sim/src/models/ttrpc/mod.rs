@@ -243,6 +243,10 @@ pub async fn main(server: ServerDesign, client: ClientDesign, client_tag: &'stat
     let _f = crate::frame("main");
     let ledger: SharedLedger = Rc::new(RefCell::new(Ledger::default()));
     let (client_conn, server_conn) = channel::pipe_pair(work.pipe_buffer);
+    if !matches!(client, ClientDesign::V1_0 | ClientDesign::V1_1) {
+        // From v1.2, `Client.Close` closes the connection: main calls it last.
+        client_conn.declare_closer();
+    }
     match server {
         ServerDesign::V1_0 => {
             crate::spawn_background("serverConn.run", server_v1_0::run(server_conn, work, ledger.clone()))

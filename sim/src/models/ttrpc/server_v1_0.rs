@@ -26,6 +26,8 @@ pub async fn run(conn: Conn, work: Workload, ledger: SharedLedger) {
     requests.declare_receiver();
     recv_err.declare_receiver();
     ch.conn.tx.declare_writer();
+    // Closes the connection as it returns.
+    ch.conn.declare_closer();
     at("server.go:332");
     crate::spawn_background(
         "serverConn.run.func1",

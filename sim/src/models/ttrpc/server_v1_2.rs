@@ -25,6 +25,8 @@ pub async fn run(conn: Conn, work: Workload, ledger: SharedLedger) {
     responses.declare_receiver();
     recv_err.declare_receiver();
     ch.conn.tx.declare_writer();
+    // Closes the connection as it returns.
+    ch.conn.declare_closer();
     at("server.go:369");
     crate::spawn_background(
         "serverConn.run.func2",
