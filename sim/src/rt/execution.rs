@@ -131,6 +131,7 @@ impl Execution {
             Some(mut st) => {
                 st.tasks.clear();
                 st.enabled.clear();
+                st.end_waiting.clear();
                 st.unstarted = 0;
                 st.foreground_live = 0;
                 st.current = 0;
@@ -172,6 +173,8 @@ impl Execution {
             None => Box::new(State {
                 tasks: Default::default(),
                 enabled: TaskSet::new(),
+                end_waiting: TaskSet::new(),
+                end_gone: Vec::new(),
                 live: TaskSet::new(),
                 unstarted: 0,
                 foreground_live: 0,

@@ -119,8 +119,8 @@ pub(crate) struct Task {
     pub pending_lock: Option<ResId>,
     /// Locks it holds, in the order taken, with where (for the lock-order graph).
     pub held: Vec<HeldLock>,
-    /// The model declared it a holder of a channel or pipe end: its finish
-    /// may leave a wait on the other end with nobody to serve it.
+    /// The model declared it a holder (or closer) of a channel or pipe end:
+    /// its finish may leave a wait on the other end with nobody to serve it.
     pub holds_declared_end: bool,
 }
 
@@ -432,6 +432,11 @@ pub(crate) struct Resource {
 pub(crate) struct State {
     pub tasks: slots::Slots<Task>,
     pub enabled: TaskSet,
+    /// Foreground tasks that blocked on a channel or pipe end and may still
+    /// wait there (see [`State::judge_waits_served_by`]).
+    pub end_waiting: TaskSet,
+    /// Reused by [`State::judge_waits_served_by`]: the tasks it found waiting no more.
+    pub end_gone: Vec<TaskId>,
     pub unstarted: u32,
     pub foreground_live: u32,
     pub current: TaskId,
@@ -716,10 +721,14 @@ impl State {
     fn disable(&mut self, t: TaskId, wait: Wait) {
         let task = &mut self.tasks[t as usize];
         task.status = Status::Blocked(wait);
+        let task_bg = task.background;
         if !task.held.is_empty() {
             self.note_held_across(t, wait);
         }
         self.enabled.remove(t);
+        if matches!(wait, Wait::Send(_) | Wait::Recv(_) | Wait::Write(_) | Wait::Read(_) | Wait::Select) && !task_bg {
+            self.end_waiting.insert(t);
+        }
         // Lock waiters retry when the lock is released; every other wait is
         // completed by a grant from the primitive's own queues.
         if let Wait::Lock(r) | Wait::RLock(r) = wait {
@@ -1236,7 +1245,7 @@ impl State {
             self.resources[r as usize].name
         );
         self.end(r, dir).declare(t);
-        self.tasks[t as usize].holds_declared_end = true;
+        self.note_declared_end(r, dir, t);
     }
 
     /// The model declared that task `t` only closes one end of a pipe (see [`Holders::declare_closer`]).
@@ -1247,6 +1256,10 @@ impl State {
             self.resources[r as usize].name
         );
         self.end(r, dir).declare_closer(t);
+        self.note_declared_end(r, dir, t);
+    }
+
+    fn note_declared_end(&mut self, _r: ResId, _dir: Dir, t: TaskId) {
         self.tasks[t as usize].holds_declared_end = true;
     }
 
@@ -1257,15 +1270,17 @@ impl State {
     /// later check but the step limit.
     #[cold]
     pub fn judge_waits_served_by(&mut self, t: TaskId) {
-        for u in 0..self.tasks.len() as TaskId {
+        // Only the tasks that blocked on an end since the last look and may
+        // still wait there (`end_waiting`, kept loosely: a task that no
+        // longer waits on an end leaves it here), not every task.
+        let mut waiting = std::mem::take(&mut self.end_waiting);
+        let mut gone = std::mem::take(&mut self.end_gone);
+        gone.clear();
+        for u in waiting.iter() {
             if self.failure.is_some() {
-                return;
+                break;
             }
             let task = &self.tasks[u as usize];
-            if task.background {
-                // Parked, not dead (see `waitfor::dead_alone`).
-                continue;
-            }
             let served = |s: &State, r: ResId, dir: Dir| {
                 s.end_ref(r, other_dir(dir)).is_some_and(|h| h.iter_all().any(|u| u == t))
             };
@@ -1273,12 +1288,20 @@ impl State {
                 Status::Blocked(Wait::Send(r) | Wait::Write(r)) => served(self, r, Dir::Send),
                 Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => served(self, r, Dir::Recv),
                 Status::Blocked(Wait::Select) => task.cases.iter().any(|&(r, dir)| served(self, r, dir)),
-                _ => false,
+                _ => {
+                    gone.push(u);
+                    false
+                }
             };
             if waits {
                 self.detect_at_block(u);
             }
         }
+        for &u in &gone {
+            waiting.remove(u);
+        }
+        self.end_gone = gone;
+        self.end_waiting = waiting;
     }
 
     /// The holders of an end of channel or pipe `r`, if it is one.
