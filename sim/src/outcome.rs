@@ -407,9 +407,9 @@ impl BlockedTask {
 pub(crate) fn dead_by_itself(op: &str) -> Option<&'static str> {
     Some(match op {
         "wait" => "notify it",
-        "send" => "receive from it",
+        "send" => "receive from it or close it",
         "recv" => "send on it or close it",
-        "write" => "read from it",
+        "write" => "read from it or close it",
         "read" => "write to it or close it",
         "select" => "serve any of its cases",
         _ => return None,

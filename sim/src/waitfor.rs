@@ -106,7 +106,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 return false;
             }
             if !skip && out.len() == start {
-                return dead_alone(s, t);
+                return dead_alone(s, t, [(r, Dir::Send)]);
             }
         }
         Wait::Recv(r) | Wait::Read(r) => {
@@ -115,7 +115,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 return false;
             }
             if !skip && out.len() == start {
-                return dead_alone(s, t);
+                return dead_alone(s, t, [(r, Dir::Recv)]);
             }
         }
         Wait::Select => {
@@ -130,7 +130,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 judged = true;
             }
             if judged && out.len() == start {
-                return dead_alone(s, t);
+                return dead_alone(s, t, s.tasks[t as usize].cases.iter().copied());
             }
             out[start..].sort_unstable();
             let mut k = start;
@@ -157,12 +157,27 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
     out.len() > start
 }
 
-/// A channel or pipe wait whose other end's declared holders all finished:
+/// A wait of task `t` on these ends (resource, the waiter's side) of
+/// channels or pipes, whose other ends' declared holders all finished:
 /// nobody will serve it. Known (dead by itself, as a `wait()` with no
-/// notifier left) for a foreground task; a background one (a server's loop)
+/// notifier left) for a foreground task, unless a close by a task on the
+/// waiter's own side may still wake it; a background one (a server's loop)
 /// is parked, as it is when the run ends, and its wait never judged.
-fn dead_alone(s: &State, t: TaskId) -> bool {
-    !s.tasks[t as usize].background
+fn dead_alone(s: &State, t: TaskId, ends: impl IntoIterator<Item = (u32, Dir)>) -> bool {
+    !s.tasks[t as usize].background && !ends.into_iter().any(|(r, dir)| a_close_may_wake(s, t, r, dir))
+}
+
+/// True if a task on waiter `t`'s own side of end `dir` of `r` may still
+/// close it and so wake `t`: another sender of a channel (`close` wakes a
+/// parked send, which then panics), another reader or read closer of a
+/// pipe (`close_read` fails a read). Or nobody declared that side, so any
+/// task may.
+fn a_close_may_wake(s: &State, t: TaskId, r: u32, dir: Dir) -> bool {
+    let side = match (&s.resources[r as usize].st, dir) {
+        (ResState::Chan { senders: h, .. }, Dir::Send) | (ResState::Pipe { readers: h, .. }, Dir::Recv) => h,
+        _ => return false,
+    };
+    !side.known() || side.iter_all().any(|u| u != t && s.tasks[u as usize].status != Status::Finished)
 }
 
 fn is_signal(s: &State, r: u32) -> bool {

@@ -1046,3 +1046,49 @@ fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
     assert_eq!(task, "stranger");
     assert!(message.contains("writes to (or closes the write end of) pipe \"conn\""), "{message}");
 }
+
+#[test]
+fn a_wait_a_close_on_its_own_side_may_still_wake_is_not_dead() {
+    // Every writer is gone, but a read closer (a goroutine that closes the
+    // conn to cancel the read) lives: its close_read fails the read.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let p: Pipe<u8> = Pipe::new("conn", 4);
+            let (w, c) = (p.clone(), p.clone());
+            spawn("writer", async move { w.declare_writer() });
+            spawn("canceller", async move {
+                c.declare_read_closer();
+                sim::yield_now().await;
+                sim::yield_now().await;
+                c.close_read().await;
+            });
+            p.declare_reader();
+            assert!(p.read(4, &mut Vec::new()).await.is_err(), "the read is cancelled");
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+    // Every receiver is gone, but another sender may close the channel: the
+    // parked send then panics, which is the run's outcome, not a deadlock.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let ch: Chan<u32> = Chan::new("results", 0);
+            let (rx, closer) = (ch.clone(), ch.clone());
+            ch.declare_sender();
+            spawn("receiver", async move { rx.declare_receiver() });
+            spawn("closer", async move {
+                closer.declare_sender();
+                sim::yield_now().await;
+                sim::yield_now().await;
+                closer.close().await;
+            });
+            ch.send(1).await;
+        });
+        assert!(
+            matches!(&run.outcome, Outcome::Panic { message, .. } if message.contains("send on closed channel")),
+            "seed {seed}: {}",
+            run.outcome.summary()
+        );
+    }
+}

@@ -194,6 +194,11 @@ impl Holders {
         self.insert(t)
     }
 
+    /// True if task `t` uses or closes this end.
+    pub fn holds(&self, t: TaskId) -> bool {
+        self.contains(t) || self.closers.binary_search(&t).is_ok()
+    }
+
     /// The users and the closers, closers last.
     pub fn iter_all(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.tasks.iter().chain(&self.closers).copied()
@@ -211,15 +216,6 @@ impl Holders {
     /// True if task `t` holds this end (closers aside).
     pub fn contains(&self, t: TaskId) -> bool {
         self.tasks.binary_search(&t).is_ok()
-    }
-}
-
-/// The end a task on the `dir` end of a channel or pipe waits for.
-fn other_dir(dir: Dir) -> Dir {
-    if dir == Dir::Send {
-        Dir::Recv
-    } else {
-        Dir::Send
     }
 }
 
@@ -1281,13 +1277,14 @@ impl State {
                 break;
             }
             let task = &self.tasks[u as usize];
-            let served = |s: &State, r: ResId, dir: Dir| {
-                s.end_ref(r, other_dir(dir)).is_some_and(|h| h.iter_all().any(|u| u == t))
+            // `t` held an end of a resource `u` waits on: either side, as a
+            // close on the waiter's own side may wake it too.
+            let served = |s: &State, r: ResId| {
+                [Dir::Send, Dir::Recv].into_iter().any(|d| s.end_ref(r, d).is_some_and(|h| h.holds(t)))
             };
             let waits = match task.status {
-                Status::Blocked(Wait::Send(r) | Wait::Write(r)) => served(self, r, Dir::Send),
-                Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => served(self, r, Dir::Recv),
-                Status::Blocked(Wait::Select) => task.cases.iter().any(|&(r, dir)| served(self, r, dir)),
+                Status::Blocked(Wait::Send(r) | Wait::Write(r) | Wait::Recv(r) | Wait::Read(r)) => served(self, r),
+                Status::Blocked(Wait::Select) => task.cases.iter().any(|&(r, _)| served(self, r)),
                 _ => {
                     gone.push(u);
                     false
