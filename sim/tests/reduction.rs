@@ -4,7 +4,8 @@
 //! primitive each. Here proptest writes the models: two or three tasks, each a
 //! few operations drawn from every primitive the engine has (mutexes, an
 //! RWMutex, a monitor with wait and notify, channels with and without a
-//! buffer, selects with and without default, a pipe, an atomic, a plain
+//! buffer, selects with and without default, a pipe (closed at either end
+//! too), an atomic, a plain
 //! variable declared with `sim::access`, `choose`, sleeps and yields). Each
 //! task logs what it observed (values received, read, loaded, chosen, which
 //! case a select took) and main fails with every task's log once all are
@@ -57,6 +58,9 @@ enum Op {
     SelectSend(usize, u8, bool),
     PipeWrite(u64),
     PipeRead(u64),
+    /// Closes the pipe's write end (`true`: later reads get end of stream)
+    /// or its read end (writes, and reads, fail).
+    PipeClose(bool),
     Add(u8),
     Load,
     VarWrite(u8),
@@ -98,6 +102,7 @@ fn op() -> impl Strategy<Value = Op> {
         (0..2usize, 1..4u8, any::<bool>()).prop_map(|(c, v, d)| Op::SelectSend(c, v, d)),
         (1..3u64).prop_map(Op::PipeWrite),
         (1..3u64).prop_map(Op::PipeRead),
+        any::<bool>().prop_map(Op::PipeClose),
         (1..3u8).prop_map(Op::Add),
         Just(Op::Load),
         (1..3u8).prop_map(Op::VarWrite),
@@ -255,6 +260,8 @@ async fn step(w: &World, op: &Op, held: &mut Vec<Held>, name: &str) {
             let r = w.pipe.read(max, &mut msgs).await;
             note(format!("pr={:?}{msgs:?}", r.ok()));
         }
+        Op::PipeClose(true) => w.pipe.close_write().await,
+        Op::PipeClose(false) => w.pipe.close_read().await,
         Op::Add(n) => note(format!("a={}", w.atomic.fetch_add(n as u64).await)),
         Op::Load => note(format!("l={}", w.atomic.load().await)),
         Op::VarWrite(v) => {
@@ -549,4 +556,21 @@ fn a_join_that_blocks_does_not_race_with_the_finish_it_waits_for() {
     let (reduced, _, _) = outcomes(&m, true, Some(0)).unwrap();
     assert_eq!(reduced, brute);
     assert!(reduced.iter().any(|o| o.contains("t0: a=2 r0=Some(1) | t1: ss | t2.0: a=0")), "{reduced:?}");
+}
+
+#[test]
+fn a_pipe_write_that_fails_on_a_closed_end_races_with_the_close() {
+    // t1's write succeeds before t0 closes the read end and fails after:
+    // the failing write touched nothing, so the search never ordered it
+    // before the close (t0's select, which sees nothing of either, keeps
+    // the end of the run from ordering them).
+    let p = vec![vec![Op::PipeClose(false), Op::SelectSend(0, 1, true)], vec![Op::PipeWrite(1)]];
+    let (brute, reduced) = assert_outcomes(
+        &p,
+        &[
+            "panic: panic in \"main\": t0: s- | t1: pw=false  (at sim/tests/reduction.rs)",
+            "panic: panic in \"main\": t0: s- | t1: pw=true  (at sim/tests/reduction.rs)",
+        ],
+    );
+    assert!(reduced < brute, "{reduced} vs {brute}");
 }

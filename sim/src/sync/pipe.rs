@@ -185,6 +185,8 @@ impl<M: 'static> Pipe<M> {
                 s.hold_end(id, Dir::Send);
                 let mut st = inner.st.borrow_mut();
                 if st.write_closed || st.read_closed {
+                    // It failed on what a close did: ordered against it.
+                    s.touch(id);
                     return Poll::Ready(Err(PipeClosed));
                 }
                 if st.active.is_some() {
@@ -235,6 +237,7 @@ impl<M: 'static> Pipe<M> {
                 s.hold_end(id, Dir::Recv);
                 let mut st = inner.st.borrow_mut();
                 if st.read_closed {
+                    s.touch(id);
                     return Poll::Ready(Err(PipeClosed));
                 }
                 let k = if st.buffered > 0 {
