@@ -237,8 +237,8 @@ const RECENT: u64 = 400;
 /// and the legend of a locks chart), then to the others by their last
 /// event, latest first (the end of the run is what a figure shows by
 /// default), ties by id. Tasks a figure shows side by side then differ in
-/// colour as far as the palette allows, and once it is used up, the
-/// colours repeat without the cycle's.
+/// colour as far as the palette allows (see `spread` for which colour each
+/// takes), and once it is used up, the colours repeat without the cycle's.
 fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: &[u32]) -> Vec<u32> {
     let n = trace.tasks.len();
     let cycle: Vec<u32> = trace.deadlock.iter().flat_map(|d| d.cycle.iter().map(|b| b.task)).collect();
@@ -288,16 +288,68 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
         let held = if in_graph[t_] { 0 } else { held[t_] };
         (!in_graph[t_], std::cmp::Reverse(held), std::cmp::Reverse(last[t_]), t)
     });
+    let graph = cycle.len() + rest.iter().filter(|&&t| in_graph[t as usize]).count();
     order.extend(rest);
-    // Past the palette's colours the slots repeat; the cycle's colours are
-    // kept for the cycle (when it leaves half the palette to the rest), so
-    // that no uninvolved task is mistaken for one of it.
-    let colours = crate::palette::TASK_COLOURS as usize;
-    let kept = if cycle.len() * 2 <= colours { cycle.len() } else { 0 };
-    let mut slots = vec![0u32; n];
-    for (i, &t) in order.iter().enumerate() {
-        let slot = if i < colours { i } else { kept + (i - kept) % (colours - kept) };
-        slots[t as usize] = slot as u32;
+    let slots = spread(&order, cycle.len(), graph);
+    let mut by_task = vec![0u32; n];
+    for (&t, slot) in order.iter().zip(slots) {
+        by_task[t as usize] = slot;
+    }
+    by_task
+}
+
+/// The slots of tasks ranked as in `colour_slots` (the `cycle` first, then
+/// the `graph`'s other tasks), in a trace of more tasks than colours. By
+/// rank alone, the lightened and darkened forms came right after the
+/// cycle's nine hues: 30 ttrpc callers put `main` in a pale cyan beside the
+/// cyan of `caller-24` of the cycle, and two callers blocked behind it in a
+/// teal and a pale teal (ΔE 11 each). So the cycle takes the
+/// full-strength colours, in its order, and each task after it the free
+/// colour farthest (ΔE) from those ranked before it. No other task has a
+/// colour that passes for a cycle task's ([`palette::DISTINCT`]): where only
+/// such are left, colours repeat instead. Past the graph's tasks, the
+/// colours clear of theirs go first, and a colour that repeats is one of
+/// those, of the last-ranked task first. (The cycle's colours are kept to
+/// it while it leaves half the palette to the rest, the graph's likewise.)
+fn spread(order: &[u32], cycle: usize, graph: usize) -> Vec<u32> {
+    use crate::palette::{self, DISTINCT, FULL_COLOURS, TASK_COLOURS};
+    let colours = TASK_COLOURS as usize;
+    let deltas: Vec<Vec<u32>> = (0..TASK_COLOURS)
+        .map(|s| (0..TASK_COLOURS).map(|u| palette::difference(palette::task(s), palette::task(u))).collect())
+        .collect();
+    let kept_cycle = if cycle * 2 <= colours { cycle } else { 0 };
+    let kept_graph = if graph * 2 <= colours { graph } else { kept_cycle };
+    // Whether slot `s` is clear of the colours of the first `k` ranks.
+    let clear =
+        |s: usize, taken: &[usize], k: usize| taken[..k.min(taken.len())].iter().all(|&p| deltas[s][p] >= DISTINCT);
+    let mut taken: Vec<usize> = Vec::with_capacity(colours);
+    for i in 0..order.len().min(colours) {
+        if i < cycle.min(FULL_COLOURS as usize) {
+            taken.push(i);
+            continue;
+        }
+        let free = (0..colours).filter(|s| !taken.contains(s) && (i < kept_cycle || clear(*s, &taken, kept_cycle)));
+        // Ties to the lower slot: the full-strength colours first.
+        let key = |&s: &usize| {
+            let nearest = taken.iter().map(|&u| deltas[s][u]).min().unwrap_or(u32::MAX);
+            (i < kept_graph || clear(s, &taken, kept_graph), nearest, std::cmp::Reverse(s))
+        };
+        match free.max_by_key(key) {
+            Some(slot) => taken.push(slot),
+            None => break,
+        }
+    }
+    let mut again: Vec<usize> =
+        (kept_graph..taken.len()).rev().filter(|&r| clear(taken[r], &taken, kept_graph)).collect();
+    if again.is_empty() {
+        again = (kept_cycle..taken.len()).rev().collect();
+    }
+    if again.is_empty() {
+        again = (0..taken.len()).rev().collect();
+    }
+    let mut slots: Vec<u32> = taken.iter().map(|&s| s as u32).collect();
+    for i in taken.len()..order.len() {
+        slots.push(taken[again[(i - taken.len()) % again.len()]] as u32);
     }
     slots
 }

@@ -5,7 +5,8 @@
 //! so they stay apart for every kind of colour vision and in greyscale.
 //! Tasks get Paul Tol's "muted" qualitative scheme, by task id in a trace of
 //! up to 9 tasks, the deadlock cycle's first and then by id up to 27
-//! (beyond, by a ranking of the tasks a figure shows; see
+//! (beyond, by a ranking of the tasks a figure shows, each the colour that
+//! differs most from those ranked before it, see [`difference`] and
 //! `Model::coloured_for`), so the same task has the same colour in the
 //! timeline, the lock chart, the pipe chart and the wait-for graph drawn
 //! of one trace with one window.
@@ -136,6 +137,79 @@ pub fn task(id: u32) -> Rgb {
     }
 }
 
+/// The colour difference below which two task colours read as one: ΔE 15
+/// ([`difference`]). Under it are each of indigo, cyan, wine and teal and
+/// their own lightened or darkened forms (ΔE 11) and wine and a darkened
+/// purple (10): side by side in a figure, one task passes for the other.
+pub const DISTINCT: u32 = 15;
+
+/// The colour difference ΔE*94 of `a` and `b` (CIELAB, D65; graphic-arts
+/// weights, on the two colours' mean chroma, so that it is symmetric), in
+/// whole units, rounded down: 0 for one colour, 100 from black to white.
+/// CIE76's plain distance in Lab put indigo and its darkened form 22 apart
+/// and a teal and its tint 16 (ΔE2000: 8 and 10); ΔE*94 puts them 10 and 11.
+/// Computed in integers (square roots only, no trigonometry), so that a
+/// choice made by it is the same on every machine.
+pub fn difference(a: Rgb, b: Rgb) -> u32 {
+    let (p, q) = (lab(a), lab(b));
+    let one = LAB_ONE as u128;
+    let chroma = |l: [i128; 3]| (l[1].unsigned_abs().pow(2) + l[2].unsigned_abs().pow(2)).isqrt();
+    let (c1, c2) = (chroma(p), chroma(q));
+    let c = (c1 * c2).isqrt();
+    let dl = (p[0] - q[0]).unsigned_abs();
+    let dc = c1.abs_diff(c2);
+    let dab = (p[1] - q[1]).unsigned_abs().pow(2) + (p[2] - q[2]).unsigned_abs().pow(2);
+    let dh2 = dab.saturating_sub(dc * dc);
+    // S_C = 1 + 0.045 C, S_H = 1 + 0.015 C, in thousandths.
+    let (sc, sh) = (1000 + 45 * c / one, 1000 + 15 * c / one);
+    let sq = dl * dl + (dc * 1000 / sc).pow(2) + dh2 * 1000 / sh * 1000 / sh;
+    (sq.isqrt() / one) as u32
+}
+
+/// `LAB_ONE` is 1 in the fixed point of [`lab`].
+const LAB_ONE: i128 = 1_000_000;
+
+/// CIELAB (D65) of `c` in millionths, in integers.
+fn lab(c: Rgb) -> [i128; 3] {
+    const S: u128 = LAB_ONE as u128;
+    // The largest r with r^n <= v.
+    fn root(v: u128, n: u32) -> u128 {
+        let (mut lo, mut hi) = (0u128, 1u128 << (128 / n));
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            match mid.checked_pow(n) {
+                Some(p) if p <= v => lo = mid,
+                _ => hi = mid - 1,
+            }
+        }
+        lo
+    }
+    // sRGB -> linear: ((v + 0.055) / 1.055)^2.4, as x^2 times the fifth root of x^2.
+    let lin = |v: u8| -> u128 {
+        let v = v as u128 * S / 255;
+        if v <= 40_450 {
+            v * 1000 / 12_920
+        } else {
+            let x = (v + 55_000) * 1000 / 1055;
+            x * x / S * root(x * x * S * S * S, 5) / S
+        }
+    };
+    let (r, g, b) = (lin(c.0), lin(c.1), lin(c.2));
+    // XYZ over the white point's.
+    let x = (4124 * r + 3576 * g + 1805 * b) * 10 / 95_047;
+    let y = (2126 * r + 7152 * g + 722 * b) / 10_000;
+    let z = (193 * r + 1192 * g + 9505 * b) * 10 / 108_883;
+    let f = |t: u128| -> i128 {
+        if t > 8856 {
+            root(t * S * S, 3) as i128
+        } else {
+            (t * 7787 / 1000 + 137_931) as i128
+        }
+    };
+    let (fx, fy, fz) = (f(x), f(y), f(z));
+    [116 * fy - 16 * LAB_ONE, 500 * (fx - fy), 200 * (fy - fz)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +243,23 @@ mod tests {
         assert_eq!(text_on(READY), INK);
         assert_eq!(text_on(task(0)), WHITE);
         assert_eq!(text_on(task(3)), INK);
+    }
+
+    #[test]
+    fn difference_is_cie94() {
+        // Python's colour maths, in floats: 11.1, 11.3, 25.6, 100.0, 10.8, 16.2.
+        for (a, b, want) in [
+            (task(3), task(12), 11),
+            (task(5), task(11), 11),
+            (task(1), task(4), 25),
+            (WHITE, Rgb(0, 0, 0), 100),
+            (task(0), task(18), 10),
+            (task(6), task(24), 16),
+        ] {
+            assert_eq!(difference(a, b), want, "{} {}", a.hex(), b.hex());
+            assert_eq!(difference(b, a), want);
+        }
+        assert_eq!(difference(task(5), task(5)), 0);
     }
 
     #[test]

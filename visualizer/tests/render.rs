@@ -23,6 +23,15 @@ fn ttrpc_trace(params: &[(&str, &str)], seed: u64) -> Trace {
     *sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(seed, true).trace.unwrap()
 }
 
+/// The colours a trace of more tasks than the palette has gives before they
+/// repeat: the cycle's, and those that do not pass for one of them.
+fn colours_before_repeats(m: &Model, cycle: &[u32]) -> usize {
+    use visualizer::palette::{self, difference, DISTINCT};
+    let cycle: Vec<palette::Rgb> = cycle.iter().map(|&t| m.task_colour(t)).collect();
+    let clear = |c: palette::Rgb| cycle.contains(&c) || cycle.iter().all(|&k| difference(c, k) >= DISTINCT);
+    (0..palette::TASK_COLOURS).map(palette::task).filter(|&c| clear(c)).count()
+}
+
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
@@ -1618,7 +1627,7 @@ fn in_a_trace_of_many_tasks_the_cycle_the_graphs_tasks_the_late_lock_holders_and
     assert_eq!(colours.len(), cycle.len() + late.len(), "the cycle and the late holders differ in colour");
     let mut by_last: Vec<u32> = (0..n).filter(|t| !cycle.contains(t)).collect();
     by_last.sort_by_key(|&t| (!drawn.contains(&t), !held_late(t), std::cmp::Reverse(last[t as usize]), t));
-    let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(palette::TASK_COLOURS as usize).collect();
+    let shown: Vec<u32> = cycle.iter().copied().chain(by_last).take(colours_before_repeats(&m, &cycle)).collect();
     let colours = colours_of(&shown);
     assert_eq!(colours.len(), shown.len());
     // Seed 0 of 200 callers making 3 calls: the graph draws main and
@@ -1904,8 +1913,40 @@ fn the_tasks_of_a_cycle_have_full_strength_colours_of_distinct_hues() {
 }
 
 #[test]
+fn past_27_tasks_no_task_passes_for_one_of_the_cycle_nor_the_graphs_tasks_for_one_another() {
+    use visualizer::palette::{self, difference, DISTINCT};
+    // 30 callers, seed 0: 42 tasks, 5 in the cycle, 8 more blocked behind it
+    // in the wait-for graph. By rank, main (blocked behind it) had a pale
+    // cyan beside caller-24's cyan in the cycle, ΔE 11.
+    let trace = ttrpc_trace(&[("server", "v1.0.2"), ("client", "v1.2.3"), ("callers", "30")], 0);
+    let m = Model::new(&trace).unwrap();
+    let n = trace.tasks.len() as u32;
+    assert!(n > palette::TASK_COLOURS, "{n} tasks");
+    let cycle = m.cycle_tasks();
+    let drawn = visualizer::waitfor::Graph::new(&m).tasks();
+    assert!(drawn.len() > cycle.len() && drawn.contains(&0), "{drawn:?}");
+    let (a, b, _) = Window::Auto.resolve(&m).unwrap();
+    let windows = [m.coloured_for(a, b), m.coloured_for(0, m.end)];
+    let name = |t: u32| &trace.tasks[t as usize].name;
+    for model in std::iter::once(&m).chain(windows.iter().flatten()) {
+        let delta = |s: u32, t: u32| difference(model.task_colour(s), model.task_colour(t));
+        for (i, &s) in drawn.iter().enumerate() {
+            for &t in &drawn[i + 1..] {
+                assert!(delta(s, t) >= DISTINCT, "graph: {} and {}: ΔE {}", name(s), name(t), delta(s, t));
+            }
+        }
+        // Every task is drawn in the timeline, and the cycle's are the
+        // ones it is about.
+        for t in (0..n).filter(|t| !cycle.contains(t)) {
+            for &c in &cycle {
+                assert!(delta(t, c) >= DISTINCT, "{} and {} of the cycle: ΔE {}", name(t), name(c), delta(t, c));
+            }
+        }
+    }
+}
+
+#[test]
 fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
-    use visualizer::palette;
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
     let m = Model::new(&trace).unwrap();
     let drawn = visualizer::waitfor::Graph::new(&m).tasks();
@@ -1917,7 +1958,7 @@ fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_co
     let mut holders: Vec<u32> =
         (0..trace.tasks.len() as u32).filter(|t| !drawn.contains(t) && !cycle.contains(t)).collect();
     holders.sort_by_key(|&t| (std::cmp::Reverse(held(t)), t));
-    let room = palette::TASK_COLOURS as usize - drawn.iter().chain(&cycle).collect::<BTreeSet<_>>().len();
+    let room = colours_before_repeats(&m, &cycle) - drawn.iter().chain(&cycle).collect::<BTreeSet<_>>().len();
     let top = &holders[..room];
     assert!(held(top[room - 1]) > 0, "fewer holders than colours: {top:?}");
     let colours = |m: &Model, ts: &[u32]| ts.iter().map(|&t| m.task_colour(t).hex()).collect::<BTreeSet<_>>();
