@@ -30,6 +30,18 @@ const MAX_READER_ROWS: usize = 4;
 const TAIL: i32 = 76;
 const PALE: u8 = 110;
 
+/// What the lanes drew, for the legend: it lists only that.
+#[derive(Default)]
+struct Drawn {
+    holders: BTreeSet<u32>,
+    /// A hold drawn pale (held part of a column).
+    pale: bool,
+    read_held: bool,
+    /// A waiting row's shade: without one, the ramp of shades explains
+    /// nothing in the chart.
+    waited: bool,
+}
+
 struct Lane {
     resource: u32,
     top: i32,
@@ -113,14 +125,12 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let bands = lanes.iter().map(|l| (l.top, l.bottom, cycle_res.contains(&l.resource)));
     layout::lane_backgrounds(&mut s, &xm, bands, plot_top, plot_bottom);
 
-    let mut holders: BTreeSet<u32> = BTreeSet::new();
-    let mut pale = false;
-    let mut read_held = false;
+    let mut drawn = Drawn::default();
     for lane in &lanes {
         let in_cycle = cycle_res.contains(&lane.resource);
-        draw_lane(&mut s, m, &xm, lane, label_w, in_cycle, &mut holders, &mut pale, &mut read_held);
+        draw_lane(&mut s, m, &xm, lane, label_w, in_cycle, &mut drawn);
         if tail > 0 {
-            draw_tail(&mut s, m, &xm, lane, right, &mut holders, &mut read_held);
+            draw_tail(&mut s, m, &xm, lane, right, &mut drawn);
         }
     }
     if tail > 0 {
@@ -151,23 +161,27 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let notes = last_step_notes(m, &locks, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
-    let mut items: Vec<(Swatch, String)> = holders
+    let mut items: Vec<(Swatch, String)> = drawn
+        .holders
         .iter()
         .map(|&t| (Swatch::Fill(m.task_colour(t).into()), format!("held by {}", m.task_name(t))))
         .collect();
-    if pale {
+    if drawn.pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
     }
-    if read_held {
+    if drawn.read_held {
         items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
     // The lightest and darkest shades the bars take (see `waiting_shade`).
     let (light, dark) =
         (alpha(palette::WAITING, waiting_shade(1)), alpha(palette::WAITING, waiting_shade(WAIT_SHADES)));
     let counts: Vec<String> = (1..=WAIT_SHADES).map(|n| n.to_string()).collect();
-    items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: {} or more", counts.join(", "))));
+    if drawn.waited {
+        items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: {} or more", counts.join(", "))));
+    }
     items.extend(layout::end_mark_legend(m, a, b));
-    if !cycle_res.is_empty() {
+    // The cycle's resources may all be pipes or channels, which have no lane here.
+    if lanes.iter().any(|l| cycle_res.contains(&l.resource)) {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "lock in the deadlock cycle".into()));
     }
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
@@ -280,18 +294,7 @@ fn waiting_ink(a: u8) -> palette::Rgb {
     palette::text_on(palette::Rgb(over_white(r), over_white(g), over_white(b)))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_lane(
-    s: &mut Scene,
-    m: &Model,
-    xm: &XMap,
-    lane: &Lane,
-    label_w: i32,
-    in_cycle: bool,
-    holders: &mut BTreeSet<u32>,
-    pale: &mut bool,
-    read_held: &mut bool,
-) {
+fn draw_lane(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, label_w: i32, in_cycle: bool, drawn: &mut Drawn) {
     let r = lane.resource;
     let w = xm.width as usize;
     let (y0, y1) = (lane.rows[0].0, lane.rows[lane.rows.len() - 1].1);
@@ -355,15 +358,15 @@ fn draw_lane(
             let ink = if rd {
                 s.rect(x0, ry0, x1, ry1, alpha(color, 60));
                 s.frame(x0, ry0, x1.max(x0 + 2), ry1, color, 2);
-                *read_held |= x1 - x0 >= 3;
+                drawn.read_held |= x1 - x0 >= 3;
                 palette::INK
             } else {
                 s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
                 // A sliver of a pixel or two is not worth a legend entry.
-                *pale |= !full && x1 - x0 >= 3;
+                drawn.pale |= !full && x1 - x0 >= 3;
                 palette::text_on(color)
             };
-            holders.insert(t);
+            drawn.holders.insert(t);
             let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
             if full && x1 - x0 >= 30 {
                 let text = layout::fit_or_cut(m.task_name(t), size, false, x1 - x0 - 8);
@@ -383,6 +386,7 @@ fn draw_lane(
         let a = waiting_shade(shade);
         let (x0, x1) = (xm.col_x(c0), xm.col_x(c1));
         s.rect(x0, lane.wait.0, x1, lane.wait.1, alpha(palette::WAITING, a));
+        drawn.waited = true;
         let (least, most) = wait[c0..c1].iter().fold((u32::MAX, 0), |(lo, hi), &n| (lo.min(n), hi.max(n)));
         let text = if least == most { format!("{most} waiting") } else { format!("{least}–{most} waiting") };
         if x1 - x0 >= fonts::width(&text, TINY, true) + 10 {
@@ -393,15 +397,7 @@ fn draw_lane(
 }
 
 /// Holders and waiters at the end of the trace.
-fn draw_tail(
-    s: &mut Scene,
-    m: &Model,
-    xm: &XMap,
-    lane: &Lane,
-    right: i32,
-    holders: &mut BTreeSet<u32>,
-    read_held: &mut bool,
-) {
+fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, drawn: &mut Drawn) {
     let x0 = xm.left + xm.width + 6;
     let r = lane.resource;
     let holds = &m.resources[r as usize].holds;
@@ -417,13 +413,13 @@ fn draw_tail(
             let ink = if h.mode == Mode::Read {
                 s.rect(x0, ry0, right, ry1, alpha(color, 60));
                 s.frame(x0, ry0, right, ry1, color, 2);
-                *read_held = true;
+                drawn.read_held = true;
                 palette::INK
             } else {
                 s.rect(x0, ry0, right, ry1, color);
                 palette::text_on(color)
             };
-            holders.insert(h.task);
+            drawn.holders.insert(h.task);
             // A long name takes the smaller size before it is cut.
             let (name, room) = (m.task_name(h.task), right - x0 - 8);
             let size = if ry1 - ry0 >= 20 && fonts::width(name, SMALL, false) <= room { SMALL } else { TINY };
@@ -439,6 +435,7 @@ fn draw_tail(
         // The shade (and ink) of the plot's waiting row for the same count.
         let a = waiting_shade(n);
         s.rect(x0, lane.wait.0, right, lane.wait.1, alpha(palette::WAITING, a));
+        drawn.waited = true;
         let text = format!("{n} waiting");
         if let Some(text) = fonts::fit(&text, TINY, true, right - x0 - 6) {
             let ink = waiting_ink(a);

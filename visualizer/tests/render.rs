@@ -1131,6 +1131,28 @@ fn a_locks_window_where_nothing_happens_says_so() {
     assert!(!svg(Window::All).contains(note), "the whole run does");
 }
 
+#[test]
+fn a_locks_legend_lists_only_what_the_chart_draws() {
+    let waiting = "tasks waiting to acquire: 1, 2, 3, 4 or more";
+    let texts = |trace: &Trace, window| {
+        let opts = Options { window, x: XAxis::Steps, ..Options::default() };
+        check_svg(&render(trace, Chart::Locks, Format::Svg, &opts), opts.width)
+    };
+    // ttrpc v1.2.3 at step 7: no lock held or waited for, so no shade of
+    // waiting either (the legend still explained one).
+    let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    let idle = texts(&ttrpc, Window::Steps(7, 7));
+    assert!(idle.iter().any(|t| t == "no lock is held or waited for in this window"), "{idle:?}");
+    assert!(!idle.iter().any(|t| t == waiting || t.starts_with("held by")), "{idle:?}");
+    // Up to step 11: caller-0 holds a lock, nobody waits for one yet.
+    let held = texts(&ttrpc, Window::Steps(0, 11));
+    assert!(held.iter().any(|t| t == "held by caller-0"), "{held:?}");
+    assert!(!held.iter().any(|t| t == waiting), "{held:?}");
+    // Two steps more, caller-5 waits.
+    let waited = texts(&ttrpc, Window::Steps(0, 13));
+    assert!(waited.iter().any(|t| t == "1 waiting") && waited.iter().any(|t| t == waiting), "{waited:?}");
+}
+
 /// A locks window with nothing held says so once, in the middle of the plot:
 /// written in its first lane, the note read as that lock's alone, and the
 /// lanes under it as missing data.
