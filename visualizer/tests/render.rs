@@ -1051,25 +1051,22 @@ fn an_invariant_violation_is_marked_where_and_in_which_task() {
 fn nested_both_ways(idle: usize) -> Trace {
     let run = sim::Sim::new(0).record(true).run(move || async move {
         let (a, b) = (sim::sync::Mutex::new("A"), sim::sync::Mutex::new("B"));
-        sim::spawn("ab", async move {
-            let outer = a.lock().await;
-            sim::time::sleep(100).await;
-            let inner = b.lock().await;
-            sim::time::sleep(100).await;
-            inner.unlock().await;
-            sim::time::sleep(100).await;
-            outer.unlock().await;
-        });
-        sim::spawn("ba", async move {
-            sim::time::sleep(1_000).await;
-            let outer = b.lock().await;
-            sim::time::sleep(100).await;
-            let inner = a.lock().await;
-            sim::time::sleep(100).await;
-            inner.unlock().await;
-            sim::time::sleep(100).await;
-            outer.unlock().await;
-        });
+        let nest = |name: &'static str, first: sim::sync::Mutex, second: sim::sync::Mutex, start: u64| {
+            sim::spawn(name, async move {
+                if start > 0 {
+                    sim::time::sleep(start).await;
+                }
+                let outer = first.lock().await;
+                sim::time::sleep(100).await;
+                let inner = second.lock().await;
+                sim::time::sleep(100).await;
+                inner.unlock().await;
+                sim::time::sleep(100).await;
+                outer.unlock().await;
+            });
+        };
+        nest("ab", a, b, 0);
+        nest("ba", b, a, 1_000);
         for i in 0..idle {
             sim::spawn(format!("idle-{i}"), async move { sim::time::sleep(2_000).await });
         }

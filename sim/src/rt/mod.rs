@@ -188,10 +188,7 @@ impl Holders {
     /// Task `t` closes this end: true if the model declared this end's
     /// holders without it, as a user or a closer.
     pub fn insert_closer(&mut self, t: TaskId) -> bool {
-        if self.contains(t) || self.closers.binary_search(&t).is_ok() {
-            return false;
-        }
-        self.insert(t)
+        !self.holds(t) && self.insert(t)
     }
 
     /// True if task `t` uses or closes this end.
@@ -1235,27 +1232,27 @@ impl State {
 
     /// The model declared that task `t` holds one end of a channel or pipe.
     pub fn declare_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
-        assert!(
-            (t as usize) < self.tasks.len(),
-            "sim: an end of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
-            self.resources[r as usize].name
-        );
-        self.end(r, dir).declare(t);
-        self.note_declared_end(r, dir, t);
+        self.declare_holder(r, dir, t, false);
     }
 
     /// The model declared that task `t` only closes one end of a pipe (see [`Holders::declare_closer`]).
     pub fn declare_closer_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
-        assert!(
-            (t as usize) < self.tasks.len(),
-            "sim: a closer of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
-            self.resources[r as usize].name
-        );
-        self.end(r, dir).declare_closer(t);
-        self.note_declared_end(r, dir, t);
+        self.declare_holder(r, dir, t, true);
     }
 
-    fn note_declared_end(&mut self, _r: ResId, _dir: Dir, t: TaskId) {
+    fn declare_holder(&mut self, r: ResId, dir: Dir, t: TaskId, closer: bool) {
+        assert!(
+            (t as usize) < self.tasks.len(),
+            "sim: {} of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+            if closer { "a closer" } else { "an end" },
+            self.resources[r as usize].name
+        );
+        let end = self.end(r, dir);
+        if closer {
+            end.declare_closer(t);
+        } else {
+            end.declare(t);
+        }
         self.tasks[t as usize].holds_declared_end = true;
     }
 
