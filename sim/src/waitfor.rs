@@ -10,12 +10,14 @@
 //!   other end, once the model declared who holds it (a task holds an end once
 //!   it used or declared it; a task yet to use an end is not known otherwise),
 //!   and the live tasks declared to close a pipe end (not an illustrated
-//!   cycle's edges where the users give one); with none left, a foreground
-//!   task's wait is dead by itself; a `select`: the union over its cases;
+//!   cycle's edges where the users give one); with none left, the wait is
+//!   dead by itself; a `select`: the union over its cases;
 //! - a join: the joined task.
 //!
 //! A deadlock is a set of blocked tasks closed under these edges: none of them
-//! reaches a task that can run. Waits whose releasers are not known (a channel
+//! reaches a task that can run. A background task (a server's loop) dead by
+//! itself is parked, not deadlocked, as at the end of a run, unless a
+//! foreground task is blocked for good behind it. Waits whose releasers are not known (a channel
 //! end nobody has declared, a task not yet started that might hold it) are
 //! never part of a partial deadlock, so a report is a real one as long as the
 //! model declares every holder of an end it declares (a task that uses an end
@@ -160,11 +162,12 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
 /// A wait of task `t` on these ends (resource, the waiter's side) of
 /// channels or pipes, whose other ends' declared holders all finished:
 /// nobody will serve it. Known (dead by itself, as a `wait()` with no
-/// notifier left) for a foreground task, unless a close by a task on the
-/// waiter's own side may still wake it; a background one (a server's loop)
-/// is parked, as it is when the run ends, and its wait never judged.
+/// notifier left), unless a close by a task on the waiter's own side may
+/// still wake it. A background task (a server's loop) in such a wait is
+/// parked, not deadlocked, as it is when the run ends; but a foreground
+/// task waiting for it is blocked for good (see [`detect_from`]).
 fn dead_alone(s: &State, t: TaskId, ends: impl IntoIterator<Item = (u32, Dir)>) -> bool {
-    !s.tasks[t as usize].background && !ends.into_iter().any(|(r, dir)| a_close_may_wake(s, t, r, dir))
+    !ends.into_iter().any(|(r, dir)| a_close_may_wake(s, t, r, dir))
 }
 
 /// True if a task on waiter `t`'s own side of end `dir` of `r` may still
@@ -330,12 +333,50 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
     }
     let mut sc = std::mem::take(&mut s.scratch);
     let c = closed_from(s, &mut sc, t);
+    let dead = match c {
+        Closure::Closed if parked(s, &sc) => foreground_behind(s, &mut sc),
+        c => c == Closure::Closed,
+    };
     s.scratch = sc;
     match c {
-        Closure::Closed => Verdict::Dead(Box::new(report(s, false))),
-        Closure::Open => Verdict::Alive,
+        _ if dead => Verdict::Dead(Box::new(report(s, false))),
         Closure::Unknown => Verdict::Undecided,
+        _ => Verdict::Alive,
     }
+}
+
+/// Whether the closed set [`closed_from`] just marked is background tasks
+/// only, parked for good in a wait nobody is left to serve (and those
+/// waiting for them): no failure by itself, as at the end of a run. A
+/// cycle of background tasks' locks still is one.
+fn parked(s: &State, sc: &Scratch) -> bool {
+    let mut alone = false;
+    for u in 0..s.tasks.len() {
+        if sc.mark[u] == sc.epoch {
+            if !s.tasks[u].background {
+                return false;
+            }
+            alone |= waits_alone(s, u as TaskId);
+        }
+    }
+    alone
+}
+
+/// A blocked task whose wait is known to have no releaser left.
+fn waits_alone(s: &State, t: TaskId) -> bool {
+    let mut out = Vec::new();
+    edges(s, t, &mut out) && out.is_empty()
+}
+
+/// Whether some blocked foreground task's reachable set is closed: one
+/// blocked for good behind a parked background task (a lock it holds, a
+/// join of it). Looked for only when a background task parks, which is rare.
+#[cold]
+fn foreground_behind(s: &State, sc: &mut Scratch) -> bool {
+    (0..s.tasks.len() as TaskId).any(|u| {
+        let task = &s.tasks[u as usize];
+        !task.background && matches!(task.status, Status::Blocked(_)) && closed_from(s, sc, u) == Closure::Closed
+    })
 }
 
 /// Is the set reachable from `t` closed (all blocked, all edges known)?
@@ -444,7 +485,11 @@ fn report(s: &State, global: bool) -> Deadlock {
             }
         }
     }
-    let dead: Vec<bool> = (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
+    let mut dead: Vec<bool> =
+        (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
+    if !global {
+        leave_out_parked(s, &mut dead);
+    }
     let cycle = pick_cycle(s, &dead, global);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
@@ -461,6 +506,47 @@ fn report(s: &State, global: bool) -> Deadlock {
     };
     d.notifies = notifies(s, &d);
     d
+}
+
+/// Leaves out of a partial deadlock's tasks the background ones parked
+/// (see [`parked`]) that no foreground task blocked for good waits for,
+/// directly or not: a server loop left waiting for requests is no part of
+/// the failure.
+fn leave_out_parked(s: &State, dead: &mut [bool]) {
+    let n = dead.len();
+    let mut buf = Vec::new();
+    // Waited for by a dead foreground task.
+    let mut needed: Vec<bool> = (0..n).map(|u| dead[u] && !s.tasks[u].background).collect();
+    let mut stack: Vec<TaskId> = (0..n as TaskId).filter(|&u| needed[u as usize]).collect();
+    while let Some(u) = stack.pop() {
+        buf.clear();
+        edges(s, u, &mut buf);
+        for &v in &buf {
+            if dead[v as usize] && !needed[v as usize] {
+                needed[v as usize] = true;
+                stack.push(v);
+            }
+        }
+    }
+    // Parked: in a wait nobody is left to serve, or waiting for one that is.
+    let mut parked: Vec<bool> = (0..n).map(|u| dead[u] && !needed[u] && waits_alone(s, u as TaskId)).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for u in 0..n {
+            if dead[u] && !needed[u] && !parked[u] {
+                buf.clear();
+                edges(s, u as TaskId, &mut buf);
+                if buf.iter().any(|&v| parked[v as usize]) {
+                    parked[u] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    for u in 0..n {
+        dead[u] &= !parked[u];
+    }
 }
 
 /// The last notify of each monitor a task of report `d` waits on in

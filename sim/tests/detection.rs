@@ -998,6 +998,100 @@ fn a_receive_whose_declared_senders_all_finished_is_dead_by_itself() {
 }
 
 #[test]
+fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
+    // A server loop takes the state lock (and says so), then waits for a
+    // result whose only declared sender returns without sending: the loop
+    // is parked (a background task may wait for good), but the caller that
+    // needs the lock next, and main that joins it, never go on. Found when the last of
+    // them blocks, whichever of the lock wait, the join, the loop's receive
+    // or the sender's return comes last, while a heartbeat runs on.
+    let mut lasts = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let state = Mutex::new("state");
+            let ch: Chan<u32> = Chan::new("result", 0);
+            let locked: Chan<()> = Chan::new("locked", 1);
+            let (tx, rx, st, told, heard) = (ch.clone(), ch.clone(), state.clone(), locked.clone(), locked);
+            sim::spawn_background("server.loop", async move {
+                rx.declare_receiver();
+                told.declare_sender();
+                let _g = st.lock().await;
+                told.send(()).await;
+                rx.recv().await;
+            });
+            spawn("sender", async move {
+                tx.declare_sender();
+                sim::yield_now().await;
+            });
+            let caller = spawn("caller", async move {
+                heard.declare_receiver();
+                heard.recv().await;
+                let _g = state.lock().await;
+            });
+            caller.join().await;
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+        assert!(!d.global && d.cycle.is_empty(), "seed {seed}: {d:?}");
+        let main_behind = d.behind.iter().any(|b| b.name == "main");
+        assert_eq!(d.running, if main_behind { vec!["heartbeat"] } else { vec!["main", "heartbeat"] }, "seed {seed}");
+        let behind: Vec<(&str, &str, Vec<&str>)> = d
+            .behind
+            .iter()
+            .map(|b| (b.name.as_str(), b.op.as_str(), b.released_by.iter().map(|s| s.as_str()).collect()))
+            .collect();
+        let caller = ("caller", "lock", vec!["server.loop"]);
+        let parked = ("server.loop", "recv", vec![]);
+        assert!(
+            behind == [parked.clone(), caller.clone()] || behind == [("main", "join", vec!["caller"]), parked, caller],
+            "seed {seed}: {behind:?}"
+        );
+        let text = d.to_string();
+        assert!(
+            text.contains("waiting to receive from chan \"result\", and no task left that may send on it or close it"),
+            "{text}"
+        );
+        lasts.insert(d.behind.len());
+    }
+    // Both moments: before main joined, and after.
+    assert_eq!(lasts.len(), 2, "{lasts:?}");
+    // Joined, it keeps main waiting for good: found beside the heartbeat.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let ch: Chan<u32> = Chan::new("result", 0);
+            let (tx, rx) = (ch.clone(), ch);
+            let server = sim::spawn_background("server.loop", async move {
+                rx.declare_receiver();
+                rx.recv().await;
+            });
+            spawn("sender", async move { tx.declare_sender() });
+            server.join().await;
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+        let behind: Vec<(&str, &str)> = d.behind.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+        assert_eq!(behind, [("main", "join"), ("server.loop", "recv")], "seed {seed}");
+    }
+    // Parked alone, it is no failure: the run completes once main returns.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let ch: Chan<u32> = Chan::new("result", 0);
+            let rx = ch.clone();
+            let state = Mutex::new("state");
+            let st = state.clone();
+            sim::spawn_background("server.loop", async move {
+                rx.declare_receiver();
+                let _g = st.lock().await;
+                rx.recv().await;
+            });
+            ch.declare_sender();
+            sim::yield_now().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
 fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
     // The writer is gone; the closer (a goroutine that closes the conn to
     // cancel the read) still may close the write end: the read waits on it,

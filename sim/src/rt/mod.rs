@@ -425,8 +425,8 @@ pub(crate) struct Resource {
 pub(crate) struct State {
     pub tasks: slots::Slots<Task>,
     pub enabled: TaskSet,
-    /// Foreground tasks that blocked on a channel or pipe end and may still
-    /// wait there (see [`State::judge_waits_served_by`]).
+    /// Tasks that blocked on a channel or pipe end and may still wait there
+    /// (see [`State::judge_waits_served_by`]).
     pub end_waiting: TaskSet,
     /// Reused by [`State::judge_waits_served_by`]: the tasks it found waiting no more.
     pub end_gone: Vec<TaskId>,
@@ -714,12 +714,13 @@ impl State {
     fn disable(&mut self, t: TaskId, wait: Wait) {
         let task = &mut self.tasks[t as usize];
         task.status = Status::Blocked(wait);
-        let task_bg = task.background;
         if !task.held.is_empty() {
             self.note_held_across(t, wait);
         }
         self.enabled.remove(t);
-        if matches!(wait, Wait::Send(_) | Wait::Recv(_) | Wait::Write(_) | Wait::Read(_) | Wait::Select) && !task_bg {
+        // Background waiters too: one left parked may hold what a
+        // foreground task waits for.
+        if matches!(wait, Wait::Send(_) | Wait::Recv(_) | Wait::Write(_) | Wait::Read(_) | Wait::Select) {
             self.end_waiting.insert(t);
         }
         // Lock waiters retry when the lock is released; every other wait is
