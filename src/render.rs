@@ -658,6 +658,14 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
     // its schedule string.
     let by_seed = trace.meta.strategy.parse::<sim::scheduler::StrategyKind>().ok();
     let run = match by_seed {
+        // PCT's first run (depth 1) sets the step bound its change points
+        // are drawn within, and may take more steps than the run drawn: it
+        // gets the limit the run had, the default (or, ended at its own
+        // limit, that one), never one cut to this run's length.
+        Some(kind @ sim::scheduler::StrategyKind::Pct(_)) => {
+            let limit = if trace.meta.verdict == "step-limit" { limit } else { limit.max(sim::DEFAULT_MAX_STEPS) };
+            kind.run(&cfg, trace.meta.seed, true, limit)
+        }
         Some(kind) => kind.run(&cfg, trace.meta.seed, true, limit.max(1)),
         None => cfg.run_with(
             sim::Sim::new(trace.meta.seed)

@@ -340,6 +340,8 @@ fn bad_traces_are_rejected_with_the_field_named() {
     // A meta that contradicts the rest: refused, naming the field.
     for (pointer, value, want) in [
         ("/meta/verdict", serde_json::json!("exploded"), "meta.verdict: \"exploded\" is not a verdict"),
+        ("/meta/strategy", serde_json::json!(""), "meta.strategy: empty"),
+        ("/meta/strategy", serde_json::json!("pct:99"), "meta.strategy: `pct:99`: the PCT depth is a whole number"),
         ("/meta/verdict", serde_json::json!("no-deadlock"), "deadlock: a deadlock report, but meta.verdict is"),
         ("/deadlock", serde_json::json!(null), "deadlock: missing, but meta.verdict is \"deadlock\""),
         ("/deadlock/step", serde_json::json!(99), "deadlock.step: 99, but meta.steps is 5"),

@@ -394,6 +394,15 @@ impl Trace {
         if !VERDICTS.contains(&verdict) {
             return Err(format!("meta.verdict: \"{verdict}\" is not a verdict ({})", VERDICTS.join(", ")));
         }
+        // A strategy of the caller's own may have any name but none; one
+        // named as deadsim's PCT is run again as one (see `deadsim render`).
+        let strategy = self.meta.strategy.as_str();
+        if strategy.is_empty() {
+            return Err("meta.strategy: empty (random, pct:D, replay, dfs, shrink, or a strategy's own name)".into());
+        }
+        if strategy == "pct" || strategy.starts_with("pct:") {
+            strategy.parse::<crate::scheduler::StrategyKind>().map_err(|e| format!("meta.strategy: {e}"))?;
+        }
         match (&self.deadlock, verdict == "deadlock") {
             (None, true) => return Err("deadlock: missing, but meta.verdict is \"deadlock\"".into()),
             (Some(_), false) => {
