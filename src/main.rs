@@ -589,20 +589,26 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             let kind = strategy_kind(&strategy)?;
             let max_steps = max_steps.unwrap_or(sim::DEFAULT_MAX_STEPS);
-            if check_determinism && (model.is_none() || matrix) {
+            if check_determinism && model.is_none() {
                 return Err(UsageError(
-                    "--check-determinism needs one model, without --matrix: deadsim hunt <model> --check-determinism"
-                        .into(),
+                    "--check-determinism needs one model: deadsim hunt <model> --check-determinism".into(),
                 ));
             }
             hunt_cmd::install_interrupt_handler();
             match model {
                 Some(name) if matrix => {
-                    if trace.is_some() || keep_going || shard.is_some() || time_budget.is_some() {
-                        return Err(UsageError(
-                            "--matrix goes without --trace, --keep-going, --shard and --time-budget (hunt one cell for those)"
-                                .into(),
-                        ));
+                    let one_cell = [
+                        ("--trace", trace.is_some()),
+                        ("--keep-going", keep_going),
+                        ("--shard", shard.is_some()),
+                        ("--time-budget", time_budget.is_some()),
+                        ("--check-determinism", check_determinism),
+                    ];
+                    if let Some((flag, _)) = one_cell.iter().find(|(_, given)| *given) {
+                        return Err(UsageError(format!(
+                            "--matrix goes without {flag}: hunt one cell for it (--matrix goes without --trace, \
+                             --keep-going, --shard, --time-budget and --check-determinism)"
+                        )));
                     }
                     hunt_cmd::hunt_matrix(&name, &params, range, jobs, json, max_steps, kind)
                 }

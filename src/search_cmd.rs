@@ -293,11 +293,18 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         }
         (Some(_), Some(_)) if r.failure.is_some() => format!("{how}, the bound raised from 0: fails within 0"),
         // The search without a bound, run beside the passes, covered every schedule first.
-        (Some(_), Some(b)) if r.unbounded_covered => format!(
-            "{how}: the passes had raised the bound from 0 to {b} when the search without a bound beside them \
-             covered every schedule, in {} of the {}, {} of them pruned as redundant",
-            r.unbounded_executions, r.executions, r.pruned
-        ),
+        (Some(_), Some(b)) if r.unbounded_covered => {
+            let passes = if b > 0 {
+                format!("the passes had raised the bound from 0 to {b} when")
+            } else {
+                "the passes were still within 0 when".to_string()
+            };
+            format!(
+                "{how}: {passes} the search without a bound beside them covered every schedule, in {} of the {}, \
+                 {} of them pruned as redundant",
+                r.unbounded_executions, r.executions, r.pruned
+            )
+        }
         // Plain DFS ran out of schedules; the reduced search out of
         // branches the bound refused: every schedule is covered, up to the
         // order of independent steps.

@@ -228,7 +228,11 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--strategy", "dfs", "--seeds", "0..5"], "--seeds does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--jobs", "2"], "--jobs does not apply to --strategy dfs"),
         (vec!["hunt", "--check-determinism"], "--check-determinism needs one model"),
-        (vec!["hunt", "ttrpc", "--matrix", "--check-determinism"], "--check-determinism needs one model"),
+        (
+            vec!["hunt", "ttrpc", "--matrix", "--check-determinism"],
+            "--matrix goes without --check-determinism: hunt one cell",
+        ),
+        (vec!["hunt", "ttrpc", "--matrix", "--keep-going"], "--matrix goes without --keep-going: hunt one cell"),
         (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
         (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget `1e300`: too large"),
@@ -264,6 +268,14 @@ fn explore_proves_or_finds_and_schedules_replay() {
     assert!(
         out.contains("proved: 105 executions, every schedule completes")
             && out.contains("(partial-order reduction: the passes had raised the bound from 0 to 3 when the search without a bound beside them covered every schedule, in 35 of the 105, 0 of them pruned as redundant)"),
+        "{out}"
+    );
+    // Covered while the passes were still at 0: no bound was raised.
+    let (code, out, _) =
+        deadsim(&["explore", "ttrpc", "--client", "v1.1.0", "--callers", "1", "--calls", "1", "--preemptions", "2"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("(partial-order reduction: the passes were still within 0 when the search without a bound beside them covered every schedule, in 5994 of the 17982"),
         "{out}"
     );
     let (code, out, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "100", "--no-reduction"]);
@@ -1510,6 +1522,17 @@ fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_d
         ),
         "{err}"
     );
+    // A PCT seed's run is made again as it was first made: its first run
+    // (depth 1, the step bound) is not cut to the length of the second.
+    for (model, strategy, seed) in [("abba", "pct:3", "4"), ("abba", "pct:10", "0"), ("ttrpc", "pct:5", "2")] {
+        let pct = dir.join("pct.json");
+        let (code, _, err) =
+            deadsim(&["run", model, "--strategy", strategy, "--seed", seed, "--trace", pct.to_str().unwrap()]);
+        assert!(code <= 1, "{err}");
+        let (code, _, err) = deadsim(&["render", pct.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("note"), "{model} {strategy} seed {seed}: {err}");
+    }
     // A shrunk run is made again from its schedule string.
     let shrunk = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json");
     let (code, _, err) = deadsim(&["render", shrunk, "-o", out.to_str().unwrap()]);
