@@ -1,0 +1,167 @@
+//! The figures README.md quotes from `explore` and `shrink` are the ones the
+//! binary prints: each case runs a command, takes the numbers out of what it
+//! prints, and looks for the README's sentence or table row with them. When
+//! a change of the engine moves a count, this says which line to update.
+
+use std::process::Command;
+
+/// The numbers in `deadsim ARGS`'s stdout from the first `line` on, to the
+/// end of that line, in order (`13,061` and `0.04` each one number, as text).
+fn numbers(args: &[&str], line: &str) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_deadsim")).args(args).output().expect("deadsim runs");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let at = stdout
+        .lines()
+        .find_map(|l| l.find(line).map(|i| &l[i..]))
+        .unwrap_or_else(|| panic!("deadsim {}: no line with {line:?} in:\n{stdout}", args.join(" ")));
+    let mut nums = Vec::new();
+    let mut cur = String::new();
+    for c in at.chars().chain([' ']) {
+        if c.is_ascii_digit() || (!cur.is_empty() && (c == ',' || c == '.')) {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            nums.push(cur.trim_end_matches([',', '.']).to_string());
+            cur.clear();
+        }
+    }
+    nums
+}
+
+/// `n` as the README writes it: thousands grouped with commas.
+fn group(n: &str) -> String {
+    let digits: String = n.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The README with every run of whitespace one space (a sentence may wrap).
+fn readme() -> String {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn assert_quoted(readme: &str, want: &str) {
+    assert!(readme.contains(want), "README.md does not say (or no longer says) what the binary prints:\n  {want}");
+}
+
+/// Executions of a proof by `deadsim explore ARGS`.
+fn proved(args: &[&str]) -> String {
+    let mut all = vec!["explore"];
+    all.extend(args);
+    group(&numbers(&all, "proved: ")[0])
+}
+
+#[test]
+fn the_explore_counts_it_quotes_are_printed() {
+    let r = readme();
+    let no_reduction = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push("--no-reduction");
+        proved(&all)
+    };
+    let abba = ["abba", "--fixed"];
+    assert_quoted(&r, &format!("| `abba --fixed` (3 rounds) | {} | {} |", proved(&abba), no_reduction(&abba)));
+    let p2 = ["abba", "--fixed", "--preemptions", "2"];
+    assert_quoted(&r, &format!("| `abba --fixed --preemptions 2` | {} | {} |", proved(&p2), no_reduction(&p2)));
+    let p100 = ["abba", "--fixed", "--preemptions", "100"];
+    assert_quoted(
+        &r,
+        &format!(
+            "| `abba --fixed --preemptions 100` | {} (by the search without a bound) | {} |",
+            proved(&p100),
+            no_reduction(&p100)
+        ),
+    );
+    assert_quoted(
+        &r,
+        &format!(
+            "| `philosophers --philosophers 4 --ordered --rounds 1` | {} |",
+            proved(&["philosophers", "--philosophers", "4", "--ordered", "--rounds", "1"])
+        ),
+    );
+    let minimal = proved(&["flink", "--scenario", "minimal", "--flink-version", "1.13.2"]);
+    assert_quoted(&r, &format!("| `flink --scenario minimal --flink-version 1.13.2` | {minimal} |"));
+    assert_quoted(&r, &format!("Flink's `minimal` on 1.13.2 {minimal} ("));
+    let p4 = ["flink", "--scenario", "minimal", "--flink-version", "1.13.2", "--preemptions", "4"];
+    assert_quoted(
+        &r,
+        &format!(
+            "| `flink --scenario minimal --flink-version 1.13.2 --preemptions 4` | {}, 0.00 s (by the search without a bound) | {}, ",
+            proved(&p4),
+            no_reduction(&p4)
+        ),
+    );
+    // One call of one caller, against each client.
+    let one_call = |client: &str| proved(&["ttrpc", "--client", client, "--callers", "1", "--calls", "1"]);
+    let (v110, v102, v123) = (one_call("v1.1.0"), one_call("v1.0.2"), one_call("v1.2.3"));
+    assert_quoted(&r, &format!("`--client v1.1.0` {v110} ("));
+    assert_quoted(&r, &format!("`v1.0.2` {v102} ("));
+    assert_quoted(&r, &format!("`v1.2.3` {v123} ("));
+    assert_quoted(&r, &format!("(`--client v1.0.2`: {v102} executions; `--client v1.2.3`: {v123})"));
+    let ttrpc = ["ttrpc", "--client", "v1.1.0", "--callers", "1", "--calls", "1", "--preemptions", "2"];
+    assert_quoted(
+        &r,
+        &format!("| `ttrpc --client v1.1.0 --callers 1 --calls 1 --preemptions 2` | {}, ", proved(&ttrpc)),
+    );
+}
+
+#[test]
+fn the_shrink_figures_it_quotes_are_printed() {
+    let r = readme();
+    // "shrunk from P preemptions and S steps to P' preemption(s) and S' steps (N tries)"
+    let shrink = |args: &[&str]| {
+        let mut all = vec!["shrink"];
+        all.extend(args);
+        let n = numbers(&all, "shrunk from");
+        assert_eq!(n.len(), 5, "{n:?}");
+        n
+    };
+    let n = shrink(&["philosophers", "--seed", "0"]);
+    assert_quoted(
+        &r,
+        &format!(
+            "`deadsim shrink philosophers --seed 0`: from {} preemptions and {} steps to {} preemption and {} steps, proved the fewest ({} tries)",
+            n[0], n[1], n[2], n[3], n[4]
+        ),
+    );
+    let n = shrink(&["abba", "--seed", "3"]);
+    assert_quoted(
+        &r,
+        &format!(
+            "`deadsim shrink abba --seed 3`: from {} preemptions and {} steps to {} and {}, the smallest AB/BA deadlock ({} tries)",
+            n[0], n[1], n[2], n[3], n[4]
+        ),
+    );
+    let (s0, s1) = (shrink(&["ttrpc", "--seed", "0"]), shrink(&["ttrpc", "--seed", "1"]));
+    assert_eq!(s1[2], "0", "seed 1 shrinks to no preemption: {s1:?}");
+    assert_quoted(
+        &r,
+        &format!(
+            "`deadsim shrink ttrpc --seed 0`: from {} preemptions and {} steps to {} and {} (seed 1: from {} to none, so proved the fewest, in {} tries)",
+            s0[0], s0[1], s0[2], s0[3], s1[0], s1[4]
+        ),
+    );
+    let n = shrink(&["ttrpc", "--client", "v1.2.3", "--seed", "7"]);
+    assert_quoted(
+        &r,
+        &format!(
+            "`deadsim shrink ttrpc --client v1.2.3 --seed 7`: from {} preemptions and {} steps to {} and {} (",
+            n[0], n[1], n[2], n[3]
+        ),
+    );
+    assert_quoted(
+        &r,
+        &format!(
+            "in {} steps with {} preemptions, where seed 7 took {} steps and {} preemptions",
+            n[3], n[2], n[1], n[0]
+        ),
+    );
+    let n = shrink(&["ttrpc", "--client", "v1.2.3", "--strategy", "pct", "--seed", "1"]);
+    assert_quoted(&r, &format!("shrink reaches the same cycle in {} steps with {} preemptions.", n[3], n[2]));
+}
