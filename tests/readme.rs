@@ -111,6 +111,44 @@ fn the_explore_counts_it_quotes_are_printed() {
     );
 }
 
+/// The cells after the first of the README's table row for `` `cmd` ``.
+fn row(cmd: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let head = format!("| `{cmd}` |");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("README.md has no table row for `{cmd}`"));
+    line[head.len()..].split('|').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+}
+
+#[test]
+fn the_philosophers_proofs_it_quotes_are_printed() {
+    let r = readme();
+    let all = numbers(&["explore", "philosophers", "--ordered"], "proved: ");
+    let (executions, pruned) = (group(&all[0]), group(&all[1]));
+    assert_quoted(&r, &format!("`philosophers --ordered` {executions} ("));
+    assert_quoted(&r, &format!("(`philosophers --ordered`: {pruned} of its {executions})"));
+    assert_quoted(&r, &format!("(`philosophers --ordered`: {executions} executions for every"));
+    for (cmd, plain) in [
+        ("philosophers --ordered --preemptions 2", false),
+        ("philosophers --ordered --philosophers 4 --preemptions 2", true),
+        ("philosophers --ordered --philosophers 4 --preemptions 4", false),
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        let cells = row(cmd);
+        // "324,382 executions, 1.60 s" or "27,341, 0.11 s": the count, then the rest.
+        let starts = |cell: &str, n: &str| cell.strip_prefix(n).is_some_and(|r| r.starts_with([',', ' ']));
+        assert!(starts(&cells[0], &proved(&args)), "README row `{cmd}`: {cells:?}");
+        if plain {
+            let mut args = args.clone();
+            args.push("--no-reduction");
+            assert!(starts(&cells[1], &proved(&args)), "README row `{cmd}`: {cells:?}");
+        }
+    }
+}
+
 #[test]
 fn the_shrink_figures_it_quotes_are_printed() {
     let r = readme();
