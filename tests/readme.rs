@@ -42,7 +42,12 @@ fn group(n: &str) -> String {
 
 /// The README with every run of whitespace one space (a sentence may wrap).
 fn readme() -> String {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    markdown("README.md")
+}
+
+/// A markdown file of the repository, every run of whitespace one space.
+fn markdown(path: &str) -> String {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -202,4 +207,30 @@ fn the_shrink_figures_it_quotes_are_printed() {
     );
     let n = shrink(&["ttrpc", "--client", "v1.2.3", "--strategy", "pct", "--seed", "1"]);
     assert_quoted(&r, &format!("shrink reaches the same cycle in {} steps with {} preemptions.", n[3], n[2]));
+}
+
+#[test]
+fn the_flink_models_readme_quotes_what_is_printed() {
+    let r = markdown("sim/src/models/flink/README.md");
+    let fixed = proved(&["flink", "--scenario", "minimal", "--flink-version", "1.14.0"]);
+    for v in ["1.12.5", "1.13.2", "1.13.3", "1.13.5"] {
+        assert_eq!(proved(&["flink", "--scenario", "minimal", "--flink-version", v]), fixed, "{v}");
+    }
+    assert_quoted(
+        &r,
+        &format!("| 1.12.5, 1.13.2, 1.13.3, 1.13.5, 1.14.0 | no failure (proved by `explore`: {fixed} executions) |"),
+    );
+    assert_quoted(&r, &format!("`explore` proves the minimal scenario ({fixed} executions)."));
+    let self_assign = proved(&["flink", "--fix", "self-assign", "--scenario", "minimal"]);
+    assert_quoted(
+        &r,
+        &format!("| 1.13.1 `--fix self-assign` | no failure (proved by `explore`: {self_assign} executions) |"),
+    );
+    assert_quoted(
+        &r,
+        &format!("`deadsim explore flink --fix self-assign --scenario minimal` proves it ({self_assign} executions)"),
+    );
+    let seed = numbers(&["hunt", "flink", "--flink-version", "1.13.1", "--scenario", "minimal"], "deadlock at seed");
+    let steps = numbers(&["hunt", "flink", "--flink-version", "1.13.1", "--scenario", "minimal"], "Found a deadlock");
+    assert_quoted(&r, &format!("| 1.13.0, 1.13.1 | deadlock, lowest seed {}, {} steps |", seed[0], steps[0]));
 }

@@ -59,7 +59,7 @@ impl RemoteInputChannel {
 
     /// `onSenderBacklog(backlog)`: `requestFloatingBuffers(backlog + initialCredit)`.
     pub async fn on_sender_backlog(&self, g: &Gate, backlog: u32) {
-        let _f = frame_at("RemoteInputChannel.onSenderBacklog", "RemoteInputChannel.java:439");
+        let _f = frame_at("RemoteInputChannel.onSenderBacklog", g.lines.ric_on_backlog);
         self.bm.request_floating_buffers(g, backlog + self.initial_credit).await;
     }
 
