@@ -993,6 +993,8 @@ fn a_receive_whose_declared_senders_all_finished_is_dead_by_itself() {
             "{text}"
         );
         steps.insert(d.step);
+        // Found before or after main joined it: one failure to a hunt.
+        assert_eq!(sim::hunt::signature(&run.outcome), "deadlock: blocked for good: receiver recv results");
     }
     assert!(steps.iter().all(|&s| s < 12), "{steps:?}");
 }
@@ -1052,6 +1054,11 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
             "{text}"
         );
         lasts.insert(d.behind.len());
+        assert_eq!(
+            sim::hunt::signature(&run.outcome),
+            "deadlock: blocked for good: caller lock state, server.loop recv result",
+            "seed {seed}"
+        );
     }
     // Both moments: before main joined, and after.
     assert_eq!(lasts.len(), 2, "{lasts:?}");
