@@ -40,19 +40,25 @@ fn group(n: &str) -> String {
     out
 }
 
-/// The README with every run of whitespace one space (a sentence may wrap).
-fn readme() -> String {
+/// A markdown file of the repository, every run of whitespace one space
+/// (a sentence may wrap).
+struct Doc {
+    path: &'static str,
+    text: String,
+}
+
+/// The top-level README.
+fn readme() -> Doc {
     markdown("README.md")
 }
 
-/// A markdown file of the repository, every run of whitespace one space.
-fn markdown(path: &str) -> String {
+fn markdown(path: &'static str) -> Doc {
     let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    Doc { path, text: text.split_whitespace().collect::<Vec<_>>().join(" ") }
 }
 
-fn assert_quoted(readme: &str, want: &str) {
-    assert!(readme.contains(want), "README.md does not say (or no longer says) what the binary prints:\n  {want}");
+fn assert_quoted(doc: &Doc, want: &str) {
+    assert!(doc.text.contains(want), "{} does not say (or no longer says) what the binary prints:\n  {want}", doc.path);
 }
 
 /// Executions of a proof by `deadsim explore ARGS`.
@@ -233,4 +239,29 @@ fn the_flink_models_readme_quotes_what_is_printed() {
     let seed = numbers(&["hunt", "flink", "--flink-version", "1.13.1", "--scenario", "minimal"], "deadlock at seed");
     let steps = numbers(&["hunt", "flink", "--flink-version", "1.13.1", "--scenario", "minimal"], "Found a deadlock");
     assert_quoted(&r, &format!("| 1.13.0, 1.13.1 | deadlock, lowest seed {}, {} steps |", seed[0], steps[0]));
+}
+
+#[test]
+fn the_ttrpc_models_readme_has_the_matrix_hunt_prints() {
+    let r = markdown("sim/src/models/ttrpc/README.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_deadsim"))
+        .args(["hunt", "ttrpc", "--matrix", "--jobs", "2"])
+        .output()
+        .expect("deadsim runs");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("seeds 0..=9999"), "the README's matrix is of seeds 0..10000: {stdout}");
+    // "v1.0.2    DEADLOCK @0    no-deadlock ..." as the README's "| v1.0.2 | DEADLOCK @0 | no-deadlock | ... |".
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with('v')).collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for row in rows {
+        let (server, cells) = row.split_once(' ').unwrap();
+        let cells: Vec<String> = cells
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(cells.len(), 4, "{row}");
+        assert_quoted(&r, &format!("| {server} | {} |", cells.join(" | ")));
+    }
 }
