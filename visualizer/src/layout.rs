@@ -321,15 +321,19 @@ pub fn releases(mode: crate::model::Mode) -> &'static str {
 /// The x of the line [`deadlock_line`] draws, if the window shows it: text
 /// laid across the plot stops short of it.
 ///
-/// The line's 2 px go right of the deadlock's position, on no column
-/// before it: a lock let go of just before (Flink's pipeline, 585 steps in
-/// 935 px: `LocalBufferPool`'s last hold) was drawn in the plot's last two
-/// columns, which the line, drawn on them, hid. At the window's right edge
-/// (a deadlock ends the run) that puts it in the gap before the final
-/// column.
+/// The line goes right of the deadlock's position, on no column before
+/// it: a lock let go of just before (Flink's pipeline, 585 steps in 935 px:
+/// `LocalBufferPool`'s last hold) was drawn in the plot's last two columns,
+/// which the line, drawn on them, hid. At the window's right edge (a
+/// deadlock ends the run) that puts it in the 6-px gap before the final
+/// column, in its middle: a PNG draws its 2 px on 3 columns, and at one
+/// pixel right of the edge it covered the edge's own column, where what
+/// the deadlock's step did ends (ttrpc's blocking write, a pipe chart's
+/// 2-px tick from the last column; a frame's tick; a blocked stretch
+/// begun then), leaving a pixel of it.
 pub fn end_mark_x(m: &Model, xm: &XMap) -> Option<i32> {
     let (d, _) = end_mark(m)?;
-    (xm.a..=xm.b).contains(&d).then(|| xm.px(d) + 1)
+    (xm.a..=xm.b).contains(&d).then(|| xm.px(d) + 3)
 }
 
 /// Where the run ended in a failure and what it was: the deadlock, else an

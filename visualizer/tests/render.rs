@@ -943,11 +943,15 @@ fn locks_held_at_the_deadlock_keep_their_own_rows() {
     }
 }
 
-/// The dashed line at a deadlock (or a failure) hides no hold: a lock let
-/// go of just before it is drawn in the plot's last columns, and the line,
-/// drawn on them, left of a short hold only what its dash gaps showed.
+/// The dashed line at a deadlock (or a failure) hides nothing drawn: a
+/// lock let go of just before it is drawn in the plot's last columns, and
+/// the line, drawn on them, left of a short hold only what its dash gaps
+/// showed; what the deadlock's own step did ends a pixel right of the plot
+/// (a pipe chart's 2-px write tick from the last column, a frame's tick, a
+/// blocked stretch begun then), and the line, a pixel right of the plot,
+/// covered that pixel: of ttrpc's blocking write one pixel was left.
 #[test]
-fn the_deadlock_line_hides_no_hold_let_go_of_just_before_it() {
+fn the_deadlock_line_hides_nothing_drawn_at_or_before_its_step() {
     let traces = [
         "abba-deadlock.json",
         "philosophers-deadlock.json",
@@ -955,12 +959,15 @@ fn the_deadlock_line_hides_no_hold_let_go_of_just_before_it() {
         "flink-1.13.1-pipeline-deadlock.json",
         "flink-1.13.1-self-assign-clear-failure.json",
         "ttrpc-s1.0.2-c1.2.3-deadlock.json",
+        "ttrpc-s1.0.2-c1.0.2-deadlock.json",
+        "ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json",
     ];
-    let mut lines = 0;
+    let (mut lines, mut beside) = (0, 0);
     for name in traces {
         let trace = committed_trace(name);
         let m = Model::new(&trace).unwrap();
-        for (chart, width) in [Chart::Locks, Chart::Timeline].into_iter().flat_map(|c| [(c, 1200), (c, 600)]) {
+        let charts = [Chart::Locks, Chart::Timeline, Chart::Pipes].into_iter().filter(|c| c.applies(&m));
+        for (chart, width) in charts.flat_map(|c| [(c, 1200), (c, 600)]) {
             let opts = Options { width, ..Options::default() };
             let scene = visualizer::scene(&m, chart, &opts).unwrap();
             // The dashes: vertical strokes, 2 px wide, in the deadlock's red.
@@ -983,27 +990,46 @@ fn the_deadlock_line_hides_no_hold_let_go_of_just_before_it() {
             dashes.retain(|d| d[0].0 == x);
             let (top, bottom) = (dashes[0][0].1, dashes.iter().map(|d| d[1].1).max().unwrap());
             lines += 1;
-            // A PNG draws a 2-px line at x on columns x - 1 to x + 1.
+            // A PNG draws a 2-px line at x on columns x - 1 to x + 1: no
+            // shape of the plot may reach into them. (The lane tints, grid
+            // lines and separators run under the line, across the picture.)
+            let background = [visualizer::palette::GRID, visualizer::palette::CYCLE_TINT];
+            let mut touching = 0;
             let hidden: Vec<&visualizer::Item> = scene
                 .items
                 .iter()
-                .filter(|i| match i {
-                    visualizer::Item::Rect { x0, y0, x1, y1, paint } => {
-                        // Not a grid line, nor the timeline's tick where a
-                        // frame ends at the deadlock (the line marks that moment).
-                        ![visualizer::palette::GRID, visualizer::palette::AXIS].contains(&paint.rgb)
-                            && *y0 >= top
-                            && *y1 <= bottom
-                            && *x0 >= x - 1
-                            && *x1 <= x + 2
+                .filter(|i| {
+                    let (x0, x1, y0, y1) = match i {
+                        visualizer::Item::Rect { x0, y0, x1, y1, paint } if !background.contains(&paint.rgb) => {
+                            (*x0, *x1, *y0, *y1)
+                        }
+                        visualizer::Item::Polygon { points, .. } => {
+                            let xs = points.iter().map(|p| p.0);
+                            let ys = points.iter().map(|p| p.1);
+                            (
+                                xs.clone().min().unwrap(),
+                                xs.max().unwrap() + 1,
+                                ys.clone().min().unwrap(),
+                                ys.max().unwrap(),
+                            )
+                        }
+                        _ => return false,
+                    };
+                    if y0 < top || y1 > bottom {
+                        return false;
                     }
-                    _ => false,
+                    // What ends just left of the line, at the plot's edge.
+                    touching += usize::from(x1 == x - 2);
+                    x0 < x + 2 && x1 > x - 1
                 })
                 .collect();
             assert!(hidden.is_empty(), "{name} {chart:?} at {width} px: under the line at x {x}: {hidden:?}");
+            beside += touching;
         }
     }
-    assert_eq!(lines, 24);
+    assert_eq!(lines, 36);
+    // The shapes the line used to cover are there, beside it.
+    assert!(beside > 0);
 }
 
 /// A run that ends in an invariant violation is marked as a deadlock is: a
