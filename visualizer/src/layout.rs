@@ -364,6 +364,9 @@ pub enum Swatch {
     HDash(Paint),
     /// An outlined box (white inside).
     Outline(Paint),
+    /// A box in a 2-px frame of the first paint, filled with the second:
+    /// the locks chart's read hold.
+    Framed(Paint, Paint),
     /// An outlined hexagon.
     Hex(Paint, Paint),
     /// Up and down triangles, circles, diamonds: the marks of
@@ -395,6 +398,10 @@ fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
         Swatch::Outline(p) => {
             s.frame(x, cy - 8, x + SWATCH_W, cy + 8, p, 2);
             s.rect(x, cy - 8, x + 5, cy + 8, p);
+        }
+        Swatch::Framed(border, fill) => {
+            s.rect(x, cy - 7, x + SWATCH_W, cy + 7, fill);
+            s.frame(x, cy - 7, x + SWATCH_W, cy + 7, border, 2);
         }
         Swatch::Hex(border, fill) => {
             let hex = |d: i32| {

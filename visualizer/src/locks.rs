@@ -29,11 +29,16 @@ use crate::{Error, Options, XAxis};
 const MAX_READER_ROWS: usize = 4;
 const TAIL: i32 = 76;
 const PALE: u8 = 110;
+/// Opacity of the inside of a read hold's box (its frame is opaque).
+const READ_FILL: u8 = 60;
 
 /// What the lanes drew, for the legend: it lists only that.
 #[derive(Default)]
 struct Drawn {
+    /// Tasks drawn holding a lock: filled boxes (a write hold, a mutex's).
     holders: BTreeSet<u32>,
+    /// Tasks drawn read-holding an RWMutex: pale outlined boxes.
+    readers: BTreeSet<u32>,
     /// A hold drawn pale (held part of a column).
     pale: bool,
     read_held: bool,
@@ -161,15 +166,27 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let notes = last_step_notes(m, &locks, &xm);
     y = layout::last_step_line(&mut s, m, &xm, &notes, y);
 
+    // Each holder as it is drawn: a task that only read-locks (ttrpc
+    // v1.2.3's Client.run on streamLock) has no filled box to match a
+    // filled swatch, so its entry is a pale one in its colour's frame.
     let mut items: Vec<(Swatch, String)> = drawn
         .holders
-        .iter()
-        .map(|&t| (Swatch::Fill(m.task_colour(t).into()), format!("held by {}", m.task_name(t))))
+        .union(&drawn.readers)
+        .map(|&t| {
+            let (c, name) = (m.task_colour(t), m.task_name(t));
+            if drawn.holders.contains(&t) {
+                (Swatch::Fill(c.into()), format!("held by {name}"))
+            } else {
+                (Swatch::Framed(c.into(), alpha(c, READ_FILL)), format!("read-locked by {name}"))
+            }
+        })
         .collect();
     if drawn.pale {
         items.push((Swatch::Fill(alpha(palette::AXIS, PALE)), "held part of the time".into()));
     }
-    if drawn.read_held {
+    // Said once for all where a task that holds one lock read-locks
+    // another: its entry shows the filled box only.
+    if drawn.read_held && drawn.readers.iter().any(|t| drawn.holders.contains(t)) {
         items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
     // The lightest and darkest shades the bars take (see `waiting_shade`).
@@ -356,17 +373,18 @@ fn draw_lane(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, label_w: i32, in_
             // (or a mutex's) filled: who holds an RWMutex for reading is
             // what a read-lock deadlock turns on.
             let ink = if rd {
-                s.rect(x0, ry0, x1, ry1, alpha(color, 60));
+                s.rect(x0, ry0, x1, ry1, alpha(color, READ_FILL));
                 s.frame(x0, ry0, x1.max(x0 + 2), ry1, color, 2);
                 drawn.read_held |= x1 - x0 >= 3;
+                drawn.readers.insert(t);
                 palette::INK
             } else {
                 s.rect(x0, ry0, x1, ry1, alpha(color, if full { 255 } else { PALE }));
                 // A sliver of a pixel or two is not worth a legend entry.
                 drawn.pale |= !full && x1 - x0 >= 3;
+                drawn.holders.insert(t);
                 palette::text_on(color)
             };
-            drawn.holders.insert(t);
             let size = if ry1 - ry0 >= 20 { SMALL } else { TINY };
             if full && x1 - x0 >= 30 {
                 let text = layout::fit_or_cut(m.task_name(t), size, false, x1 - x0 - 8);
@@ -411,15 +429,16 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, drawn
             let color = m.task_colour(h.task);
             // Drawn as the plot draws it: a read hold outlined, a write hold filled.
             let ink = if h.mode == Mode::Read {
-                s.rect(x0, ry0, right, ry1, alpha(color, 60));
+                s.rect(x0, ry0, right, ry1, alpha(color, READ_FILL));
                 s.frame(x0, ry0, right, ry1, color, 2);
                 drawn.read_held = true;
+                drawn.readers.insert(h.task);
                 palette::INK
             } else {
                 s.rect(x0, ry0, right, ry1, color);
+                drawn.holders.insert(h.task);
                 palette::text_on(color)
             };
-            drawn.holders.insert(h.task);
             // A long name takes the smaller size before it is cut.
             let (name, room) = (m.task_name(h.task), right - x0 - 8);
             let size = if ry1 - ry0 >= 20 && fonts::width(name, SMALL, false) <= room { SMALL } else { TINY };

@@ -1417,11 +1417,43 @@ fn locks_chart_draws_the_locks_used_and_says_what_the_last_step_did() {
     let opts = Options { window: Window::Steps(2, 3), ..opts };
     let texts = texts_of(&abba, &opts);
     assert!(texts.iter().any(|t| t == "no lock is held or waited for in this window"), "{texts:?}");
-    // ttrpc v1.2.3's client read-locks streamLock: drawn and named as such.
+    // ttrpc v1.2.3's client read-locks streamLock, and nothing else: drawn
+    // and named as such, its legend entry a pale box in its colour's frame
+    // as its holds are (a filled swatch "held by Client.run" matched no box
+    // of the chart), and no entry for read holds in general left to say.
     let ttrpc = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
     let texts = texts_of(&ttrpc, &Options::default());
-    assert!(texts.iter().any(|t| t == "read-locked (RWMutex)"), "{texts:?}");
-    assert!(!texts_of(&flink, &Options::default()).iter().any(|t| t == "read-locked (RWMutex)"));
+    assert!(texts.iter().any(|t| t == "read-locked by Client.run"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "held by Client.run" || t == "read-locked (RWMutex)"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "held by caller-2"), "{texts:?}");
+    let m = Model::new(&ttrpc).unwrap();
+    let client = (0..m.tasks.len() as u32).find(|&t| m.task_name(t) == "Client.run").unwrap();
+    let scene = visualizer::scene(&m, Chart::Locks, &Options::default()).unwrap();
+    let legend_y = scene
+        .items
+        .iter()
+        .find_map(|i| match i {
+            visualizer::Item::Text { text, y, .. } if text == "read-locked by Client.run" => Some(*y),
+            _ => None,
+        })
+        .unwrap();
+    // The swatch's shapes, on the entry's line: Client.run's colour, pale
+    // inside and opaque around; none of them a box filled opaque.
+    let colour = m.task_colour(client);
+    let swatch: Vec<u8> = scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Rect { y0, y1, paint, .. }
+                if paint.rgb == colour && *y0 <= legend_y && *y1 >= legend_y - 10 =>
+            {
+                Some(paint.alpha)
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(swatch.iter().any(|&a| a < 255) && swatch.iter().any(|&a| a == 255), "{swatch:?}");
+    assert!(!texts_of(&flink, &Options::default()).iter().any(|t| t.starts_with("read-locked")));
 }
 
 #[test]
