@@ -672,8 +672,36 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // straight (as lines between centres) and their labels.
     let mut lines: Vec<Segment> = Vec::new();
     let mut labels: Vec<Boxed> = Vec::new();
+    // The grey edges a snake routes round its right, each in a lane of its
+    // own: the one that spans most outermost, so that a route nested in
+    // another's span does not cross it (two ttrpc v1.0.2 "released by"
+    // edges crossed twice in the other order).
+    let lane = |i: usize| width - MARGIN - 12 - 10 * i as i32;
+    let mut detours: Vec<(&Edge, f64)> = order
+        .iter()
+        .filter(|e| snake && !e.cycle)
+        .filter_map(|&e| {
+            let (a, b) = (placed[e.from].as_ref()?, placed[e.to].as_ref()?);
+            right_of_snake(a, b, &nodes, lane(0)).map(|_| (e, (a.y - b.y).abs()))
+        })
+        .collect();
+    detours.sort_by(|p, q| q.1.total_cmp(&p.1));
+    let routes: Vec<(&Edge, Vec<(i32, i32)>)> = detours
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &(e, _))| {
+            let (a, b) = (placed[e.from].as_ref()?, placed[e.to].as_ref()?);
+            right_of_snake(a, b, &nodes, lane(i)).map(|path| (e, path))
+        })
+        .collect();
+    let route_lines: Vec<Segment> = routes.iter().flat_map(|(_, path)| segments(path)).collect();
+    lines.extend(&route_lines);
     for e in order {
         let (Some(a), Some(b)) = (&placed[e.from], &placed[e.to]) else { continue };
+        if let Some((_, path)) = routes.iter().find(|(r, _)| std::ptr::eq(*r, e)) {
+            labels.extend(draw_routed(&mut s, path, e, &nodes, &labels, &route_lines));
+            continue;
+        }
         if !(snake && e.from == ring[k - 1] && e.to == ring[0]) {
             lines.push(((a.x, a.y), (b.x, b.y)));
         }
@@ -1175,6 +1203,76 @@ fn draw_edge(s: &mut Scene, a: &Placed, b: &Placed, e: &Edge, reverse: bool, nod
         Anchor::Center => lx as f64 - w / 2.0,
     };
     Some([x0, ly as f64 - TINY * 0.6, x0 + w, ly as f64 + TINY * 0.6])
+}
+
+/// The route round the right of a snake of an edge from `a` to `b` whose
+/// straight line would run through other nodes (`nodes`): out of `a`'s
+/// right side, along a lane at `lane`, into `b`'s right side, as the edge
+/// closing the cycle goes round the left. In a narrow picture the snake is
+/// one column, and ttrpc's grey "released by" from `client->server` up to
+/// `serverConn.run` ran straight up it, under the cycle's edges and nodes:
+/// only its arrowhead showed, and its label floated by another edge's.
+/// `None` where the straight line is clear, or where the route is not (a
+/// horizontal run across a node of the same row).
+fn right_of_snake(a: &Placed, b: &Placed, nodes: &[&Placed], lane: i32) -> Option<Vec<(i32, i32)>> {
+    let others: Vec<Boxed> = nodes
+        .iter()
+        .filter(|n| !std::ptr::eq(**n, a) && !std::ptr::eq(**n, b))
+        .map(|n| [n.x - n.w as f64 / 2.0, n.y - n.h as f64 / 2.0, n.x + n.w as f64 / 2.0, n.y + n.h as f64 / 2.0])
+        .collect();
+    if !others.iter().any(|&r| crosses(((a.x, a.y), (b.x, b.y)), r)) {
+        return None;
+    }
+    let ((ax, ay), (bx, by)) = ((a.x as i32 + a.w / 2 + 4, a.y as i32), (b.x as i32 + b.w / 2 + 5, b.y as i32));
+    let path = vec![(ax, ay), (lane, ay), (lane, by), (bx, by)];
+    let clear = lane > ax.max(bx) + 10 && segments(&path).all(|line| others.iter().all(|&r| !crosses(line, r)));
+    clear.then_some(path)
+}
+
+/// The straight pieces of a path.
+fn segments(path: &[(i32, i32)]) -> impl Iterator<Item = Segment> + '_ {
+    path.windows(2).map(|w| ((w[0].0 as f64, w[0].1 as f64), (w[1].0 as f64, w[1].1 as f64)))
+}
+
+/// Draws edge `e` along `path` (from [`right_of_snake`]), its label beside
+/// the lane, left of it, else above the run into the node it points to,
+/// else above the run out of the other, wherever it keeps clear of the
+/// `nodes`, of the `labels` drawn and of the routes' `lines`; returns the
+/// label's box.
+fn draw_routed(
+    s: &mut Scene,
+    path: &[(i32, i32)],
+    e: &Edge,
+    nodes: &[&Placed],
+    labels: &[Boxed],
+    lines: &[Segment],
+) -> Option<Boxed> {
+    let color = if e.cycle { palette::DEADLOCK } else { palette::EDGE };
+    let [from, (lane, y0), (_, y1), tip] = path else { return None };
+    // Stopped at the arrow head's base, as `draw_edge` stops a line.
+    s.path(vec![*from, (*lane, *y0), (*lane, *y1), (tip.0 + 11, tip.1)], color, 2);
+    s.arrow_head((*lane, *y1), *tip, 13, color);
+    if e.label.is_empty() {
+        return None;
+    }
+    let w = fonts::width(e.label, TINY, e.cycle) as f64;
+    let h = TINY * 0.6;
+    let beside = (*lane as f64 - 8.0 - w, ((y0 + y1) / 2) as f64);
+    let above = |x0: i32, x1: i32, y: i32| ((x0 + x1) as f64 / 2.0 - w / 2.0, (y - 12) as f64);
+    let spots = [beside, above(tip.0 + 14, *lane, tip.1), above(from.0, *lane, from.1)];
+    let clear = |&(x, y): &(f64, f64)| {
+        let r = [x - 3.0, y - h - 2.0, x + w + 3.0, y + h + 2.0];
+        let apart = |q: &Boxed| r[2] < q[0] || r[0] > q[2] || r[3] < q[1] || r[1] > q[3];
+        let node_box = |n: &&Placed| {
+            [n.x - n.w as f64 / 2.0, n.y - n.h as f64 / 2.0, n.x + n.w as f64 / 2.0, n.y + n.h as f64 / 2.0]
+        };
+        nodes.iter().map(node_box).all(|q| apart(&q))
+            && labels.iter().all(apart)
+            && !lines.iter().any(|&line| crosses(line, r))
+    };
+    let &(x, y) = spots.iter().find(|p| clear(p))?;
+    s.text_mid(x.round() as i32, y.round() as i32, e.label, TINY, e.cycle, color, Anchor::Left);
+    Some([x, y - h, x + w, y + h])
 }
 
 /// A box on the picture: left, top, right, bottom.

@@ -472,6 +472,99 @@ fn a_note_of_other_releasers_keeps_clear_of_the_edges_at_every_width() {
     }
 }
 
+/// In a narrow picture a cycle snakes down one column: a grey edge between
+/// nodes that are not neighbours (ttrpc's "released by" from
+/// `client->server` up to `serverConn.run`) ran straight up it, under the
+/// cycle's edges and nodes, its label alone by another edge. It goes round
+/// the right, clear of every node, its label beside it.
+#[test]
+fn a_grey_edge_of_a_snaking_cycle_goes_round_its_nodes_labelled() {
+    let traces = [
+        "ttrpc-s1.0.2-c1.2.3-deadlock.json",
+        "ttrpc-s1.0.2-c1.0.2-deadlock.json",
+        "ttrpc-s1.1.0-c1.0.2-deadlock.json",
+        "ttrpc-s1.1.0-c1.2.3-deadlock.json",
+        "ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json",
+    ];
+    let mut edges = 0;
+    for name in traces {
+        let trace = committed_trace(name);
+        let opts = Options { width: 600, ..Options::default() };
+        let svg = render(&trace, Chart::WaitFor, Format::Svg, &opts);
+        let doc = roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap();
+        let num = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+        let points = |n: &roxmltree::Node| -> Vec<(f64, f64)> {
+            let pts = n.attribute("points").unwrap().split_whitespace();
+            pts.map(|p| p.split_once(',').map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap())).unwrap()).collect()
+        };
+        let texts = || doc.descendants().filter(|n| n.has_tag_name("text"));
+        // The ring is drawn above the list of the tasks blocked behind it.
+        let heading = texts().find(|n| n.text().unwrap_or("").trim() == "Blocked behind the cycle").unwrap();
+        let ring_bottom = num(&heading, "y") - 30.0;
+        // Node boxes: a task's white box, a resource's hexagon (its extent).
+        let mut boxes: Vec<[f64; 4]> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("#FFFFFF") && num(n, "x") > 0.0)
+            .map(|n| [num(&n, "x"), num(&n, "y"), num(&n, "x") + num(&n, "width"), num(&n, "y") + num(&n, "height")])
+            .collect();
+        for n in doc.descendants().filter(|n| n.has_tag_name("polygon") && n.attribute("fill") == Some("#F2F2F2")) {
+            let p = points(&n);
+            let (xs, ys) = (p.iter().map(|p| p.0), p.iter().map(|p| p.1));
+            boxes.push([
+                xs.clone().fold(f64::MAX, f64::min),
+                ys.clone().fold(f64::MAX, f64::min),
+                xs.fold(0.0, f64::max),
+                ys.fold(0.0, f64::max),
+            ]);
+        }
+        boxes.retain(|b| b[3] < ring_bottom);
+        let inside = |(x, y): (f64, f64), b: &[f64; 4], pad: f64| {
+            x > b[0] - pad && x < b[2] + pad && y > b[1] - pad && y < b[3] + pad
+        };
+        let samples = |(a, b): ((f64, f64), (f64, f64))| {
+            (0..=200).map(move |i| {
+                let t = i as f64 / 200.0;
+                (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)
+            })
+        };
+        let grey: Vec<(f64, f64)> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#707070"))
+            .map(|n| points(&n))
+            .filter(|p| p.iter().all(|q| q.1 < ring_bottom))
+            .flat_map(|p| p.windows(2).flat_map(|w| samples((w[0], w[1]))).collect::<Vec<_>>())
+            .collect();
+        let mut labels = 0;
+        for t in
+            texts().filter(|n| n.attribute("fill") == Some("#707070") && n.text().map(str::trim) == Some("released by"))
+        {
+            let (x, y, len, size) = (num(&t, "x"), num(&t, "y"), num(&t, "textLength"), num(&t, "font-size"));
+            if y >= ring_bottom {
+                continue;
+            }
+            let x0 = match t.attribute("text-anchor") {
+                Some("middle") => x - len / 2.0,
+                Some("end") => x - len,
+                _ => x,
+            };
+            // (`y` is the text's top: the SVG moves it down by `dy`.)
+            let label = [x0, y, x0 + len, y + size];
+            assert!(
+                !boxes.iter().any(|b| b[0] < label[2] && b[2] > label[0] && b[1] < label[3] && b[3] > label[1]),
+                "{name}: the label {label:?} is on a node"
+            );
+            assert!(grey.iter().any(|&p| inside(p, &label, 16.0)), "{name}: the label {label:?} is away from its edge");
+            labels += 1;
+        }
+        for &p in &grey {
+            assert!(!boxes.iter().any(|b| inside(p, b, -1.0)), "{name}: a grey edge runs through a node at {p:?}");
+        }
+        assert!(!grey.is_empty() && labels > 0, "{name}: no grey edge in the ring");
+        edges += labels;
+    }
+    assert!(edges >= 6, "{edges}");
+}
+
 /// The centre of each node's name in the wait-for chart of `trace`, by the
 /// node's label (its first line, for a select that wraps).
 fn waitfor_name_positions(trace: &Trace) -> impl Fn(&str) -> (f64, f64) {
