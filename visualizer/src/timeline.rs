@@ -692,6 +692,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_
         if held {
             let a = if *mode == Mode::Read { PALE } else { 255 };
             s.rect(x0, *y0, x1, *y1, alpha(color, a));
+            flags.pale |= a == PALE;
         }
     }
 }
@@ -880,8 +881,13 @@ fn draw_lane(
                 _ => Some(PALE),
             })
             .collect();
-        flags.pale |= cols.contains(&Some(PALE));
         for (c0, c1, a) in runs(&cols) {
+            // A sliver of a pixel or two is not worth a legend entry (as in
+            // the locks chart): abba's T1 takes A in the deadlock's step, a
+            // 1-px pale column at the plot's edge, and the legend explained
+            // "read-locked, or held part of the time" for it alone. The
+            // final column shows the hold in full.
+            flags.pale |= a == PALE && c1 - c0 >= 3;
             s.rect(xm.col_x(c0), *y0, xm.col_x(c1).max(xm.col_x(c0) + 1), *y1, alpha(color, a));
         }
         // Rows too thin for a label each (compact lanes) share one line.

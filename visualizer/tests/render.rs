@@ -2453,6 +2453,31 @@ fn the_timeline_legend_names_the_states_drawn_only() {
     );
 }
 
+/// The timeline's legend explains pale lock rows only where one shows
+/// wider than a sliver, as the locks chart's does: abba's T1 takes A in the
+/// deadlock's step, a 1-px pale column at the plot's edge (the final column
+/// shows the hold), which "read-locked, or held part of the time" explained
+/// alone.
+#[test]
+fn the_timeline_legend_explains_pale_lock_rows_only_where_they_show() {
+    let pale = "read-locked, or held part of the time";
+    let legend = |trace: &Trace| {
+        let opts = Options::default();
+        check_svg(&render(trace, Chart::Timeline, Format::Svg, &opts), opts.width).iter().any(|t| t == pale)
+    };
+    let abba = visualizer::load(&committed()).unwrap();
+    let m = Model::new(&abba).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let slivers = scene
+        .items
+        .iter()
+        .filter(|i| matches!(i, visualizer::Item::Rect { x0, x1, paint, .. } if paint.alpha == 110 && x1 - x0 < 3));
+    assert_eq!(slivers.count(), 1, "abba's pale sliver");
+    assert!(!legend(&abba));
+    // ttrpc v1.2.3's Client.run read-locks streamLock over many steps.
+    assert!(legend(&committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json")));
+}
+
 #[test]
 fn over_a_hundred_tasks_selected_the_first_named_get_the_lanes() {
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
