@@ -309,7 +309,10 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
 /// colour that passes for a cycle task's ([`palette::DISTINCT`]): where only
 /// such are left, colours repeat instead. Past the graph's tasks, the
 /// colours clear of theirs go first, and a colour that repeats is one of
-/// those, of the last-ranked task first. (The cycle's colours are kept to
+/// those, of the last-ranked task first, skipping one that passes for the
+/// colour of the task ranked just before (and, for the cycle's last task,
+/// the cycle's first): neighbours in a cycle, which the charts draw side by
+/// side, keep apart. (The cycle's colours are kept to
 /// it while it leaves half the palette to the rest, the graph's likewise.)
 fn spread(order: &[u32], cycle: usize, graph: usize) -> Vec<u32> {
     use crate::palette::{self, DISTINCT, FULL_COLOURS, TASK_COLOURS};
@@ -349,7 +352,23 @@ fn spread(order: &[u32], cycle: usize, graph: usize) -> Vec<u32> {
     }
     let mut slots: Vec<u32> = taken.iter().map(|&s| s as u32).collect();
     for i in taken.len()..order.len() {
-        slots.push(taken[again[(i - taken.len()) % again.len()]] as u32);
+        // Each in turn, but not one that passes for a neighbour's: the rank
+        // before, and for the cycle's last task its first, which it waits
+        // for. In turn alone, 30 philosophers gave philosopher-27 the colour
+        // of philosopher-26 (the last-ranked colour repeated first), one
+        // lane and one box from it, and philosopher-29 a dark indigo by
+        // philosopher-0's indigo (ΔE 10).
+        let mut near = vec![slots[i - 1] as usize];
+        if i + 1 == cycle {
+            near.push(slots[0] as usize);
+        }
+        let apart = |r: usize| near.iter().map(|&n| deltas[taken[r]][n]).min().unwrap_or(u32::MAX);
+        let turn = (0..again.len()).map(|k| again[(i - taken.len() + k) % again.len()]);
+        let pick = turn.clone().find(|&r| apart(r) >= DISTINCT);
+        // None clear of them (a palette of few colours): the farthest, the
+        // first in turn of those.
+        let r = pick.or_else(|| turn.rev().max_by_key(|&r| apart(r))).unwrap_or(again[0]);
+        slots.push(taken[r] as u32);
     }
     slots
 }

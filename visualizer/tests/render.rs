@@ -2115,6 +2115,33 @@ fn past_27_tasks_no_task_passes_for_one_of_the_cycle_nor_the_graphs_tasks_for_on
     }
 }
 
+/// Past 27 tasks colours repeat, but not between neighbours of a cycle
+/// (one lane, one box of the ring apart): 30 philosophers (seed 35, the
+/// first `hunt` finds deadlocking) gave philosopher-26 and philosopher-27
+/// one colour, and philosopher-29 a dark indigo beside philosopher-0's
+/// indigo, which it waits for (ΔE 11).
+#[test]
+fn past_27_tasks_no_two_neighbours_of_a_cycle_share_a_colour() {
+    use visualizer::palette::{difference, DISTINCT};
+    let params = [("philosophers".to_string(), "30".to_string())];
+    let model = sim::models::find("philosophers").unwrap().configure(&params).unwrap();
+    let trace = model.run(35, true).trace.unwrap();
+    assert_eq!(trace.meta.verdict, "deadlock");
+    let m = Model::new(&trace).unwrap();
+    let cycle = m.cycle_tasks();
+    assert_eq!(cycle.len(), 30);
+    let (a, b, _) = Window::Auto.resolve(&m).unwrap();
+    let windows = [m.coloured_for(a, b), m.coloured_for(0, m.end)];
+    for model in std::iter::once(&m).chain(windows.iter().flatten()) {
+        for (i, &t) in cycle.iter().enumerate() {
+            let next = cycle[(i + 1) % cycle.len()];
+            let delta = difference(model.task_colour(t), model.task_colour(next));
+            let names = (m.task_name(t), m.task_name(next));
+            assert!(delta >= DISTINCT, "{names:?}, neighbours in the cycle: ΔE {delta}");
+        }
+    }
+}
+
 #[test]
 fn a_window_of_a_trace_of_many_tasks_gives_its_longest_lock_holders_their_own_colours() {
     let trace = ttrpc_trace(&[("client", "v1.2.3"), ("callers", "200")], 7);
