@@ -1014,7 +1014,7 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
             let state = Mutex::new("state");
             let ch: Chan<u32> = Chan::new("result", 0);
             let locked: Chan<()> = Chan::new("locked", 1);
-            let (tx, rx, st, told, heard) = (ch.clone(), ch.clone(), state.clone(), locked.clone(), locked);
+            let (tx, rx, st, told, heard) = (ch.clone(), ch.clone(), state, locked.clone(), locked);
             sim::spawn_background("server.loop", async move {
                 rx.declare_receiver();
                 told.declare_sender();
@@ -1085,7 +1085,7 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
             let ch: Chan<u32> = Chan::new("result", 0);
             let rx = ch.clone();
             let state = Mutex::new("state");
-            let st = state.clone();
+            let st = state;
             sim::spawn_background("server.loop", async move {
                 rx.declare_receiver();
                 let _g = st.lock().await;
