@@ -94,6 +94,9 @@ pub struct HuntResult {
     pub failure: Option<(u64, Outcome)>,
     /// With `keep_going`: how many seeds failed, and each distinct failure
     /// (by [`signature`]) with its lowest seed and count, in signature order.
+    /// Without: 1 if a seed failed, else 0 (the seeds other jobs ran past
+    /// the lowest failure are not counted, so the figure is the same for any
+    /// job count).
     pub failures: u64,
     pub distinct: Vec<Distinct>,
     /// The seeds actually covered: all of the range, unless a time budget
@@ -303,10 +306,11 @@ where
         (Some((seed, _)), false) => (seed - range.first).saturating_add(1),
         _ => covered_len,
     };
+    let failures = if opts.keep_going { failures.load(Ordering::Relaxed) } else { u64::from(failure.is_some()) };
     HuntResult {
         schedules,
         failure,
-        failures: failures.load(Ordering::Relaxed),
+        failures,
         distinct: all.into_inner().unwrap().into_values().collect(),
         covered,
         stopped_early,
@@ -433,10 +437,26 @@ mod tests {
             let r = hunt(range, jobs, run);
             assert_eq!(r.failure.as_ref().map(|f| f.0), Some(111), "jobs={jobs}");
             assert_eq!(r.schedules, 12);
+            // Other jobs may have run into 148 or 185 before they stopped.
+            assert_eq!(r.failures, 1, "jobs={jobs}");
         }
+        // Every seed from 111 on fails, and the ones before are slow: the
+        // other jobs' first seeds fail before the first job gets to 111.
+        let from_111 = |seed: u64| {
+            if seed < 111 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            if seed >= 111 {
+                Outcome::StepLimit { steps: seed, blocked: Vec::new() }
+            } else {
+                Outcome::Completed
+            }
+        };
+        let r = hunt(range, 8, from_111);
+        assert_eq!((r.failure.as_ref().map(|f| f.0), r.schedules, r.failures), (Some(111), 12, 1));
         let none = hunt("1..30".parse().unwrap(), 4, run);
         assert!(none.failure.is_none());
-        assert_eq!(none.schedules, 29);
+        assert_eq!((none.schedules, none.failures), (29, 0));
     }
 
     #[test]
