@@ -152,10 +152,14 @@ pub struct Deadlock {
     /// Virtual time in nanoseconds.
     pub time: u64,
     /// The tasks of the cycle, each waiting for the next one, starting at the
-    /// task spawned first. Empty for a global deadlock without a cycle (for
-    /// example, a receive on a channel no task will ever send on).
+    /// task spawned first. Empty when the tasks blocked for good form no
+    /// cycle (for example, a receive on a channel whose senders all returned
+    /// without sending, and the tasks that wait for that receiver), global
+    /// or partial.
     pub cycle: Vec<BlockedTask>,
-    /// Other tasks that can never run again because they wait on the cycle.
+    /// The other tasks blocked for good, in task order: those that wait on
+    /// the cycle or, without a cycle, all of them (among them the ones dead
+    /// by themselves, with no `released_by`).
     pub behind: Vec<BlockedTask>,
     /// Tasks still able to run when a partial deadlock was found, by name.
     pub running: Vec<String>,

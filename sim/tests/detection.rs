@@ -1099,6 +1099,73 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
 }
 
 #[test]
+fn a_holder_declared_after_the_holders_were_known_fails_the_run() {
+    // w1 declares itself a sender only after its first lock: a model
+    // error. Where w2 (the other declared sender) had declared and returned
+    // before, main's receive is judged dead by itself though w1 is yet to
+    // send, and the run reports that deadlock: nothing can know of a
+    // declaration to come. Where w1's declaration comes first, it now fails
+    // the run, naming the task and the channel, so that a hunt shows the
+    // model error beside the false deadlock; where w1 declares before w2
+    // (nothing known yet), it is in time.
+    let (mut failed, mut completed, mut judged_first) = (0, 0, 0);
+    for seed in 0..200 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let ch: Chan<u32> = Chan::new("results", 2);
+            let mu = Mutex::new("mu");
+            let (tx1, tx2) = (ch.clone(), ch.clone());
+            ch.declare_receiver();
+            spawn("w1", async move {
+                let g = mu.lock().await;
+                tx1.declare_sender();
+                g.unlock().await;
+                tx1.send(1).await;
+            });
+            spawn("w2", async move {
+                tx2.declare_sender();
+                tx2.send(2).await;
+            });
+            ch.recv().await;
+            ch.recv().await;
+        });
+        match &run.outcome {
+            Outcome::Completed => completed += 1,
+            Outcome::Panic { task, message, .. } => {
+                assert_eq!(task, "w1", "seed {seed}");
+                assert!(
+                    message.contains(
+                        "task 1 (\"w1\") declared itself a sender on channel \"results\" after its first scheduling point"
+                    ),
+                    "seed {seed}: {message}"
+                );
+                failed += 1;
+            }
+            Outcome::Deadlock(d) => {
+                let blocked: Vec<(&str, &str)> = d.behind.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+                assert_eq!(blocked, [("main", "recv")], "seed {seed}");
+                judged_first += 1;
+            }
+            o => panic!("seed {seed}: {}", o.summary()),
+        }
+    }
+    eprintln!("{failed} failed at the declaration, {judged_first} judged before it, {completed} completed");
+    assert!(failed > 0 && completed > 0, "{failed} failed, {completed} completed");
+    // Declared for it by its parent right after the spawn: in time, always.
+    for seed in 0..100 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let ch: Chan<u32> = Chan::new("results", 2);
+            let tx = ch.clone();
+            ch.declare_receiver();
+            ch.declare_sender();
+            let w = spawn("w", async move { tx.send(1).await });
+            ch.declare_sender_for(w.id());
+            ch.recv().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
 fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
     // The writer is gone; the closer (a goroutine that closes the conn to
     // cancel the read) still may close the write end: the read waits on it,

@@ -152,7 +152,10 @@ impl Configured {
     /// A model of your own with no parameters: `main` makes the model's main
     /// task afresh for every run. `name` goes into its traces and schedule
     /// strings, so a schedule of one model is refused by another (see the
-    /// example on [`Configured`]).
+    /// example on [`Configured`]). The fingerprint is of the name alone:
+    /// settings the closure captures are not in it, so a model with
+    /// settings gives them as parameters ([`Configured::new`]), or a name
+    /// each, for a schedule of one setting to be refused by another.
     pub fn of<F, Fut>(name: &'static str, main: F) -> Configured
     where
         F: Fn() -> Fut + Send + Sync + 'static,

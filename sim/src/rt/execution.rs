@@ -295,6 +295,7 @@ impl Execution {
             let task = &mut s.tasks[t as usize];
             if !task.started {
                 task.started = true;
+                task.first_step = s.step;
                 s.unstarted -= 1;
                 if s.unstarted == 0 && !s.scratch.undecided.is_empty() {
                     s.judge_after_step();
@@ -457,6 +458,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             t.parent = parent;
             t.status = Status::Ready;
             t.started = false;
+            t.first_step = 0;
             t.frames.clear();
             t.granted = None;
             t.wait_gen = 0;
@@ -472,6 +474,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             parent,
             status: Status::Ready,
             started: false,
+            first_step: 0,
             frames: Vec::new(),
             granted: None,
             wait_gen: 0,

@@ -105,6 +105,9 @@ pub(crate) struct Task {
     pub parent: Option<TaskId>,
     pub status: Status,
     pub started: bool,
+    /// The step the task first ran in (once `started`): declarations are
+    /// taken only in it (see [`State::check_declared_in_time`]).
+    pub first_step: u64,
     pub frames: Vec<Frame>,
     /// Set when another task completed this task's blocked operation for it
     /// (a channel hand-off, an RWMutex hand-off): the select case index, or 0.
@@ -146,6 +149,8 @@ pub(crate) struct Holders {
     /// like). Only then are the holders known: a task that has not used an
     /// end yet may use it later, so the tasks that used it are not all.
     declared: bool,
+    /// The step of the first declaration (see [`State::check_declared_in_time`]).
+    declared_at: u64,
 }
 
 impl Holders {
@@ -339,6 +344,7 @@ impl ResState {
             refill(&mut old.tasks, new.tasks);
             refill(&mut old.closers, new.closers);
             old.declared = new.declared;
+            old.declared_at = new.declared_at;
         }
         match (self, new) {
             (ResState::Mutex { holder }, ResState::Mutex { holder: h2 }) => *holder = h2,
@@ -1198,6 +1204,28 @@ impl State {
         );
     }
 
+    /// A declaration that adds task `t` to holders known since `since` (the
+    /// step of their first declaration, or `None` if this is it) comes in
+    /// time: in that step, before `t` ran, or in the step `t` first ran in.
+    /// Detection takes the declared holders as all there are once every task
+    /// has started: a wait judged in a step between, with `t` left out, could
+    /// have been reported as a deadlock `t` would have released. (A new
+    /// channel's holders, declared as it is made, and a task's own at its
+    /// start are in time.)
+    fn check_declared_in_time(&self, t: TaskId, since: Option<u64>, what: &str, r: ResId) {
+        let task = &self.tasks[t as usize];
+        if since.is_some_and(|at| at != self.step) && task.started && task.first_step != self.step {
+            let who = if t == self.current { "declared itself" } else { "was declared" };
+            panic!(
+                "sim: task {t} (\"{}\") {who} {what} \"{}\" after its first scheduling point, to holders \
+                 declared in an earlier step: declare every holder of an end when the end is made or when \
+                 the holder starts (a task before it locks, sends, sleeps or yields; or the task that spawns \
+                 it, right after the spawn, with the _for forms)",
+                task.name, self.resources[r as usize].name
+            );
+        }
+    }
+
     /// The model declared that task `t` may notify monitor `r`.
     pub fn declare_notifier(&mut self, r: ResId, t: TaskId) {
         assert!(
@@ -1248,6 +1276,22 @@ impl State {
             if closer { "a closer" } else { "an end" },
             self.resources[r as usize].name
         );
+        let what = match (&self.resources[r as usize].st, dir, closer) {
+            (ResState::Chan { .. }, Dir::Send, _) => "a sender on channel",
+            (ResState::Chan { .. }, Dir::Recv, _) => "a receiver from channel",
+            (_, Dir::Send, false) => "a writer to pipe",
+            (_, Dir::Recv, false) => "a reader from pipe",
+            (_, Dir::Send, true) => "a closer of the write end of pipe",
+            (_, Dir::Recv, true) => "a closer of the read end of pipe",
+        };
+        let step = self.step;
+        let end = self.end(r, dir);
+        let adds = if closer { !end.holds(t) } else { !end.contains(t) };
+        let since = (adds && end.known()).then_some(end.declared_at);
+        if !end.known() {
+            end.declared_at = step;
+        }
+        self.check_declared_in_time(t, since, what, r);
         let end = self.end(r, dir);
         if closer {
             end.declare_closer(t);

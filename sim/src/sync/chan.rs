@@ -102,7 +102,8 @@ impl Chan<()> {
     /// `ctx.Done()` or a `done` channel. Its closer is the task that declared
     /// the send end ([`Chan::declare_sender`]). Waits on it are deadlock edges
     /// like any other, but a report illustrates a deadlock with a cycle that
-    /// avoids them where one exists, since they are rarely the cause.
+    /// avoids them where one exists, since they are rarely the cause. Its
+    /// receivers need no declaration: any task may wait for the event.
     pub fn signal(name: impl Into<Cow<'static, str>>) -> Chan<()> {
         Chan::make(name.into(), 0, true)
     }

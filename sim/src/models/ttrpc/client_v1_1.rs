@@ -46,9 +46,7 @@ impl CallMap {
         let calls = std::mem::take(&mut *self.calls.borrow_mut());
         for (_, call) in calls {
             at("client.go:246");
-            // Client.run answers here, as func1 and func2 do when they
-            // take a call: it says so before its send.
-            call.errs.declare_sender();
+            // Client.run answers here (declared a sender by func1, see `sender`).
             call.errs.send(Answer::Closed).await;
         }
         g.unlock().await;
@@ -63,6 +61,9 @@ pub struct Client {
     closed: Cell<bool>,
     waiters: CallMap,
     ledger: SharedLedger,
+    /// Client.run, func1 and func2: any of them may answer a call on its
+    /// `errs`, so func1 declares all three its senders as it takes the call.
+    goroutines: Cell<[crate::TaskId; 3]>,
 }
 
 impl Client {
@@ -75,6 +76,7 @@ impl Client {
             closed: Cell::new(false),
             waiters: CallMap { m: Mutex::new("callMap.m"), calls: RefCell::new(BTreeMap::new()) },
             ledger,
+            goroutines: Cell::new([0; 3]),
         });
         c.done.declare_sender();
         crate::spawn_background("Client.run", c.clone().run());
@@ -103,9 +105,11 @@ impl Client {
         // Closes the connection as it returns.
         self.channel.declare_closer();
         at("client.go:262");
-        crate::spawn_background("Client.run.func1", sender(self.clone()));
+        let func1 = crate::spawn_background("Client.run.func1", sender(self.clone()));
         at("client.go:286");
-        crate::spawn_background("Client.run.func2", receiver(self.clone(), receiver_done.clone()));
+        let func2 = crate::spawn_background("Client.run.func2", receiver(self.clone(), receiver_done.clone()));
+        // Known before either runs: a spawn is no scheduling point.
+        self.goroutines.set([crate::task::current(), func1.id(), func2.id()]);
         at("client.go:330");
         let mut rdone = receiver_done.recv_case();
         let mut closed = self.done.recv_case();
@@ -136,7 +140,12 @@ async fn sender(c: Rc<Client>) {
             return;
         }
         let Some(call) = call.take() else { return };
-        call.errs.declare_sender();
+        // The call's answerers, declared as it is taken (its caller declared
+        // only the receiving end): this goroutine on a failed write, func2
+        // with the response, Client.run's abort.
+        for g in c.goroutines.get() {
+            call.errs.declare_sender_for(g);
+        }
         let (id, errs, payload, call_id, registered) =
             (stream_id, call.errs.clone(), call.payload, call.call, call.registered);
         stream_id += 2;
@@ -168,7 +177,6 @@ async fn receiver(c: Rc<Client>, receiver_done: Chan<()>) {
         let Ok(msg) = c.channel.recv().await else { break };
         at("client.go:309");
         let Some(call) = c.waiters.get(msg.stream_id).await else { continue };
-        call.errs.declare_sender();
         *c.ledger.borrow_mut().delivered.entry(call.call).or_default() += 1;
         at("client.go:318");
         call.errs.send(super::answer_of(&msg)).await;
