@@ -155,15 +155,9 @@ pub fn signature(o: &Outcome) -> String {
         }
         // No cycle: the roles blocked and what they wait in, each once and
         // sorted (which of two producers is still waiting at the end, or
-        // whether both are, is chance, not another failure). Joins are left
-        // out: whether `main` had reached its join of a task blocked for
-        // good when the report was made is chance too, and the waits the
-        // joins end at are there.
+        // whether both are, is chance, not another failure).
         Outcome::Deadlock(d) => {
-            let mut parts: Vec<String> = d.behind.iter().filter(|b| b.op != "join").map(part).collect();
-            if parts.is_empty() {
-                parts = d.behind.iter().map(part).collect();
-            }
+            let mut parts: Vec<String> = d.behind.iter().map(part).collect();
             parts.sort();
             parts.dedup();
             let what = if d.global { "every task is blocked" } else { "blocked for good" };

@@ -425,7 +425,7 @@ fn a_send_that_panics_on_a_closed_channel_races_with_the_close() {
     let (brute, reduced) = assert_outcomes(
         &p,
         &[
-            "deadlock: every task is blocked: t0 send c0",
+            "deadlock: every task is blocked: main join t0, t0 send c0",
             "panic: panic in \"t1\": send on closed channel (at sim/src/sync/chan.rs)",
         ],
     );
@@ -475,7 +475,10 @@ fn a_step_that_takes_a_parked_send_races_with_what_came_before_the_send() {
     let p = vec![vec![Op::Enter, Op::PipeRead(1)], vec![Op::SelectSend(0, 1, false)], vec![Op::Recv(0), Op::Enter]];
     assert_outcomes(
         &p,
-        &["deadlock: every task is blocked: t0 read p", "deadlock: every task is blocked: t0 read p, t2 lock mon"],
+        &[
+            "deadlock: every task is blocked: main join t0, t0 read p",
+            "deadlock: every task is blocked: main join t0, t0 read p, t2 lock mon",
+        ],
     );
 }
 
@@ -487,7 +490,10 @@ fn one_deadlock_has_one_report_whichever_task_blocked_last() {
     // order of two unrelated steps; the report names the shortest cycle
     // whichever it was, so the deadlock has one signature.
     let p = vec![vec![Op::RLock], vec![Op::WLock, Op::Enter, Op::Wait]];
-    assert_outcomes(&p, &["deadlock: every task is blocked: t1 wait mon", "deadlock: t0 rlock rw -> t1 wait mon"]);
+    assert_outcomes(
+        &p,
+        &["deadlock: every task is blocked: main join t1, t1 wait mon", "deadlock: t0 rlock rw -> t1 wait mon"],
+    );
 }
 
 #[test]
@@ -527,7 +533,10 @@ fn a_childs_first_step_does_not_race_with_its_spawn_or_a_join_of_it() {
     let p = vec![vec![Op::Enter, Op::PipeRead(1)], vec![Op::Spawn(4, false)]];
     assert_outcomes(
         &p,
-        &["deadlock: every task is blocked: t0 read p", "deadlock: every task is blocked: t0 read p, t1.0 lock mon"],
+        &[
+            "deadlock: every task is blocked: main join t0, t0 read p",
+            "deadlock: every task is blocked: main join t0, t0 read p, t1 join t1.0, t1.0 lock mon",
+        ],
     );
 }
 
