@@ -660,8 +660,10 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
     let run = match by_seed {
         // PCT's first run (depth 1) sets the step bound its change points
         // are drawn within, and may take more steps than the run drawn: it
-        // gets the limit the run had, the default (or, ended at its own
-        // limit, that one), never one cut to this run's length.
+        // gets the default limit (a step-limit run's own), not one cut to
+        // this run's length. A trace does not say the limit it was made
+        // with: one made with `--max-steps` above the default, whose first
+        // run went past the default, is drawn with the note.
         Some(kind @ sim::scheduler::StrategyKind::Pct(_)) => {
             let limit = if trace.meta.verdict == "step-limit" { limit } else { limit.max(sim::DEFAULT_MAX_STEPS) };
             kind.run(&cfg, trace.meta.seed, true, limit)

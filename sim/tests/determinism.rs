@@ -341,7 +341,16 @@ fn bad_traces_are_rejected_with_the_field_named() {
     for (pointer, value, want) in [
         ("/meta/verdict", serde_json::json!("exploded"), "meta.verdict: \"exploded\" is not a verdict"),
         ("/meta/strategy", serde_json::json!(""), "meta.strategy: empty"),
-        ("/meta/strategy", serde_json::json!("pct:99"), "meta.strategy: `pct:99`: the PCT depth is a whole number"),
+        (
+            "/meta/strategy",
+            serde_json::json!("pct:x"),
+            "meta.strategy: \"pct:x\": a PCT depth is a whole number from 1",
+        ),
+        (
+            "/meta/strategy",
+            serde_json::json!("pct:0"),
+            "meta.strategy: \"pct:0\": a PCT depth is a whole number from 1",
+        ),
         ("/meta/verdict", serde_json::json!("no-deadlock"), "deadlock: a deadlock report, but meta.verdict is"),
         ("/deadlock", serde_json::json!(null), "deadlock: missing, but meta.verdict is \"deadlock\""),
         ("/deadlock/step", serde_json::json!(99), "deadlock.step: 99, but meta.steps is 5"),
@@ -986,4 +995,16 @@ fn a_notify_is_checked_against_the_monitors_wait_set() {
         checked += 1;
     }
     assert!(checked > 0, "no seed notified a waiter");
+}
+
+#[test]
+fn a_trace_of_any_pct_depth_the_library_runs_loads() {
+    // The CLI takes depths 1 to 10; the library's strategy takes any, and
+    // its trace names it (pct:20): the reader takes it as written.
+    let model = models::find("abba").unwrap().configure(&[]).unwrap();
+    let run = model.run_with(Sim::new(0).record(true).strategy(Box::new(PctStrategy::new(0, 20, 50))));
+    let trace = run.trace.expect("recorded");
+    assert_eq!(trace.meta.strategy, "pct:20");
+    let back = Trace::parse(&trace.to_json(), "t.json").expect("a pct:20 trace loads");
+    assert_eq!(back.to_json(), trace.to_json());
 }

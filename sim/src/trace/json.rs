@@ -395,13 +395,17 @@ impl Trace {
             return Err(format!("meta.verdict: \"{verdict}\" is not a verdict ({})", VERDICTS.join(", ")));
         }
         // A strategy of the caller's own may have any name but none; one
-        // named as deadsim's PCT is run again as one (see `deadsim render`).
+        // named as PCT has a depth (the library's `PctStrategy` takes any,
+        // `deadsim render` runs 1 to 10 again from the seed, others from the
+        // schedule string).
         let strategy = self.meta.strategy.as_str();
         if strategy.is_empty() {
             return Err("meta.strategy: empty (random, pct:D, replay, dfs, shrink, or a strategy's own name)".into());
         }
-        if strategy == "pct" || strategy.starts_with("pct:") {
-            strategy.parse::<crate::scheduler::StrategyKind>().map_err(|e| format!("meta.strategy: {e}"))?;
+        if let Some(d) = strategy.strip_prefix("pct:") {
+            if !d.parse::<u32>().is_ok_and(|d| d >= 1) {
+                return Err(format!("meta.strategy: \"{strategy}\": a PCT depth is a whole number from 1 (pct:3)"));
+            }
         }
         match (&self.deadlock, verdict == "deadlock") {
             (None, true) => return Err("deadlock: missing, but meta.verdict is \"deadlock\"".into()),
