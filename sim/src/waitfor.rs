@@ -17,7 +17,10 @@
 //! A deadlock is a set of blocked tasks closed under these edges: none of them
 //! reaches a task that can run. A background task (a server's loop) dead by
 //! itself is parked, not deadlocked, as at the end of a run, unless a
-//! foreground task is blocked for good behind it. Waits whose releasers are not known (a channel
+//! foreground task is blocked for good behind it: found when that task
+//! blocks, or when the last declared holder of the channel or pipe end the
+//! parked task waits on finishes (not when a monitor's last declared
+//! notifier does: then only once no task can run, or at the step limit). Waits whose releasers are not known (a channel
 //! end nobody has declared, a task not yet started that might hold it) are
 //! never part of a partial deadlock, so a report is a real one as long as the
 //! model declares every holder of an end it declares (a task that uses an end
@@ -362,10 +365,13 @@ fn parked(s: &State, sc: &Scratch) -> bool {
     alone
 }
 
-/// A blocked task whose wait is known to have no releaser left.
+/// A blocked task whose wait is known to have no releaser left but,
+/// for a channel or pipe wait, itself (a loop that holds both ends of its
+/// own channel cannot serve itself while it waits).
 fn waits_alone(s: &State, t: TaskId) -> bool {
     let mut out = Vec::new();
-    edges(s, t, &mut out) && out.is_empty()
+    let lock = matches!(s.tasks[t as usize].status, Status::Blocked(Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)));
+    edges(s, t, &mut out) && (out.is_empty() || (!lock && out.iter().all(|&u| u == t)))
 }
 
 /// Whether some blocked foreground task's reachable set is closed: one

@@ -1077,6 +1077,31 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
             "deadlock: blocked for good: main join server.loop, server.loop recv result"
         );
     }
+    // A loop that holds both ends of its own queue (it requeues work) and
+    // whose only other sender returned is parked too: it cannot serve itself.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let q: Chan<u32> = Chan::new("requests", 1);
+            let (lq, cq) = (q.clone(), q);
+            sim::spawn_background("server.loop", async move {
+                lq.declare_receiver();
+                lq.declare_sender();
+                loop {
+                    lq.recv().await;
+                }
+            });
+            let client = spawn("client", async move {
+                cq.declare_sender();
+                cq.send(1).await;
+            });
+            client.join().await;
+            for _ in 0..5 {
+                sim::yield_now().await;
+            }
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}: {}", run.outcome.summary());
+    }
     // Parked alone, it is no failure: the run completes once main returns.
     for seed in 0..50 {
         let run = Sim::new(seed).max_steps(10_000).run(|| async {
