@@ -1102,6 +1102,33 @@ fn a_task_behind_a_parked_background_task_is_blocked_for_good() {
         });
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}: {}", run.outcome.summary());
     }
+    // A background task in wait() whose declared notifiers all returned is
+    // parked as well: joined, main waits for good; else the run completes.
+    for join in [false, true] {
+        let run = Sim::new(0).max_steps(10_000).run(move || async move {
+            spawn_heartbeat();
+            let m = sim::sync::Monitor::new("ready");
+            spawn("notifier", async move { m.declare_notifier() });
+            let waiter = sim::spawn_background("waiter", async move {
+                let g = m.enter().await;
+                g.wait().await;
+            });
+            for _ in 0..3 {
+                sim::yield_now().await;
+            }
+            if join {
+                waiter.join().await;
+            }
+        });
+        match (join, &run.outcome) {
+            (false, Outcome::Completed) => {}
+            (true, Outcome::Deadlock(d)) => {
+                let behind: Vec<(&str, &str)> = d.behind.iter().map(|b| (b.name.as_str(), b.op.as_str())).collect();
+                assert_eq!(behind, [("main", "join"), ("waiter", "wait")]);
+            }
+            (_, o) => panic!("join {join}: {}", o.summary()),
+        }
+    }
     // Parked alone, it is no failure: the run completes once main returns.
     for seed in 0..50 {
         let run = Sim::new(seed).max_steps(10_000).run(|| async {
