@@ -52,7 +52,7 @@ pub(crate) mod waitfor;
 
 pub use frame::{at, frame, frame_at, Frame, FrameGuard};
 pub use fsutil::write_atomic;
-pub use outcome::{Deadlock, Outcome};
+pub use outcome::{BlockedTask, Deadlock, Outcome};
 pub use rt::taskset::{FrozenTaskSet, TaskId, TaskSet};
 pub use rt::{ResId, ResKind};
 pub use task::{choose, spawn, spawn_background, yield_now, JoinHandle};
