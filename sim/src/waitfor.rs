@@ -19,8 +19,8 @@
 //! itself is parked, not deadlocked, as at the end of a run, unless a
 //! foreground task is blocked for good behind it: found when that task
 //! blocks, or when the last declared holder of the channel or pipe end the
-//! parked task waits on finishes (not when a monitor's last declared
-//! notifier does: then only once no task can run, or at the step limit). Waits whose releasers are not known (a channel
+//! parked task waits on, or the last declared notifier of the monitor it
+//! waits in, finishes. Waits whose releasers are not known (a channel
 //! end nobody has declared, a task not yet started that might hold it) are
 //! never part of a partial deadlock, so a report is a real one as long as the
 //! model declares every holder of an end it declares (a task that uses an end

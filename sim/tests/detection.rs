@@ -1216,6 +1216,42 @@ fn a_holder_declared_after_the_holders_were_known_fails_the_run() {
 }
 
 #[test]
+fn a_wait_whose_last_declared_notifier_returns_after_it_is_found_then() {
+    // The notifier returns without notifying, mostly after the waiter is in
+    // wait(), while a heartbeat runs on: the waiter (and main, joining it) is
+    // blocked for good, found as the notifier returns, whether the waiter is
+    // a foreground task or a background one main joins.
+    let mut steps = std::collections::BTreeSet::new();
+    for background in [false, true] {
+        for seed in 0..100 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let m = sim::sync::Monitor::new("ready");
+                spawn("notifier", async move {
+                    m.declare_notifier();
+                    for _ in 0..3 {
+                        sim::yield_now().await;
+                    }
+                });
+                let waiter = async move {
+                    let g = m.enter().await;
+                    g.wait().await;
+                };
+                if background {
+                    sim::spawn_background("waiter", waiter).join().await;
+                } else {
+                    spawn("waiter", waiter).join().await;
+                }
+            });
+            let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome.summary()));
+            assert!(d.behind.iter().any(|b| b.name == "waiter" && b.op == "wait"), "seed {seed}: {d:?}");
+            steps.insert(d.step);
+        }
+    }
+    assert!(steps.iter().all(|&s| s < 30), "{steps:?}");
+}
+
+#[test]
 fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
     // The writer is gone; the closer (a goroutine that closes the conn to
     // cancel the read) still may close the write end: the read waits on it,

@@ -542,4 +542,7 @@ fn finish_task(s: &mut State, t: TaskId) {
     if s.tasks[t as usize].holds_declared_end && s.failure.is_none() && s.foreground_live > 0 {
         s.judge_waits_served_by(t);
     }
+    if !s.notifiers.is_empty() && s.failure.is_none() && s.foreground_live > 0 {
+        s.judge_waits_notified_by(t);
+    }
 }

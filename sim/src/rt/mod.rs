@@ -1343,6 +1343,28 @@ impl State {
         self.end_waiting = waiting;
     }
 
+    /// Task `t` finished: if it was a declared notifier of a monitor, a task
+    /// in that monitor's `wait()` may have lost its last notifier, and is
+    /// judged now, as [`State::judge_waits_served_by`] judges an end's
+    /// waiters (a task that runs on would hide it from every later check
+    /// but the step limit).
+    #[cold]
+    pub fn judge_waits_notified_by(&mut self, t: TaskId) {
+        if !self.notifiers.iter().any(|&(_, u)| u == t) {
+            return;
+        }
+        for u in 0..self.tasks.len() as TaskId {
+            if self.failure.is_some() {
+                break;
+            }
+            if let Status::Blocked(Wait::Notify(r)) = self.tasks[u as usize].status {
+                if self.notifiers.contains(&(r, t)) {
+                    self.detect_at_block(u);
+                }
+            }
+        }
+    }
+
     /// The holders of an end of channel or pipe `r`, if it is one.
     fn end_ref(&self, r: ResId, dir: Dir) -> Option<&Holders> {
         match (&self.resources[r as usize].st, dir) {
