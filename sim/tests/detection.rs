@@ -1200,6 +1200,36 @@ fn a_holder_declared_after_the_holders_were_known_fails_the_run() {
     }
     eprintln!("{failed} failed at the declaration, {judged_first} judged before it, {completed} completed");
     assert!(failed > 0 && completed > 0, "{failed} failed, {completed} completed");
+    // A monitor's notifiers likewise.
+    let mut late = 0;
+    for seed in 0..100 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let m = sim::sync::Monitor::new("ready");
+            let mu = Mutex::new("mu");
+            spawn("n1", async move {
+                let g = mu.lock().await;
+                m.declare_notifier();
+                g.unlock().await;
+                let g = m.enter().await;
+                g.notify_all();
+                g.exit().await;
+            });
+            spawn("n2", async move { m.declare_notifier() });
+        });
+        match &run.outcome {
+            Outcome::Completed => {}
+            Outcome::Panic { task, message, .. } if task == "n1" => {
+                assert!(
+                    message
+                        .contains("declared itself a notifier of monitor \"ready\" after its first scheduling point"),
+                    "seed {seed}: {message}"
+                );
+                late += 1;
+            }
+            o => panic!("seed {seed}: {}", o.summary()),
+        }
+    }
+    assert!(late > 0);
     // Declared for it by its parent right after the spawn: in time, always.
     for seed in 0..100 {
         let run = Sim::new(seed).max_steps(10_000).run(|| async {

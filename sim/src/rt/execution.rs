@@ -166,6 +166,7 @@ impl Execution {
                 st.joining = 0;
                 st.notes.clear();
                 st.notifiers.clear();
+                st.notifiers_at.clear();
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
                 st
@@ -209,6 +210,7 @@ impl Execution {
                 joining: 0,
                 notes: Default::default(),
                 notifiers: Vec::new(),
+                notifiers_at: Vec::new(),
             }),
         };
         Execution { state }

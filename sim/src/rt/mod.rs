@@ -495,6 +495,9 @@ pub(crate) struct State {
     /// (monitor, task): the declared notifiers of monitors that declare
     /// them (see `Monitor::declare_notifier`), each pair once.
     pub notifiers: Vec<(ResId, TaskId)>,
+    /// (monitor, step): the step of each monitor's first declared notifier
+    /// (see [`State::check_declared_in_time`]).
+    pub notifiers_at: Vec<(ResId, u64)>,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no
@@ -1217,10 +1220,10 @@ impl State {
         if since.is_some_and(|at| at != self.step) && task.started && task.first_step != self.step {
             let who = if t == self.current { "declared itself" } else { "was declared" };
             panic!(
-                "sim: task {t} (\"{}\") {who} {what} \"{}\" after its first scheduling point, to holders \
-                 declared in an earlier step: declare every holder of an end when the end is made or when \
-                 the holder starts (a task before it locks, sends, sleeps or yields; or the task that spawns \
-                 it, right after the spawn, with the _for forms)",
+                "sim: task {t} (\"{}\") {who} {what} \"{}\" after its first scheduling point, beside \
+                 others declared in an earlier step: declare each when the channel, pipe or monitor is made \
+                 or when the task starts (before it locks, sends, sleeps or yields; or from the task that \
+                 spawns it, right after the spawn, with the _for forms)",
                 task.name, self.resources[r as usize].name
             );
         }
@@ -1234,6 +1237,10 @@ impl State {
             self.resources[r as usize].name
         );
         if !self.notifiers.contains(&(r, t)) {
+            match self.notifiers_at.iter().find(|&&(m, _)| m == r) {
+                Some(&(_, since)) => self.check_declared_in_time(t, Some(since), "a notifier of monitor", r),
+                None => self.notifiers_at.push((r, self.step)),
+            }
             self.notifiers.push((r, t));
         }
     }
