@@ -171,23 +171,35 @@ impl Holders {
         }
     }
 
-    /// The model declared that task `t` holds this end.
-    pub fn declare(&mut self, t: TaskId) {
+    /// The model declared, in step `step`, that task `t` holds this end.
+    pub fn declare(&mut self, t: TaskId, step: u64) {
         if let Err(i) = self.tasks.binary_search(&t) {
             self.tasks.insert(i, t);
         }
         self.closers.retain(|&c| c != t);
-        self.declared = true;
+        self.mark_declared(step);
     }
 
-    /// The model declared that task `t` closes this end (and no more).
-    pub fn declare_closer(&mut self, t: TaskId) {
+    /// The model declared, in step `step`, that task `t` closes this end (and no more).
+    pub fn declare_closer(&mut self, t: TaskId, step: u64) {
         if !self.contains(t) {
             if let Err(i) = self.closers.binary_search(&t) {
                 self.closers.insert(i, t);
             }
         }
-        self.declared = true;
+        self.mark_declared(step);
+    }
+
+    fn mark_declared(&mut self, step: u64) {
+        if !self.declared {
+            self.declared = true;
+            self.declared_at = step;
+        }
+    }
+
+    /// The step of the first declaration, if the holders are declared.
+    pub fn declared_since(&self) -> Option<u64> {
+        self.declared.then_some(self.declared_at)
     }
 
     /// Task `t` closes this end: true if the model declared this end's
@@ -1291,19 +1303,17 @@ impl State {
             (_, Dir::Send, true) => "a closer of the write end of pipe",
             (_, Dir::Recv, true) => "a closer of the read end of pipe",
         };
+        let since = self.end_ref(r, dir).and_then(|end| {
+            let adds = if closer { !end.holds(t) } else { !end.contains(t) };
+            end.declared_since().filter(|_| adds)
+        });
+        self.check_declared_in_time(t, since, what, r);
         let step = self.step;
         let end = self.end(r, dir);
-        let adds = if closer { !end.holds(t) } else { !end.contains(t) };
-        let since = (adds && end.known()).then_some(end.declared_at);
-        if !end.known() {
-            end.declared_at = step;
-        }
-        self.check_declared_in_time(t, since, what, r);
-        let end = self.end(r, dir);
         if closer {
-            end.declare_closer(t);
+            end.declare_closer(t, step);
         } else {
-            end.declare(t);
+            end.declare(t, step);
         }
         self.tasks[t as usize].holds_declared_end = true;
     }
