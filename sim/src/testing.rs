@@ -73,13 +73,20 @@ where
         let res = e.resource.map(|r| format!(" \"{}\"", trace.resources[r as usize].name)).unwrap_or_default();
         eprintln!("step {:>5} {:>10}ns  {task:<16} {:?}{res}", e.step, e.time, e.kind);
     }
-    if let Ok(path) = std::env::var("DEADSIM_TRACE") {
-        if let Err(e) = trace.write_file(std::path::Path::new(&path)) {
-            eprintln!("deadsim: cannot write {path}: {e}");
-        }
-    }
+    // Where the trace went, or how to get it: the failure message is what a
+    // user reads, and the events above may have scrolled far away.
+    let written = match std::env::var("DEADSIM_TRACE") {
+        Ok(path) => match trace.write_file(std::path::Path::new(&path)) {
+            Ok(()) => format!("Its trace is in {path}; `deadsim render {path}` draws it."),
+            Err(e) => {
+                eprintln!("deadsim: cannot write {path}: {e}");
+                format!("Its trace could not be written to {path}: {e}.")
+            }
+        },
+        Err(_) => "Set DEADSIM_TRACE=file.json to write its trace; `deadsim render file.json` draws it.".to_string(),
+    };
     if run.outcome.is_failure() {
-        panic!("deadsim: seed {seed} failed after {} steps\n\n{}", run.steps, run.outcome);
+        panic!("deadsim: seed {seed} failed after {} steps\n\n{}\n{written}", run.steps, run.outcome);
     }
 }
 
@@ -114,10 +121,21 @@ mod tests {
         assert!(msg.starts_with(&format!("deadsim: seed {lowest} of 0..1000 failed after ")), "{msg}");
         assert!(msg.contains(&format!("DEADSIM_SEED={lowest} cargo test")), "{msg}");
         let replayed = panic_message(|| replay(|| abba(false), lowest)).expect("the seed fails again");
-        // The same report: everything after the first line.
-        let report = |m: &str| m.split_once('\n').map(|(_, r)| r.to_string()).unwrap_or_default();
-        assert!(!report(&replayed).is_empty());
-        assert!(report(&msg).starts_with(&report(&replayed)), "{msg}\n---\n{replayed}");
+        // The same report: everything between the first line and the last,
+        // which says where the trace is (replay) or how to replay (check_random).
+        let report = |m: &str| {
+            let body = m.split_once('\n').map(|(_, r)| r).unwrap_or_default();
+            body.rsplit_once('\n').map(|(r, _)| r.to_string()).unwrap_or_default()
+        };
+        assert!(!report(&replayed).trim().is_empty());
+        assert_eq!(report(&msg), report(&replayed), "{msg}\n---\n{replayed}");
+        if std::env::var_os("DEADSIM_TRACE").is_none() {
+            assert!(
+                replayed
+                    .ends_with("Set DEADSIM_TRACE=file.json to write its trace; `deadsim render file.json` draws it."),
+                "{replayed}"
+            );
+        }
         assert_eq!(panic_message(|| check_random(|| abba(true), 1000)), None, "A then B never deadlocks");
     }
 
