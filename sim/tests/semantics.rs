@@ -475,6 +475,51 @@ fn buffered_pipe_moves_what_fits_and_reads_cross_message_boundaries() {
 }
 
 #[test]
+fn closing_the_write_end_fails_the_write_in_progress_and_keeps_what_is_buffered() {
+    // Go's `Write` on a conn closed under it returns an error; the bytes the
+    // socket buffer took stay readable, the rest never arrive.
+    for cap in [0, 4] {
+        for seed in 0..20 {
+            let (outcome, log) = run_logged(seed, move |log| async move {
+                let p: Pipe<&'static str> = Pipe::new("conn", cap);
+                for (name, after, n, msg) in [("writer", 0, 10, "frame"), ("next writer", 500, 3, "ping")] {
+                    let (w, l) = (p.clone(), log.clone());
+                    spawn(name, async move {
+                        sleep(after).await;
+                        let r = w.write(n, Some(msg)).await;
+                        l.borrow_mut().push(format!("{name}: {r:?}"));
+                    });
+                }
+                let c = p.clone();
+                spawn("closer", async move {
+                    sleep(1_000).await;
+                    c.close_write().await;
+                });
+                sleep(2_000).await;
+                let mut msgs = Vec::new();
+                let mut total = 0;
+                loop {
+                    let n = p.read(100, &mut msgs).await.unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    total += n;
+                }
+                log.borrow_mut().push(format!("read {total} {msgs:?}"));
+            });
+            assert_eq!(outcome, Outcome::Completed, "capacity {cap}, seed {seed}");
+            // The writer filled the buffer and blocked; the next one waits
+            // its turn; both fail at the close, and the reader gets what the
+            // buffer held, without the frame whose last byte never came.
+            let mut log = log;
+            log.sort();
+            let want = ["next writer: Err(PipeClosed)", &format!("read {cap} []"), "writer: Err(PipeClosed)"];
+            assert_eq!(log, want, "capacity {cap}, seed {seed}");
+        }
+    }
+}
+
+#[test]
 fn panics_in_tasks_are_outcomes_with_the_task_and_message() {
     let run = Sim::new(0).run(|| async {
         spawn("worker", async {

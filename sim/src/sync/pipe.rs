@@ -290,6 +290,10 @@ impl<M: 'static> Pipe<M> {
     }
 
     /// Closes the write end: readers get end of stream once the buffer is empty.
+    /// A write in progress (blocked for room, or on a `net.Pipe` for readers)
+    /// fails, as Go's `Write` does when its conn is closed under it: what is
+    /// in the buffer stays readable, the rest of the write is dropped, and
+    /// so is its message. Writes waiting their turn fail too.
     /// A use of the write end: a task declared without it fails the run
     /// once the end's holders are declared ([`Pipe::declare_writer`]).
     pub async fn close_write(&self) {
@@ -301,8 +305,27 @@ impl<M: 'static> Pipe<M> {
                 st.write_closed = true;
                 let me = s.current;
                 s.record(me, EventKind::Close, Some(inner.id), None, Some(st.buffered), None, None);
+                let failed = st.active.take();
+                if let Some(w) = failed {
+                    // The stream ends where the buffer does: a reader must
+                    // not wait for bytes, or a message, that never come.
+                    st.written -= st.pending;
+                    st.pending = 0;
+                    let end = st.written;
+                    while st.msgs.back().is_some_and(|(last, _)| *last > end) {
+                        st.msgs.pop_back();
+                    }
+                    s.grant(w, super::chan::CLOSED);
+                }
+                for q in std::mem::take(&mut st.writers_waiting) {
+                    s.wake(q);
+                }
                 for r in std::mem::take(&mut st.readers_waiting) {
                     s.wake(r);
+                }
+                drop(st);
+                if failed.is_some() {
+                    Self::set_active(s, inner.id, None);
                 }
                 Poll::Ready(())
             })
