@@ -102,7 +102,9 @@ pub struct HuntResult {
     /// The seeds actually covered: all of the range, unless a time budget
     /// or an interrupt stopped the hunt (then a prefix of it).
     pub covered: Option<SeedRange>,
-    /// True if a time budget or an interrupt stopped the hunt early.
+    /// True if a time budget or an interrupt stopped the hunt before its
+    /// result was settled: a lowest-failure hunt that found its failure is
+    /// settled, whatever stopped the seeds above it.
     pub stopped_early: bool,
     /// Worker threads that ran: `jobs`, or fewer when there were fewer
     /// chunks of seeds or the system gave fewer threads.
@@ -284,11 +286,15 @@ where
         });
     }
     let handed = next.load(Ordering::Relaxed).min(total);
+    let failure = found.into_inner().unwrap().map(|(off, o)| (range.first + off, o));
     // Every chunk handed out runs to its end (or to a failure that settles
     // the rest): a budget spent, or a stop, once all of them were handed out
-    // cut nothing short, and the hunt is complete.
-    let stopped_early = stopped.load(Ordering::Relaxed) && handed < total;
-    let failure = found.into_inner().unwrap().map(|(off, o)| (range.first + off, o));
+    // cut nothing short, and the hunt is complete. So is a lowest-failure
+    // hunt that found one: its seed was handed out, so every seed below it
+    // ran, and the budget stopped only seeds it would not have run. Else a
+    // result would say it stopped early, or not, by the clock.
+    let settled = failure.is_some() && !opts.keep_going;
+    let stopped_early = stopped.load(Ordering::Relaxed) && handed < total && !settled;
     let covered = if stopped_early {
         (handed > 0).then(|| SeedRange { first: range.first, last: range.first + handed - 1 })
     } else {
@@ -588,6 +594,23 @@ mod tests {
         let r = hunt_with(range, &stopped, run);
         assert!(r.stopped_early);
         assert_eq!((r.covered, r.schedules, ran.load(Ordering::Relaxed)), (None, 0, 0));
+        // A failure in the first chunk settles a lowest-failure hunt: the
+        // spent budget stopped nothing it would have run, for any job count.
+        let fails_at_105 = |seed| {
+            if seed == 105 {
+                Outcome::Invariant { task: "t".into(), message: "m".into(), frames: Vec::new() }
+            } else {
+                Outcome::Completed
+            }
+        };
+        for jobs in [1, 2] {
+            let r = hunt_with(range, &HuntOptions { jobs, ..spent }, fails_at_105);
+            assert!(!r.stopped_early, "{jobs} jobs: {:?}", r.covered);
+            assert_eq!((r.failure.map(|f| f.0), r.schedules, r.covered), (Some(105), 6, Some(range)));
+            // Running every seed, it is cut short as before.
+            let r = hunt_with(range, &HuntOptions { jobs, keep_going: true, ..spent }, fails_at_105);
+            assert!(r.stopped_early && r.covered.unwrap().last < 999, "{jobs} jobs: {:?}", r.covered);
+        }
     }
 
     #[test]
