@@ -72,7 +72,16 @@ pub fn write_charts_and_trace(
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    let staged = render.map(|out| crate::render::render_trace(t, out)).transpose().map_err(UsageError)?;
+    let staged = render.map(|out| crate::render::render_trace(t, out)).transpose().map_err(|e| {
+        // The trace is not written either: an older one at its path goes, as
+        // `write_trace` removes one, or a following `render` draws another run.
+        match trace {
+            Some(path) => {
+                UsageError(format!("{e}; --trace {} was not written{}", path.display(), remove_older_trace(path)))
+            }
+            None => UsageError(e),
+        }
+    })?;
     if let (Some(path), Some(set)) = (trace, &staged) {
         // The trace written over one of the charts would be put back under
         // the chart's name: refused, with every file left as it was.

@@ -875,11 +875,17 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     std::fs::create_dir_all(figs.join("abba-a5167e82-seed0-locks.png")).unwrap();
     let tt = dir.join("tt.json");
     let figs_arg = format!("{}/", figs.display());
+    // An older run's trace at the path goes too: a following `render tt.json`
+    // must not draw the philosophers as this run.
+    let (code, _, err) = deadsim(&["run", "philosophers", "--trace", tt.to_str().unwrap()]);
+    assert_eq!((code, tt.exists()), (1, true), "{err}");
     let (code, out, err) = deadsim(&["run", "abba", "--render", &figs_arg, "--trace", tt.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(out.starts_with("abba seed 0: deadlock after 5 steps"), "{out}");
-    assert!(err.contains("--render: cannot write") && err.contains("it is a directory; the report follows"), "{err}");
-    assert!(!tt.exists(), "the trace was written");
+    assert!(err.contains("--render: cannot write") && err.contains("it is a directory; --trace "), "{err}");
+    assert!(err.contains(" was not written; the earlier trace there was removed; the report follows"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!tt.exists(), "the trace was written, or the older one left");
     assert_eq!(std::fs::read_dir(&figs).unwrap().count(), 1, "a chart was left");
     let afile = dir.join("afile");
     std::fs::write(&afile, "x").unwrap();
@@ -952,7 +958,10 @@ fn replay_and_shrink_draw_their_run_with_render() {
         t2.to_str().unwrap(),
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("it is a directory; the report follows"), "{err}");
+    assert!(
+        err.contains("it is a directory; --trace ") && err.ends_with("s2.json was not written; the report follows\n"),
+        "{err}"
+    );
     assert!(out.contains("same failure"), "{out}");
     assert!(!t2.exists());
     // Nothing to shrink: nothing drawn, and said so.
