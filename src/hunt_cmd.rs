@@ -551,8 +551,16 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                     "{name}: field `lock_order` is missing: made by an older deadsim; run the shard again"
                 )))
             }
-            // A shard stopped before its first seed saw no facts.
-            serde_json::Value::Null => {}
+            // A shard stopped before its first seed saw no facts; one that
+            // ran seeds has facts, if only empty lists: a null would drop
+            // its findings without a word.
+            serde_json::Value::Null if v["covered"] == "none" => {}
+            serde_json::Value::Null => {
+                return Err(UsageError(format!(
+                    "{name}: field `lock_order` is null, but the shard covered seeds {}:                      its lock-order facts are missing; run the shard again",
+                    v["covered"].as_str().unwrap_or("?")
+                )))
+            }
             facts => graph
                 .merge(&sim::lockorder::SeedGraph::from_json(facts).map_err(|e| UsageError(format!("{name}: {e}")))?),
         }

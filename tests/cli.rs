@@ -432,6 +432,7 @@ fn shards_merge_into_the_unsharded_result() {
         (&holder, "cycle", json!([])),
         (&holder, "message", json!("hello")),
         (&whole0, "stopped", json!("banana")),
+        (&whole0, "lock_order", json!(null)),
         (&whole0, "stopped", json!("time-budget")),
     ] {
         let mut v = base.clone();
