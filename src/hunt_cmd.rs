@@ -282,13 +282,13 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     if a.keep_going && r.covered.is_some() {
         let (p, lo, hi) = wilson(r.failures, r.schedules);
         println!(
-            "{label}: {} of {} schedules failed ({:.3}%, 95% CI {:.3}%..{:.3}%), {} distinct failure(s), strategy {}",
+            "{label}: {} of {} failed ({:.3}%, 95% Wilson CI {:.3}%..{:.3}%), {}, strategy {}",
             r.failures,
-            r.schedules,
+            crate::search_cmd::count(r.schedules, "schedule"),
             100.0 * p,
             100.0 * lo,
             100.0 * hi,
-            r.distinct.len(),
+            crate::search_cmd::count(r.distinct.len() as u64, "distinct failure"),
             a.kind
         );
         // The commonest first; the JSON keeps the signatures' order.
@@ -538,7 +538,8 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         out["warning"] = json!(warning);
     }
     if !keep_going {
-        out["lowest"] = json!(!unproven);
+        // Whether the failure is the range's lowest; with no failure, there is nothing to say.
+        out["lowest"] = lowest.map_or(json!(null), |_| json!(!unproven));
     }
     // The lock-order findings: those of the shards' facts together, up to
     // the lowest failing seed (what a hunt of the whole range would have

@@ -99,7 +99,7 @@ enum Command {
         /// --keep-going, --shard, --time-budget or --check-determinism (hunt one cell for those)
         #[arg(long)]
         matrix: bool,
-        /// Run every seed; report the share of failing schedules (95% CI) and each distinct failure;
+        /// Run every seed; report the share of failing schedules (95% Wilson score interval) and each distinct failure;
         /// needs a model
         #[arg(long)]
         keep_going: bool,

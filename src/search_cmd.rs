@@ -384,11 +384,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                     format!("; no random schedule of seeds 0..{} is within the bound to check it against", c.seeds)
                 }
                 Some(c) if c.bound.is_some() => format!(
-                    "; the {} of seeds 0..{} within the bound agree",
+                    "; the {} of seeds 0..{} within the bound {}",
                     count(c.within, "random schedule"),
-                    c.seeds
+                    c.seeds,
+                    agree(c.within)
                 ),
-                Some(c) => format!("; {} agree", count(c.seeds, "random schedule")),
+                Some(c) => format!("; {} {}", count(c.seeds, "random schedule"), agree(c.seeds)),
                 None => String::new(),
             };
             format!(
@@ -664,14 +665,19 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
     let (p, b) = (shrunk.preemptions, shrunk.at_least);
     // "... while the search tried the schedules with 1 preemption (none with
     // fewer fails this way), before it could show whether one with fewer than 4 does".
+    // "fewer than 1 preemptions" is none.
+    let fewer = if p == 1 { "0 preemptions".to_string() } else { format!("fewer than {p} preemptions") };
     let where_it_was = match (shrunk.explored, b) {
-        (false, _) => format!(
-            "it tried to shorten the run greedily, before the search of the schedules with fewer than {p} \
-             preemptions began"
-        ),
+        (false, _) => {
+            format!("it tried to shorten the run greedily, before the search of the schedules with {fewer} began")
+        }
+        (true, 0) if p == 1 => {
+            "the search tried the schedules with 0 preemptions, before it could show whether one fails this way"
+                .to_string()
+        }
         (true, 0) => format!(
-            "the search tried the schedules with 0 preemptions, before it could show whether one with fewer than \
-             {p} fails this way"
+            "the search tried the schedules with 0 preemptions, before it could show whether one with {fewer} \
+             fails this way"
         ),
         (true, b) => format!(
             "the search tried the schedules with {} (none with fewer fails this way{cut_at}), before it could show \
@@ -705,6 +711,15 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
 }
 
 /// "1 step", "2 steps", "1 try", "3 tries".
+/// The verb after [`count`]: "1 random schedule agrees", "2 ... agree".
+fn agree(n: u64) -> &'static str {
+    if n == 1 {
+        "agrees"
+    } else {
+        "agree"
+    }
+}
+
 pub fn count(n: u64, one: &str) -> String {
     match (n, one.strip_suffix('y')) {
         (1, _) => format!("{n} {one}"),

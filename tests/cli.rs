@@ -1417,6 +1417,8 @@ fn merge_names_what_the_shards_covered_with_meeting_ranges_joined() {
     let (code, v) = json(&[&["merge"][..], &files.iter().map(String::as_str).collect::<Vec<_>>()].concat());
     assert_eq!(code, 0);
     assert_eq!((v["covered"].as_str(), v["schedules"].as_u64()), (Some("0..=15,2000..=5999"), Some(4016)), "{v}");
+    // No failure: none to call the lowest.
+    assert_eq!(v["lowest"], json!(null), "{v}");
 }
 
 #[test]
