@@ -179,8 +179,16 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
         all.into_iter().filter(|v| v != own).collect()
     };
     let small = |i: usize| matches!(specs[i].kind, ParamKind::Flag | ParamKind::Choice(_));
+    // Only values off their defaults are passed, as a user passes flags: a
+    // model refuses some flags with others (Flink's pipeline-only ones
+    // with `--scenario minimal`), even at their defaults.
     let try_set = |given: &[(String, String)]| -> Option<String> {
-        let c = m.configure(given).ok()?;
+        let off_default: Vec<(String, String)> = given
+            .iter()
+            .filter(|(k, v)| specs.iter().find(|s| s.name == k.as_str()).is_none_or(|s| s.default != v.as_str()))
+            .cloned()
+            .collect();
+        let c = m.configure(&off_default).ok()?;
         (sim::scheduler::fingerprint(m.name(), &c.params) == fp).then(|| model_label(m, &c))
     };
     let n = base.len().min(specs.len());
@@ -210,7 +218,7 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
     None
 }
 
-/// `deadsim explore`: every schedule/// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
+/// `deadsim explore`: every schedule (within a preemption bound), or the first failing one.
 pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bool, UsageError> {
     let started = std::time::Instant::now();
     crate::hunt_cmd::install_interrupt_handler();

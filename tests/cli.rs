@@ -304,6 +304,11 @@ fn explore_proves_or_finds_and_schedules_replay() {
         // A schedule for other parameters names those within two changes that give its fingerprint.
         (vec!["replay", "abba", "--fixed", "--schedule", schedule.as_str()], "(`abba` gives its fingerprint)"),
         (vec!["replay", "abba", "--rounds", "7", "--schedule", schedule.as_str()], "(`abba` gives its fingerprint)"),
+        // Flink's minimal scenario refuses the pipeline's flags even at their defaults.
+        (
+            vec!["replay", "flink", "--schedule", "ds1:flink:2e266767:0.2x2.1.2.1.2.1x3.2.1"],
+            "(`flink --scenario minimal` gives its fingerprint)",
+        ),
         (vec!["replay", "abba", "--schedule", "ds1:abba:zz:1"], "fingerprint `zz` is not 8 hex digits"),
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
