@@ -12,6 +12,17 @@ fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
     p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
+/// Says on a terminal's stderr which row is being measured, over the last
+/// one (an empty `what` clears it): a table is printed only when all its rows
+/// are in, and the first takes half a minute. Quiet when stderr is not a
+/// terminal, as a hunt's progress line is.
+fn status(what: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{:78}\r{what}", "");
+    }
+}
+
 fn configured(name: &str, p: &[(&str, &str)]) -> Configured {
     models::find(name).unwrap().configure(&pairs(p)).unwrap()
 }
@@ -32,6 +43,7 @@ pub fn bench(seconds: f64) {
     for (name, params) in &throughput {
         let cfg = configured(name, params);
         for kind in [StrategyKind::Random, StrategyKind::Pct(3)] {
+            status(&format!("measuring {name} {} {kind} ...", flags_label(&pairs(params))));
             // Warm up, then measure whole batches until the time is up.
             for seed in 0..200 {
                 std::hint::black_box(kind.run(&cfg, seed, false, sim::DEFAULT_MAX_STEPS));
@@ -58,8 +70,12 @@ pub fn bench(seconds: f64) {
             ]);
         }
     }
+    status("");
     print_table(&table, &[false, false, false, true, true, true]);
-    println!("(PCT runs each seed twice: once to learn the step bound, once with its change points.)");
+    println!(
+        "(PCT runs each seed twice, once to learn the step bound and once with its change points: \
+         schedules/s counts seeds, steps/s and steps/run the steps of the run with change points.)"
+    );
 
     // A row gives up after 100,000 seeds or this long, whichever comes first.
     let row_cap = seconds * 5.0;
@@ -76,6 +92,7 @@ pub fn bench(seconds: f64) {
     for (name, params) in &buggy {
         let cfg = configured(name, params);
         for kind in [StrategyKind::Random, StrategyKind::Pct(3)] {
+            status(&format!("hunting {name} {} {kind} ...", flags_label(&pairs(params))));
             // Up to 100,000 seeds, and no longer than the row's time.
             let started = Instant::now();
             let (mut found, mut tried) = (None, 0u64);
@@ -96,6 +113,7 @@ pub fn bench(seconds: f64) {
             ]);
         }
     }
+    status("");
     print_table(&table, &[false, false, false, true, true]);
 
     println!("\nExecutions to explore every schedule (budget 100,000):\n");
@@ -126,10 +144,12 @@ pub fn bench(seconds: f64) {
     };
     let mut table = vec![["model", "variant", "with reduction", "without", "time with"].map(String::from)];
     for (name, params) in &small {
+        status(&format!("exploring {name} {} ...", flags_label(&pairs(params))));
         let cfg = configured(name, params);
         let ((with, t), (without, _)) = (exhaust(&cfg, true, None), exhaust(&cfg, false, None));
         table.push([name.to_string(), flags_label(&pairs(params)), with, without, t]);
     }
+    status("");
     print_table(&table, &[false, false, true, true, true]);
 
     // Within a bound the reduction is bounded (no sleep sets, each bound a
@@ -142,9 +162,11 @@ pub fn bench(seconds: f64) {
     let mut table =
         vec![["model", "variant", "with reduction", "without", "time with", "time without"].map(String::from)];
     for (name, params) in &small {
+        status(&format!("exploring, bound 2: {name} {} ...", flags_label(&pairs(params))));
         let cfg = configured(name, params);
         let ((with, t), (without, t0)) = (exhaust(&cfg, true, Some(2)), exhaust(&cfg, false, Some(2)));
         table.push([name.to_string(), flags_label(&pairs(params)), with, without, t, t0]);
     }
+    status("");
     print_table(&table, &[false, false, true, true, true, true]);
 }
