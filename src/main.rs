@@ -51,7 +51,7 @@ enum Command {
         /// Model name (see `deadsim models`)
         model: String,
         /// The seed
-        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = parse_seed)]
         seed: u64,
         /// random, pct or pct:D (PCT of depth D, 1 to 10; pct is pct:3)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
@@ -189,11 +189,17 @@ enum Command {
 /// their schedule string; the seed is printed instead.
 const RECORD_FOR_SCHEDULE_MAX_STEPS: u64 = 200_000;
 
+/// `--seed N`, read as `--seeds` reads its seeds: clap's own message for
+/// `-1` is "invalid digit found in string".
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| format!("not a seed (a whole number from 0 to {})", u64::MAX))
+}
+
 /// Which run: a seed (with the strategy it ran under) or a schedule string.
 #[derive(clap::Args)]
 struct WhichArgs {
     /// The seed
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_seed)]
     seed: Option<u64>,
     /// The strategy the seed was run with [default: random]
     #[arg(long, value_name = "STRATEGY")]
