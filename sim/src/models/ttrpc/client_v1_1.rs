@@ -15,26 +15,37 @@ use crate::sync::{select, Chan, Mutex};
 
 use crate::{at, frame_at};
 
-/// `callMap` (client.go:197-251): calls by stream id, behind `m`.
+/// `callMap` (client.go:197-251): calls by stream id, behind `m`. Once
+/// aborted it holds no call: `set` and `get` fail with `closeErr`, and a
+/// second `abort` does nothing.
 struct CallMap {
     m: Mutex,
     calls: RefCell<BTreeMap<u32, CallRequest>>,
+    /// `closeErr != nil`: always `ErrClosed` here, so a flag.
+    closed: Cell<bool>,
 }
 
 impl CallMap {
-    /// `callMap.set` (client.go:212).
-    async fn set(&self, id: u32, call: CallRequest) {
+    /// `callMap.set` (client.go:212): refused after `abort`, handing the call back.
+    async fn set(&self, id: u32, call: CallRequest) -> Result<(), CallRequest> {
         let _f = frame_at("callMap.set", "client.go:213");
         let g = self.m.lock().await;
-        self.calls.borrow_mut().insert(id, call);
+        let r = if self.closed.get() {
+            Err(call)
+        } else {
+            self.calls.borrow_mut().insert(id, call);
+            Ok(())
+        };
         g.unlock().await;
+        r
     }
 
-    /// `callMap.get` (client.go:224): removes and returns the call.
-    async fn get(&self, id: u32) -> Option<CallRequest> {
+    /// `callMap.get` (client.go:224): removes and returns the call; after
+    /// `abort`, an error (`Err`).
+    async fn get(&self, id: u32) -> Result<Option<CallRequest>, ()> {
         let _f = frame_at("callMap.get", "client.go:225");
         let g = self.m.lock().await;
-        let call = self.calls.borrow_mut().remove(&id);
+        let call = if self.closed.get() { Err(()) } else { Ok(self.calls.borrow_mut().remove(&id)) };
         g.unlock().await;
         call
     }
@@ -43,11 +54,14 @@ impl CallMap {
     async fn abort(&self) {
         let _f = frame_at("callMap.abort", "client.go:240");
         let g = self.m.lock().await;
-        let calls = std::mem::take(&mut *self.calls.borrow_mut());
-        for (_, call) in calls {
-            at("client.go:246");
-            // Client.run answers here (declared a sender by func1, see `sender`).
-            call.errs.send(Answer::Closed).await;
+        if !self.closed.get() {
+            let calls = std::mem::take(&mut *self.calls.borrow_mut());
+            for (_, call) in calls {
+                at("client.go:246");
+                // Client.run answers here (declared a sender by func1, see `sender`).
+                call.errs.send(Answer::Closed).await;
+            }
+            self.closed.set(true);
         }
         g.unlock().await;
     }
@@ -74,7 +88,11 @@ impl Client {
             calls: Chan::new("c.calls", 0),
             done: Chan::signal("c.ctx.Done()"),
             closed: Cell::new(false),
-            waiters: CallMap { m: Mutex::new("callMap.m"), calls: RefCell::new(BTreeMap::new()) },
+            waiters: CallMap {
+                m: Mutex::new("callMap.m"),
+                calls: RefCell::new(BTreeMap::new()),
+                closed: Cell::new(false),
+            },
             ledger,
             goroutines: Cell::new([0; 3]),
         });
@@ -150,7 +168,12 @@ async fn sender(c: Rc<Client>) {
             (stream_id, call.errs.clone(), call.payload, call.call, call.registered);
         stream_id += 2;
         at("client.go:271");
-        c.waiters.set(id, call).await;
+        if let Err(call) = c.waiters.set(id, call).await {
+            // Client.run aborted the calls: errs is buffered, so should not block.
+            at("client.go:272");
+            call.errs.send(Answer::Closed).await;
+            continue;
+        }
         at("client.go:275");
         let frame =
             Frame { stream_id: id, typ: MessageType::Request, payload, call: call_id, registered, code: Code::Ok };
@@ -162,7 +185,7 @@ async fn sender(c: Rc<Client>) {
             at("client.go:276");
             errs.send(Answer::Closed).await;
             at("client.go:277");
-            c.waiters.get(id).await;
+            let _ = c.waiters.get(id).await;
         }
     }
 }
@@ -176,10 +199,40 @@ async fn receiver(c: Rc<Client>, receiver_done: Chan<()>) {
         at("client.go:294");
         let Ok(msg) = c.channel.recv().await else { break };
         at("client.go:309");
-        let Some(call) = c.waiters.get(msg.stream_id).await else { continue };
+        // An error (the calls were aborted) or an unknown stream: logged, and the loop goes on.
+        let Ok(Some(call)) = c.waiters.get(msg.stream_id).await else { continue };
         *c.ledger.borrow_mut().delivered.entry(call.call).or_default() += 1;
         at("client.go:318");
         call.errs.send(super::answer_of(&msg)).await;
     }
     receiver_done.close().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As Go's `callMap` after #94: once aborted, `set` and `get` fail (the
+    /// sender then answers the call itself) and a second `abort` sends nothing.
+    #[test]
+    fn an_aborted_call_map_refuses_new_calls_and_aborts_once() {
+        let run = crate::Sim::new(0).run(|| async {
+            let cm =
+                CallMap { m: Mutex::new("callMap.m"), calls: RefCell::new(BTreeMap::new()), closed: Cell::new(false) };
+            let call = |n| CallRequest { call: n, registered: true, payload: 1, errs: Chan::new("errs", 1) };
+            let first = call(1);
+            let errs = first.errs.clone();
+            assert!(cm.set(1, first).await.is_ok());
+            cm.abort().await;
+            assert_eq!(errs.len(), 1);
+            assert_eq!(errs.recv().await, Some(Answer::Closed));
+            let refused = cm.set(3, call(3)).await.expect_err("set after abort");
+            assert_eq!(refused.call, 3);
+            assert!(cm.get(1).await.is_err());
+            // A second abort answers nothing: the refused call is not in the map.
+            cm.abort().await;
+            assert!(refused.errs.is_empty());
+        });
+        assert_eq!(run.outcome, crate::Outcome::Completed);
+    }
 }
