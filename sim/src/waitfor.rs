@@ -176,11 +176,14 @@ fn dead_alone(s: &State, t: TaskId, ends: impl IntoIterator<Item = (u32, Dir)>) 
 /// True if a task on waiter `t`'s own side of end `dir` of `r` may still
 /// close it and so wake `t`: another sender of a channel (`close` wakes a
 /// parked send, which then panics), another reader or read closer of a
-/// pipe (`close_read` fails a read). Or nobody declared that side, so any
-/// task may.
+/// pipe (`close_read` fails a read), another writer or write closer of a
+/// pipe (`close_write` fails the write in progress and those queued). Or
+/// nobody declared that side, so any task may.
 fn a_close_may_wake(s: &State, t: TaskId, r: u32, dir: Dir) -> bool {
     let side = match (&s.resources[r as usize].st, dir) {
-        (ResState::Chan { senders: h, .. }, Dir::Send) | (ResState::Pipe { readers: h, .. }, Dir::Recv) => h,
+        (ResState::Chan { senders: h, .. }, Dir::Send)
+        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => h,
         _ => return false,
     };
     !side.known() || side.iter_all().any(|u| u != t && s.tasks[u as usize].status != Status::Finished)

@@ -1352,6 +1352,31 @@ fn a_wait_a_close_on_its_own_side_may_still_wake_is_not_dead() {
         });
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }
+    // Every reader is gone, but a write closer lives: its close_write fails
+    // the write in progress, and the write queued behind it.
+    for cap in [0, 4] {
+        for seed in 0..50 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let p: Pipe<u8> = Pipe::new("conn", cap);
+                let (r, c, q) = (p.clone(), p.clone(), p.clone());
+                spawn("reader", async move { r.declare_reader() });
+                spawn("canceller", async move {
+                    c.declare_write_closer();
+                    sim::yield_now().await;
+                    sim::yield_now().await;
+                    c.close_write().await;
+                });
+                spawn("queued", async move {
+                    q.declare_writer();
+                    assert!(q.write(10, None).await.is_err(), "the queued write is cancelled");
+                });
+                p.declare_writer();
+                assert!(p.write(10, None).await.is_err(), "the write is cancelled");
+            });
+            assert_eq!(run.outcome, Outcome::Completed, "capacity {cap}, seed {seed}");
+        }
+    }
     // Every receiver is gone, but another sender may close the channel: the
     // parked send then panics, which is the run's outcome, not a deadlock.
     for seed in 0..50 {

@@ -508,9 +508,10 @@ fn closing_the_write_end_fails_the_write_in_progress_and_keeps_what_is_buffered(
                 log.borrow_mut().push(format!("read {total} {msgs:?}"));
             });
             assert_eq!(outcome, Outcome::Completed, "capacity {cap}, seed {seed}");
-            // The writer filled the buffer and blocked; the next one waits
-            // its turn; both fail at the close, and the reader gets what the
-            // buffer held, without the frame whose last byte never came.
+            // The writer blocked (capacity 4: with the buffer full; 0: for a
+            // reader); the next one waits its turn; both fail at the close,
+            // and the reader gets what the buffer held, without the frame
+            // whose last byte never came.
             let mut log = log;
             log.sort();
             let want = ["next writer: Err(PipeClosed)", &format!("read {cap} []"), "writer: Err(PipeClosed)"];

@@ -44,7 +44,9 @@ impl std::fmt::Display for PipeClosed {
 /// to cancel a read) releases its waiters too, and holds that end: declare
 /// it as well (a close by a task declared without it fails the run, as a
 /// read or write does). Once every declared holder of one end has
-/// finished, a wait on the other is dead by itself.
+/// finished, a wait on the other is dead by itself, unless a task on the
+/// waiter's own side may still close it (a read closer's `close_read`
+/// fails a read, a write closer's `close_write` a write).
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {
