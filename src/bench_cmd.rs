@@ -73,8 +73,9 @@ pub fn bench(seconds: f64) {
     status("");
     print_table(&table, &[false, false, false, true, true, true]);
     println!(
-        "(PCT runs each seed twice, once to learn the step bound and once with its change points: \
-         schedules/s counts seeds, steps/s and steps/run the steps of the run with change points.)"
+        "(PCT runs each seed once to learn its step bound, then again with its change points unless \
+         that first run failed: schedules/s counts seeds; steps/s and steps/run the steps of the run \
+         each seed reports, the second, or the first if it failed.)"
     );
 
     // A row gives up after 100,000 seeds or this long, whichever comes first.

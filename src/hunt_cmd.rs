@@ -469,7 +469,12 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     };
     // Below the failure, a seed no shard ran may fail too.
     let unproven = lowest.is_some_and(|(s, _)| !keep_going && run_up_to(s) != (s - range.first) as u128 + 1);
-    let covered_text = if covered == range.count() {
+    // The lowest failure found, with every seed below it run: settled, as one
+    // hunt of the range is (see `sim::hunt::HuntResult::stopped_early`),
+    // whatever stopped the shards above it.
+    let settled = lowest.is_some() && !unproven && !keep_going;
+    let stopped_early = stopped_early && !settled;
+    let covered_text = if covered == range.count() || settled {
         range.to_string()
     } else {
         // Ranges that meet are one: "0..=15,2000..=5999", not "...,2000..=3999,4000..=5999".
@@ -511,9 +516,13 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         // Settled: every seed run, or the lowest failure found with every seed below it run.
         "complete": covered == range.count() || (lowest.is_some() && !unproven && !keep_going),
         // Why, as a shard's JSON says it: the first shard that stopped early.
-        "stopped": blocks.iter().find_map(|b| b.v.get("stopped").filter(|s| !s.is_null()).cloned()),
+        "stopped": if settled {
+            None
+        } else {
+            blocks.iter().find_map(|b| b.v.get("stopped").filter(|s| !s.is_null()).cloned())
+        },
     });
-    if covered != range.count() {
+    if covered != range.count() && !settled {
         // Name what each short shard covered: a shard that found its failure
         // settled all its seeds without running those above it.
         let short: Vec<String> = blocks
@@ -558,7 +567,8 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             serde_json::Value::Null if v["covered"] == "none" => {}
             serde_json::Value::Null => {
                 return Err(UsageError(format!(
-                    "{name}: field `lock_order` is null, but the shard covered seeds {}:                      its lock-order facts are missing; run the shard again",
+                    "{name}: field `lock_order` is null, but the shard covered seeds {}: \
+                     its lock-order facts are missing; run the shard again",
                     v["covered"].as_str().unwrap_or("?")
                 )))
             }

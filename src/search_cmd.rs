@@ -167,10 +167,15 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
     use sim::models::ParamKind;
     let specs = m.params();
     let base: Vec<(String, String)> = cfg.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+    // Each parameter's spec, by name: a configured model may leave some
+    // out (Flink's pipeline-only ones under `--scenario minimal`), so the
+    // two lists need not line up.
+    let spec = |i: usize| specs.iter().find(|s| s.name == base[i].0.as_str());
     // The values each parameter may take other than its own.
     let others = |i: usize| -> Vec<String> {
         let own = &base[i].1;
-        let all: Vec<String> = match specs[i].kind {
+        let Some(spec) = spec(i) else { return Vec::new() };
+        let all: Vec<String> = match spec.kind {
             ParamKind::Flag => vec!["true".into(), "false".into()],
             ParamKind::Choice(words) => words.iter().map(|w| w.to_string()).collect(),
             ParamKind::Int { min, max } => (min..=max.min(min.saturating_add(63))).map(|n| n.to_string()).collect(),
@@ -178,7 +183,7 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
         };
         all.into_iter().filter(|v| v != own).collect()
     };
-    let small = |i: usize| matches!(specs[i].kind, ParamKind::Flag | ParamKind::Choice(_));
+    let small = |i: usize| spec(i).is_some_and(|s| matches!(s.kind, ParamKind::Flag | ParamKind::Choice(_)));
     // Only values off their defaults are passed, as a user passes flags: a
     // model refuses some flags with others (Flink's pipeline-only ones
     // with `--scenario minimal`), even at their defaults.
@@ -191,7 +196,7 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
         let c = m.configure(&off_default).ok()?;
         (sim::scheduler::fingerprint(m.name(), &c.params) == fp).then(|| model_label(m, &c))
     };
-    let n = base.len().min(specs.len());
+    let n = base.len();
     for i in 0..n {
         for v in others(i) {
             let mut given = base.clone();
@@ -718,7 +723,6 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
     written.map(|()| true)
 }
 
-/// "1 step", "2 steps", "1 try", "3 tries".
 /// The verb after [`count`]: "1 random schedule agrees", "2 ... agree".
 fn agree(n: u64) -> &'static str {
     if n == 1 {
@@ -728,6 +732,7 @@ fn agree(n: u64) -> &'static str {
     }
 }
 
+/// "1 step", "2 steps", "1 try", "3 tries".
 pub fn count(n: u64, one: &str) -> String {
     match (n, one.strip_suffix('y')) {
         (1, _) => format!("{n} {one}"),

@@ -310,6 +310,11 @@ fn explore_proves_or_finds_and_schedules_replay() {
             vec!["replay", "flink", "--schedule", "ds1:flink:2e266767:0.2x2.1.2.1.2.1x3.2.1"],
             "(`flink --scenario minimal` gives its fingerprint)",
         ),
+        // Parameters are matched with their specs by name, not by place.
+        (
+            vec!["replay", "flink", "--scenario", "minimal", "--schedule", "ds1:flink:e2217295:0"],
+            "(`flink --scenario minimal --exclusive 1` gives its fingerprint)",
+        ),
         (vec!["replay", "abba", "--schedule", "ds1:abba:zz:1"], "fingerprint `zz` is not 8 hex digits"),
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
@@ -451,6 +456,7 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!((code, out.as_str()), (2, ""), "{field}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{field}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!err.contains("  "), "a message wrapped in the source keeps its indent: {err}");
     }
     // Counts that the seeds it ran cannot give, and lock-order facts from
     // seeds it did not run: refused alike, naming the field.
@@ -1401,6 +1407,39 @@ fn the_readmes_abba_is_the_built_in_one() {
     let (shown, real) = (functions(block), functions(&source));
     assert_eq!(shown.len(), 2, "worker and main: {shown:?}");
     assert_eq!(shown, real);
+}
+
+#[test]
+fn a_settled_lowest_failure_is_not_stopped_early_alone_or_merged() {
+    // Shard 0 fails at its first seed; shard 1 runs out of time with no
+    // failure. Every seed below the lowest failure ran: the merge is what one
+    // hunt of the range prints, however the time budget fell.
+    let dir = Scratch::new("cli-settled");
+    let base = ["hunt", "philosophers", "--philosophers", "8", "--rounds", "1", "--seeds", "36..1036", "--jobs", "1"];
+    let (code, whole) = json(&[&base[..], &["--json"]].concat());
+    assert_eq!((code, whole["seed"].as_u64()), (1, Some(36)), "{whole}");
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let args = [&base[..], &["--shard", &shard, "--time-budget", "0.0000001", "--json"]].concat();
+        let (_, out, err) = deadsim(&args);
+        let f = dir.join(format!("s{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+        if i == 0 {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            let got = (&v["seed"], &v["stopped_early"], &v["stopped"], &v["covered"]);
+            assert_eq!(got, (&json!(36), &json!(false), &json!(null), &json!("36..=535")), "{err}");
+        }
+    }
+    let (code, out, err) = deadsim(&["merge", &files[0], &files[1]]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for field in ["seed", "schedules", "stopped_early", "stopped", "covered", "complete", "cycle"] {
+        assert_eq!(v[field], whole[field], "{field}: {v}");
+    }
+    assert_eq!(v["lowest"], json!(true), "{v}");
 }
 
 #[test]

@@ -99,8 +99,8 @@ pub struct HuntResult {
     /// job count).
     pub failures: u64,
     pub distinct: Vec<Distinct>,
-    /// The seeds actually covered: all of the range, unless a time budget
-    /// or an interrupt stopped the hunt (then a prefix of it).
+    /// The seeds the result settles: all of the range, unless the hunt
+    /// stopped early (then the prefix it ran; `None` if it ran no seed).
     pub covered: Option<SeedRange>,
     /// True if a time budget or an interrupt stopped the hunt before its
     /// result was settled: a lowest-failure hunt that found its failure is
