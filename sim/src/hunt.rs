@@ -507,6 +507,7 @@ mod tests {
             released_by_ids: Vec::new(),
             stack: Vec::new(),
             holds: Vec::new(),
+            undeclared: false,
         };
         let sign = |names: &[(&str, &str)]| {
             signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {

@@ -236,6 +236,12 @@ pub struct BlockedTask {
     pub stack: Vec<FrameInfo>,
     /// Locks and monitors it holds, with the frame where each was taken.
     pub holds: Vec<Held>,
+    /// A channel or pipe wait (a select: any of its cases) whose other
+    /// end's holders the model never declared: `released_by` names only the
+    /// tasks seen using that end so far, and a task that would use it later
+    /// is not known. Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undeclared: bool,
 }
 
 /// A lock held by a blocked task.
@@ -420,6 +426,17 @@ pub(crate) fn dead_by_itself(op: &str) -> Option<&'static str> {
     })
 }
 
+/// Why a report cannot name who serves a wait on an undeclared end.
+fn undeclared_note(op: &str) -> &'static str {
+    match op {
+        "send" => "its receivers are not declared",
+        "recv" => "its senders are not declared",
+        "write" => "its readers are not declared",
+        "read" => "its writers are not declared",
+        _ => "the other ends' holders are not declared",
+    }
+}
+
 fn op_phrase(op: &str) -> &'static str {
     match op {
         "lock" => "waiting to lock",
@@ -465,9 +482,16 @@ fn write_task(
             "join" => "",
             _ => "which only these could serve:",
         };
-        if !verb.is_empty() {
+        if b.undeclared {
+            // Only those seen on the other end so far: not "only these".
+            write!(f, ", which these have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;
+        } else if !verb.is_empty() {
             write!(f, ", {verb} {}", who.join(", "))?;
         }
+    } else if let (Some(what), true) = (dead_by_itself(&b.op), b.undeclared) {
+        // Nobody used the other end yet, which says nothing of who will:
+        // not "no task left".
+        write!(f, ", which no task has used so far ({}; a task may yet {what})", undeclared_note(&b.op))?;
     } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
         // or the notifiers the model declared), or every declared holder of

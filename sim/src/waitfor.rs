@@ -716,7 +716,23 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
             (res.name.to_string(), Some(r), res.kind.as_str().to_string())
         }
     };
+    // The other end's holders, for a channel or pipe wait, never declared.
+    let unknown = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
+        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => false,
+        (ResState::Chan { receivers: h, .. }, Dir::Recv)
+        | (ResState::Chan { senders: h, .. }, Dir::Send)
+        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => !h.known(),
+        _ => false,
+    };
+    let undeclared = match wait {
+        Wait::Send(r) | Wait::Write(r) => unknown(r, Dir::Recv),
+        Wait::Recv(r) | Wait::Read(r) => unknown(r, Dir::Send),
+        Wait::Select => task.cases.iter().any(|&(r, dir)| unknown(r, other(dir))),
+        _ => false,
+    };
     BlockedTask {
+        undeclared,
         task: t,
         name: task.name.to_string(),
         op: wait.op().to_string(),

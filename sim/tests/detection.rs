@@ -1401,3 +1401,46 @@ fn a_wait_a_close_on_its_own_side_may_still_wake_is_not_dead() {
         );
     }
 }
+
+#[test]
+fn a_wait_on_an_undeclared_end_is_not_said_to_have_no_task_left() {
+    // The publisher holds the mutex across a send on an unbuffered channel;
+    // the consumer needs the mutex before it receives. Nothing is declared:
+    // the global deadlock is found, but the consumer has not reached the
+    // channel, nothing says it will, and the report must not claim that no
+    // task is left that may receive.
+    let mut found = 0;
+    for seed in 0..300 {
+        let run = Sim::new(seed).record(true).run(|| async {
+            let (mu, events) = (Mutex::new("Cache.mu"), Chan::<u32>::new("Cache.events", 0));
+            let (m2, e2) = (mu.clone(), events.clone());
+            spawn("publisher", async move {
+                let _g = m2.lock().await;
+                e2.send(1).await;
+            });
+            spawn("consumer", async move {
+                let g = mu.lock().await;
+                drop(g);
+                events.recv().await;
+            });
+        });
+        let Some(d) = run.outcome.deadlock() else { continue };
+        let text = d.to_string();
+        assert!(!text.contains("no task left"), "seed {seed}: {text}");
+        let p = d.behind.iter().find(|b| b.name == "publisher").expect("the publisher is blocked");
+        assert!(p.undeclared && p.released_by.is_empty(), "seed {seed}: {p:?}");
+        assert!(
+            text.contains(
+                "waiting to send on chan \"Cache.events\", which no task has used so far (its receivers are \
+                 not declared; a task may yet receive from it or close it)"
+            ),
+            "seed {seed}: {text}"
+        );
+        // The flag is kept in the trace and read back.
+        let trace = run.trace.unwrap();
+        let again = sim::trace::Trace::from_json(&trace.to_json()).unwrap();
+        assert_eq!(again.deadlock, trace.deadlock);
+        found += 1;
+    }
+    assert!(found > 100, "{found} deadlocks in 300 seeds");
+}
