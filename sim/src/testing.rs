@@ -32,16 +32,40 @@ where
         replay(model, seed);
         return;
     }
+    // The lock order over the seeds run, as `deadsim hunt` prints it: a
+    // failure's report says what else the seeds showed (two locks taken in
+    // both orders elsewhere, a lock held across a send).
+    let mut order = crate::lockorder::LockOrder::default();
     for seed in 0..iterations {
         let run = Sim::new(seed).run(model.clone());
+        order.merge(&run.lock_order);
         if run.outcome.is_failure() {
             panic!(
-                "deadsim: seed {seed} of 0..{iterations} failed after {} steps\n\n{}\nReplay it with its trace: \
+                "deadsim: seed {seed} of 0..{iterations} failed after {} steps\n\n{}\n{}Replay it with its trace: \
                  DEADSIM_SEED={seed} cargo test <this test>, or sim::testing::replay(model, {seed}).",
-                run.steps, run.outcome
+                run.steps,
+                run.outcome,
+                lock_order_section(&order, &format!("seeds 0..={seed}"))
             );
         }
     }
+}
+
+/// The lock-order findings, each report after a blank line, under a heading
+/// naming where they come from; nothing when there are none.
+fn lock_order_section(order: &crate::lockorder::LockOrder, over: &str) -> String {
+    let warnings = order.warnings();
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let n = warnings.len();
+    let mut out = format!("Lock order ({n} finding{} over {over}):\n", if n == 1 { "" } else { "s" });
+    for w in warnings {
+        out.push('\n');
+        out.push_str(&w.report);
+    }
+    out.push('\n');
+    out
 }
 
 /// The seed `DEADSIM_SEED` names, if set. A value that is not a seed is an
@@ -86,7 +110,12 @@ where
         Err(_) => "Set DEADSIM_TRACE=file.json to write its trace; `deadsim render file.json` draws it.".to_string(),
     };
     if run.outcome.is_failure() {
-        panic!("deadsim: seed {seed} failed after {} steps\n\n{}\n{written}", run.steps, run.outcome);
+        panic!(
+            "deadsim: seed {seed} failed after {} steps\n\n{}\n{}{written}",
+            run.steps,
+            run.outcome,
+            lock_order_section(&run.lock_order, &format!("seed {seed}"))
+        );
     }
 }
 
@@ -121,14 +150,21 @@ mod tests {
         assert!(msg.starts_with(&format!("deadsim: seed {lowest} of 0..1000 failed after ")), "{msg}");
         assert!(msg.contains(&format!("DEADSIM_SEED={lowest} cargo test")), "{msg}");
         let replayed = panic_message(|| replay(|| abba(false), lowest)).expect("the seed fails again");
-        // The same report: everything between the first line and the last,
-        // which says where the trace is (replay) or how to replay (check_random).
+        // The same report: everything between the first line and the lock
+        // order (over the seeds run, or the one seed replayed), or the last
+        // line, which says where the trace is (replay) or how to replay
+        // (check_random).
         let report = |m: &str| {
             let body = m.split_once('\n').map(|(_, r)| r).unwrap_or_default();
-            body.rsplit_once('\n').map(|(r, _)| r.to_string()).unwrap_or_default()
+            let body = body.split_once("\nLock order (").map_or(body, |(r, _)| r);
+            body.rsplit_once('\n').map_or(body, |(r, _)| r).to_string()
         };
         assert!(!report(&replayed).trim().is_empty());
         assert_eq!(report(&msg), report(&replayed), "{msg}\n---\n{replayed}");
+        // AB/BA: the circular dependency, over the seeds run and in the seed replayed.
+        assert!(msg.contains(&format!("Lock order (1 finding over seeds 0..={lowest}):")), "{msg}");
+        assert!(replayed.contains(&format!("Lock order (1 finding over seed {lowest}):")), "{replayed}");
+        assert!(msg.contains("WARNING: possible circular locking dependency detected"), "{msg}");
         if std::env::var_os("DEADSIM_TRACE").is_none() {
             assert!(
                 replayed
