@@ -5,6 +5,39 @@
 //! but one sleeps, the clock jumps to the nearest deadline. Time labels events
 //! and orders wake-ups; it never forbids an interleaving otherwise.
 //!
+//! So a duration races with the steps around it: every step costs 100 ns
+//! by default ([`Sim::step_ns`](crate::Sim::step_ns)), so a worker that
+//! sleeps 900 ns against a 1,000 ns timeout still loses to it in most
+//! schedules when the steps between the two add up to more than the 100
+//! ns they differ by. Give durations that should race far larger than the
+//! steps they span, or set the step cost to 0 (the clock then moves only
+//! by sleeps). `sleep(ns)` counts from its own step; [`after`] from its
+//! call.
+//!
+//! ```
+//! use sim::sync::{select, Chan};
+//! let worker_first = |step_ns, seed| {
+//!     let won = std::rc::Rc::new(std::cell::Cell::new(false));
+//!     let w = won.clone();
+//!     sim::Sim::new(seed).step_ns(step_ns).run(move || async move {
+//!         let result: Chan<u32> = Chan::new("result", 0);
+//!         let tx = result.clone();
+//!         sim::spawn_background("worker", async move {
+//!             sim::time::sleep(900).await;
+//!             tx.send(1).await;
+//!         });
+//!         let timeout = sim::time::after(1_000);
+//!         let (mut r, mut t) = (result.recv_case(), timeout.recv_case());
+//!         w.set(select(&mut [&mut r, &mut t], false).await == Some(0));
+//!     });
+//!     won.get()
+//! };
+//! // With 100 ns steps, the timeout wins most schedules; without, never.
+//! let wins = (0..100).filter(|&seed| worker_first(100, seed)).count();
+//! assert!(wins < 50, "{wins}");
+//! assert!((0..100).all(|seed| worker_first(0, seed)));
+//! ```
+//!
 //! ```
 //! sim::Sim::new(0).run(|| async {
 //!     let t0 = sim::time::now();
