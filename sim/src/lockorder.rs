@@ -156,6 +156,9 @@ impl LockOrder {
             }
         }
         for e in self.edges.iter().filter(|e| e.recursive) {
+            // The columns: the task seen read-locking twice, and any task
+            // that write-locks between (none need have in this run).
+            let w = e.task.chars().count().max(6) + 4;
             out.push(Warning {
                 kind: WarningKind::RecursiveReadLock,
                 summary: format!("possible recursive locking: \"{}\" read-locked again while held for reading", e.to),
@@ -164,7 +167,7 @@ impl LockOrder {
                      \"{task}\" is trying to acquire lock \"{lock}\" (read) at {}\n\
                      but task is already holding lock \"{lock}\" (read), taken at {}\n\n \
                      Possible unsafe locking scenario:\n\n       \
-                     {t0:<w$}CPU1\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
+                     {t0:<w$}a writer\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
                      *** DEADLOCK ***\n\n\
                      (a Go RWMutex's Lock, waiting for the readers to leave, holds off new readers: \
                      the second read lock waits for the writer, which waits for the first)\n",
@@ -174,8 +177,7 @@ impl LockOrder {
                     "",
                     task = e.task,
                     lock = e.to,
-                    t0 = "CPU0",
-                    w = 10,
+                    t0 = e.task,
                 ),
             });
         }
