@@ -19,10 +19,22 @@ use std::sync::Mutex;
 
 use crate::Outcome;
 
-/// An inclusive range of seeds, written `A..B` (B excluded) or `A..=B`.
+/// An inclusive range of seeds, written `A..B` (B excluded), `A..=B`, or
+/// `N` for one seed. Never empty: `first <= last` (parsing refuses an empty
+/// range; one built by hand must keep it, or [`SeedRange::len`] panics).
+///
+/// ```
+/// use sim::hunt::SeedRange;
+/// let r: SeedRange = "0..1000".parse().unwrap();
+/// assert_eq!((r.first, r.last, r.len()), (0, 999, 1000));
+/// assert_eq!("7".parse::<SeedRange>().unwrap(), SeedRange { first: 7, last: 7 });
+/// assert!("5..5".parse::<SeedRange>().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRange {
+    /// The lowest seed.
     pub first: u64,
+    /// The highest seed, included.
     pub last: u64,
 }
 
@@ -92,12 +104,12 @@ pub struct HuntResult {
     pub schedules: u64,
     /// The lowest failing seed and its outcome.
     pub failure: Option<(u64, Outcome)>,
-    /// With `keep_going`: how many seeds failed, and each distinct failure
-    /// (by [`signature`]) with its lowest seed and count, in signature order.
-    /// Without: 1 if a seed failed, else 0 (the seeds other jobs ran past
-    /// the lowest failure are not counted, so the figure is the same for any
-    /// job count).
+    /// With `keep_going`: how many seeds failed. Without: 1 if a seed
+    /// failed, else 0 (the seeds other jobs ran past the lowest failure are
+    /// not counted, so the figure is the same for any job count).
     pub failures: u64,
+    /// With `keep_going`: each distinct failure (by [`signature`]) with its
+    /// lowest seed and count, in signature order. Without: empty.
     pub distinct: Vec<Distinct>,
     /// The seeds the result settles: all of the range, unless the hunt
     /// stopped early (then the prefix it ran; `None` if it ran no seed).

@@ -1,9 +1,12 @@
 //! # sim: the deadsim engine
 //!
 //! A deterministic, single-threaded discrete-event simulator for concurrent
-//! code written as async Rust. Virtual threads are futures; every operation
-//! on a primitive ([`sync`]) is a scheduling point at which a seeded
-//! [`scheduler::Strategy`] picks the next task. The engine knows what every
+//! code written as async Rust. Virtual threads are futures; an operation on
+//! a primitive ([`sync`]: a lock, a send or receive, a read or write, a
+//! `wait()`; a `sleep`, a spawn's join) is a scheduling point at which a
+//! seeded [`scheduler::Strategy`] picks the next task (a monitor's `notify`,
+//! [`choose`] and read-only looks such as `len` are not). Every primitive
+//! panics when used outside a task that [`Sim::run`] drives. The engine knows what every
 //! blocked task waits for, so it finds wait-for cycles through locks,
 //! monitors, channels and pipes the moment they form, and reports them like a
 //! thread dump.
@@ -32,6 +35,21 @@
 //! let d = run.outcome.deadlock().unwrap();
 //! assert_eq!(d.cycle.len(), 2);
 //! ```
+//!
+//! Where to look:
+//! - [`Sim`] runs a model for one seed; [`Run`] and [`Outcome`] say how it
+//!   ended, and [`Deadlock`] is the report.
+//! - [`sync`], [`time`], [`spawn`] and [`spawn_background`]: what a model is
+//!   written with, after Go's and Java's primitives; [`frame_at`] and [`at`]
+//!   give it the real code's call sites.
+//! - [`testing::check_random`]: a model inside a `#[test]`.
+//! - [`hunt`]: many seeds on many cores; [`scheduler`]: PCT, the exhaustive
+//!   search ([`scheduler::explore`]), schedule strings and
+//!   [`scheduler::shrink`].
+//! - [`models`]: the built-in models, and [`models::Configured`], a model with
+//!   its parameters, for everything the CLI does to one.
+//! - [`trace`]: the JSON trace the visualizer draws; [`lockorder`]: lock-order
+//!   warnings across runs.
 
 pub mod frame;
 pub mod fsutil;
@@ -120,6 +138,21 @@ pub fn access(resource: ResId, write: bool) {
 }
 
 /// One execution's settings: seed, strategy, recording, limits, labels.
+///
+/// ```
+/// use sim::sync::Mutex;
+/// let run = sim::Sim::new(7).record(true).max_steps(10_000).run(|| async {
+///     let m = Mutex::new("m");
+///     sim::spawn("worker", async move {
+///         let g = m.lock().await;
+///         g.unlock().await;
+///     });
+/// });
+/// assert_eq!((run.seed, &run.outcome), (7, &sim::Outcome::Completed));
+/// // Recording on: the trace, whose schedule string replays this run.
+/// let trace = run.trace.expect("recorded");
+/// assert!(trace.meta.replay.starts_with("ds1:custom:"));
+/// ```
 pub struct Sim {
     cfg: RunConfig,
     strategy: Option<Box<dyn Strategy>>,
@@ -132,8 +165,11 @@ pub struct Sim {
 /// The result of one execution.
 #[derive(Debug)]
 pub struct Run {
+    /// The seed the run was made with ([`Sim::new`]).
     pub seed: u64,
+    /// How it ended: completed, or the failure with its report.
     pub outcome: Outcome,
+    /// Scheduling points taken, the last one included.
     pub steps: u64,
     /// Virtual time at the end, in nanoseconds.
     pub time_ns: u64,

@@ -13,7 +13,8 @@
 //! instances of one lock class is reported apart, as information (lockdep
 //! asks for a nesting annotation there). Channel and pipe waits are not
 //! locks: a lock held while blocked in a channel send or a pipe write is
-//! reported as information only.
+//! reported as information only, and so is one held in a monitor's
+//! `wait()` besides the monitor itself (Java's nested monitor lockout).
 //!
 //! ```
 //! let m = sim::models::find("abba").unwrap().configure(&[]).unwrap();
@@ -75,7 +76,8 @@ pub enum WarningKind {
     ClassCircularDependency,
     /// Two instances of one lock class nested (information).
     SameClassNesting,
-    /// A lock held while blocked in a channel send or pipe write (information).
+    /// A lock held while blocked in a channel send, a pipe write or another
+    /// monitor's `wait()` (information).
     HeldAcrossBlocking,
     /// A lock taken while holding another, where the one taken is held
     /// across a blocking send or write: whoever holds the first waits behind

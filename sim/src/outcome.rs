@@ -87,7 +87,9 @@ impl Outcome {
         }
     }
 
-    /// One line: what happened.
+    /// What happened, in a line, but for a panic's or an invariant's
+    /// message, which keeps its own newlines (a trace's `meta.message` is
+    /// the one-line form).
     pub fn summary(&self) -> String {
         match self {
             Outcome::Completed => "completed: every foreground task returned".to_string(),

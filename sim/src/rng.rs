@@ -58,7 +58,6 @@ impl SimRng {
         self.inner.reset();
     }
 
-    /// A uniform draw in `0..n` (`n > 0`), by Lemire's method on 32-bit words.
     /// [`SimRng::new`] with its first block drawn already: the same stream,
     /// and a copy shares the block instead of drawing it again.
     pub fn new_filled(seed: u64) -> SimRng {
@@ -69,6 +68,7 @@ impl SimRng {
         rng
     }
 
+    /// A uniform draw in `0..n` (`n > 0`), by Lemire's method on 32-bit words.
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         debug_assert!(n > 0);

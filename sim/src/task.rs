@@ -47,6 +47,25 @@ pub fn spawn<T: 'static>(name: impl Into<Cow<'static, str>>, fut: impl Future<Ou
 
 /// Spawns a background task (a server loop, a receiver): the run may end
 /// while it is still blocked, and it is then "parked", not deadlocked.
+///
+/// ```
+/// use sim::sync::Chan;
+/// // A loop nobody sends to any more: parked in the background...
+/// let serve = |background: bool| {
+///     sim::Sim::new(0).run(move || async move {
+///         let requests: Chan<u32> = Chan::new("requests", 0);
+///         let server = async move { while requests.recv().await.is_some() {} };
+///         if background {
+///             sim::spawn_background("server", server);
+///         } else {
+///             sim::spawn("server", server);
+///         }
+///     })
+/// };
+/// assert_eq!(serve(true).outcome, sim::Outcome::Completed);
+/// // ...and blocked for good in the foreground, where it must return.
+/// assert!(serve(false).outcome.deadlock().is_some());
+/// ```
 pub fn spawn_background<T: 'static>(
     name: impl Into<Cow<'static, str>>,
     fut: impl Future<Output = T> + 'static,

@@ -145,7 +145,16 @@ impl Configured {
     /// they go into traces, and a schedule string's fingerprint is made
     /// from them), run by `runner` on the [`Sim`] it is given, as
     /// `|sim| sim.run(|| my_model(n))`.
+    ///
+    /// # Panics
+    /// If `model` is empty or has a character other than an ASCII letter,
+    /// digit, `-` or `_`: it goes into schedule strings
+    /// (`ds1:my-model:...`), which could not be read back.
     pub fn new(model: &'static str, params: Vec<Param>, runner: impl Fn(Sim) -> Run + Send + Sync + 'static) -> Self {
+        assert!(
+            !model.is_empty() && model.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "model name `{model}`: use ASCII letters, digits, `-` and `_` (it goes into schedule strings)"
+        );
         Configured { model, params: params.into(), runner: Arc::new(runner) }
     }
 
@@ -156,6 +165,8 @@ impl Configured {
     /// settings the closure captures are not in it, so a model with
     /// settings gives them as parameters ([`Configured::new`]), or a name
     /// each, for a schedule of one setting to be refused by another.
+    /// `name` is made of ASCII letters, digits, `-` and `_` (see
+    /// [`Configured::new`], which panics otherwise).
     pub fn of<F, Fut>(name: &'static str, main: F) -> Configured
     where
         F: Fn() -> Fut + Send + Sync + 'static,
@@ -358,6 +369,12 @@ mod tests {
     fn configured(model: &str, given: &[(&str, &str)]) -> Configured {
         let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         find(model).unwrap().configure(&given).unwrap()
+    }
+
+    #[test]
+    #[should_panic(expected = "model name `my.model`: use ASCII letters, digits")]
+    fn a_model_name_a_schedule_string_cannot_carry_is_refused() {
+        Configured::of("my.model", || async {});
     }
 
     #[test]

@@ -5,7 +5,8 @@ use crate::rt::TaskId;
 /// What one step touched: the resources its operations used (locks,
 /// channels, pipes, and a pseudo-resource per task for spawn/finish/join),
 /// and whether it made a data choice. Two steps of different tasks are
-/// independent when their resource sets are disjoint.
+/// independent unless one changed a resource the other changed or looked
+/// at ([`Footprint::conflicts`]): two looks alone do not conflict.
 ///
 /// ```
 /// use sim::scheduler::Footprint;

@@ -129,8 +129,8 @@ use crate::rt::{TaskId, TaskSet};
 
 /// Decides every choice of one execution.
 ///
-/// Random search draws from a seed; later strategies (PCT, exhaustive
-/// search, replay of a schedule string) implement the same two calls.
+/// Random search draws from a seed; PCT, the exhaustive search and replay
+/// of a schedule string implement the same calls, each in its own file.
 pub trait Strategy {
     /// The task to run at `step` (1-based), among `enabled` (never empty).
     /// `last` is the task that ran the previous step, if it is still enabled.

@@ -36,7 +36,8 @@ pub struct Schedule {
 const PREFIX: &str = "ds1";
 
 /// The fingerprint of a model and its parameters: FNV-1a (32 bits) over
-/// `model` and every `name=value`, as 8 hex digits.
+/// the bytes of `model`, then of each parameter's name and value in turn,
+/// each followed by a NUL byte, as 8 hex digits.
 pub fn fingerprint(model: &str, params: &[Param]) -> String {
     let mut h: u32 = 0x811c_9dc5;
     let mut eat = |s: &str| {

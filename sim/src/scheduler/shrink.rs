@@ -191,9 +191,11 @@ pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrun
     shrink_until(model, failing, max_tries, crate::DEFAULT_MAX_STEPS, None)
 }
 
-/// [`shrink`], with every try stopped at `max_steps` steps at most (the
-/// step limit the failing run was found within: `deadsim shrink
-/// --max-steps`), and ended early (with the best schedule found so far) once
+/// [`shrink`], with every try stopped at `max_steps` steps (the step limit
+/// the failing run was found within: `deadsim shrink --max-steps`), or
+/// sooner, at four times the failing run's steps and 1,000 more; never
+/// before the failing run's own length, so a failing run longer than
+/// `max_steps` is still tried whole. Ended early (with the best schedule found so far) once
 /// `stop` is set: Ctrl-C in `deadsim shrink`.
 pub fn shrink_until(
     model: &Configured,

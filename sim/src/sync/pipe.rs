@@ -169,6 +169,11 @@ impl<M: 'static> Pipe<M> {
 
     /// Writes `n` bytes (with `msg` riding on the last one): a scheduling
     /// point; blocks until every byte is in the buffer or read.
+    ///
+    /// # Errors
+    /// [`PipeClosed`] if either end is closed when it starts, or the write
+    /// end while it is blocked ([`Pipe::close_write`]), or the read end
+    /// before every byte was taken ([`Pipe::close_read`]).
     pub async fn write(&self, n: u64, msg: Option<M>) -> Result<(), PipeClosed> {
         let mut msg = msg;
         let mut started = false;
@@ -230,6 +235,13 @@ impl<M: 'static> Pipe<M> {
     /// Reads up to `max` bytes: a scheduling point; blocks while the pipe is
     /// empty. Messages whose last byte was read are appended to `out`.
     /// Returns the bytes read, 0 at end of stream (the write end closed).
+    ///
+    /// # Errors
+    /// [`PipeClosed`] if the read end is closed ([`Pipe::close_read`]),
+    /// before or while it waits.
+    ///
+    /// A read of `max` 0 waits as any read does and takes nothing, as Go's
+    /// `Read` of an empty slice: its 0 is not end of stream.
     pub async fn read(&self, max: u64, out: &mut Vec<M>) -> Result<u64, PipeClosed> {
         let inner = self.inner.clone();
         Op::new(move || {

@@ -31,7 +31,8 @@ pub trait SelectCase: sealed::Case {}
 impl<C: sealed::Case> SelectCase for C {}
 
 /// Go's `select`: a scheduling point. Among the cases that can proceed, one
-/// is picked uniformly by the strategy; with none ready, `default` returns
+/// is picked by the run's strategy (uniformly under `random`, as Go does);
+/// with none ready, `default` returns
 /// `None` at once, otherwise the task blocks until one case can proceed and
 /// its index is returned.
 ///

@@ -56,7 +56,9 @@ pub struct Trace {
 pub struct Meta {
     /// Model name (`abba`), or `custom` for a closure run through the library.
     pub model: String,
-    /// Model parameters as given, in a fixed order.
+    /// Model parameters, every one with its value (defaults filled in,
+    /// values as the model normalizes them: `--rounds 03` is `3`), in the
+    /// model's order; empty for a run a model did not label.
     pub params: Vec<Param>,
     /// The seed the strategy drew from. A run that a schedule string fixed
     /// (strategy `replay`: a replayed schedule or `explore`'s failing one;
@@ -65,7 +67,9 @@ pub struct Meta {
     pub seed: u64,
     /// `random`, `pct:D`, `replay`, `dfs` (`explore`'s failing schedule) or `shrink`, or the name of a strategy of the caller's own.
     pub strategy: String,
-    /// `no-deadlock`, `deadlock`, `step-limit`, `invariant` or `panic`.
+    /// One of [`crate::outcome::VERDICTS`]: `no-deadlock`, `deadlock`,
+    /// `step-limit`, `invariant` or `panic` for a run that ended, `diverged`
+    /// or `pruned` for one a replay or the exhaustive search stopped.
     pub verdict: String,
     /// One line describing the outcome.
     pub message: String,
