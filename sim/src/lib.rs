@@ -72,6 +72,8 @@ pub use frame::{at, frame, frame_at, Frame, FrameGuard};
 pub use fsutil::write_atomic;
 pub use outcome::{BlockedTask, Deadlock, Outcome};
 pub use rt::taskset::{FrozenTaskSet, TaskId, TaskSet};
+/// The iterator of [`TaskSet::iter`].
+pub use rt::taskset::Iter as TaskSetIter;
 pub use rt::{ResId, ResKind};
 pub use task::{choose, spawn, spawn_background, yield_now, JoinHandle};
 

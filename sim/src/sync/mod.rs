@@ -25,7 +25,7 @@ pub use monitor::{Enter, Exit, Monitor, MonitorGuard};
 pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
-pub use select::{select, SelectCase};
+pub use select::{select, Select, SelectCase};
 
 use std::future::Future;
 use std::pin::Pin;
