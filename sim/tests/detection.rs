@@ -1413,7 +1413,7 @@ fn a_wait_on_an_undeclared_end_is_not_said_to_have_no_task_left() {
     for seed in 0..300 {
         let run = Sim::new(seed).record(true).run(|| async {
             let (mu, events) = (Mutex::new("Cache.mu"), Chan::<u32>::new("Cache.events", 0));
-            let (m2, e2) = (mu.clone(), events.clone());
+            let (m2, e2) = (mu, events.clone());
             spawn("publisher", async move {
                 let _g = m2.lock().await;
                 e2.send(1).await;
