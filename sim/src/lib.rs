@@ -71,9 +71,9 @@ pub(crate) mod waitfor;
 pub use frame::{at, frame, frame_at, Frame, FrameGuard};
 pub use fsutil::write_atomic;
 pub use outcome::{BlockedTask, Deadlock, Outcome};
-pub use rt::taskset::{FrozenTaskSet, TaskId, TaskSet};
 /// The iterator of [`TaskSet::iter`].
 pub use rt::taskset::Iter as TaskSetIter;
+pub use rt::taskset::{FrozenTaskSet, TaskId, TaskSet};
 pub use rt::{ResId, ResKind};
 pub use task::{choose, spawn, spawn_background, yield_now, JoinHandle};
 

@@ -1,7 +1,7 @@
 //! Synchronization primitives known to the scheduler, mirroring the real ones:
 //! Go's `sync.Mutex` and `sync.RWMutex`, Java's monitors (`synchronized`,
-//! `wait`/`notify`), Go channels with `select`, a bounded byte [`Pipe`], and
-//! atomic counters.
+//! `wait`/`notify`), Go channels with `select`, a bounded byte [`Pipe`],
+//! atomic counters, and Go's [`WaitGroup`] (built on a monitor).
 //!
 //! Every operation that another task could observe is a scheduling point: the
 //! task yields to the scheduler first, and the operation takes effect when the
@@ -18,6 +18,7 @@ mod mutex;
 mod pipe;
 mod rwlock;
 mod select;
+mod waitgroup;
 
 pub use atomic::AtomicU64;
 pub use chan::{Chan, RecvCase, SendCase};
@@ -26,6 +27,7 @@ pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
 pub use select::{select, Select, SelectCase};
+pub use waitgroup::WaitGroup;
 
 use std::future::Future;
 use std::pin::Pin;

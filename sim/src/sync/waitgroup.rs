@@ -1,0 +1,118 @@
+//! Go's `sync.WaitGroup`, built on a [`Monitor`].
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use super::Monitor;
+use crate::TaskId;
+
+/// Go's `sync.WaitGroup`: a counter that [`WaitGroup::add`] raises and
+/// [`WaitGroup::done`] lowers; [`WaitGroup::wait`] blocks until it is zero.
+///
+/// It is a [`Monitor`] of lock class `sync.WaitGroup` around the counter,
+/// so reports, traces and charts show it as that monitor (a `wait` is
+/// "waiting for a notify on monitor \"wg\""), and `done` and `wait` take it
+/// for a step or two where Go's atomics take none. A lock held across
+/// `wait` is reported as the lock-order note for a lock held in `wait()`,
+/// which is the bug it usually is in Go.
+///
+/// Declare the tasks that will call `done` ([`WaitGroup::declare_done`]),
+/// as a monitor's notifiers are declared: a `wait` whose declared tasks
+/// have all returned with the counter above zero (a `Done` forgotten on an
+/// error path) is then found the step the last of them returns, even
+/// beside tasks that run on. Undeclared, any live task could still call
+/// `done`, and such a wait is found only when no task can run.
+///
+/// ```
+/// use sim::sync::WaitGroup;
+/// let run = sim::Sim::new(0).run(|| async {
+///     let wg = WaitGroup::new("wg");
+///     for name in ["worker-1", "worker-2"] {
+///         wg.add(1);
+///         let wg = wg.clone();
+///         sim::spawn(name, async move {
+///             wg.declare_done();
+///             sim::yield_now().await; // the work
+///             wg.done().await;
+///         });
+///     }
+///     wg.wait().await;
+///     assert_eq!(wg.count(), 0);
+/// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
+/// ```
+#[derive(Clone)]
+pub struct WaitGroup {
+    m: Monitor,
+    count: Rc<Cell<u64>>,
+}
+
+impl WaitGroup {
+    /// A WaitGroup with its counter at zero.
+    pub fn new(name: impl Into<Cow<'static, str>>) -> WaitGroup {
+        WaitGroup { m: Monitor::with_class(name, Some("sync.WaitGroup")), count: Rc::new(Cell::new(0)) }
+    }
+
+    /// The monitor's resource id.
+    pub fn id(&self) -> crate::ResId {
+        self.m.id()
+    }
+
+    /// The counter now.
+    pub fn count(&self) -> u64 {
+        self.count.get()
+    }
+
+    /// `wg.Add(n)`: raises the counter. Not a scheduling point (an atomic
+    /// add in Go), but a write of the WaitGroup's state, which an
+    /// exhaustive search orders against `done` and `wait`.
+    pub fn add(&self, n: u64) {
+        crate::access(self.m.id(), true);
+        self.count.set(self.count.get() + n);
+    }
+
+    /// `wg.Done()`: lowers the counter, and wakes every `wait` when it
+    /// reaches zero. A scheduling point.
+    ///
+    /// # Panics
+    /// With the counter at zero, as Go does: "sync: negative WaitGroup counter".
+    pub async fn done(&self) {
+        // Named as Go's stack traces name it.
+        let _f = crate::frame("sync.(*WaitGroup).Done");
+        let g = self.m.enter().await;
+        let n = self.count.get();
+        if n == 0 {
+            g.exit().await;
+            panic!("sync: negative WaitGroup counter");
+        }
+        self.count.set(n - 1);
+        if n == 1 {
+            g.notify_all();
+        }
+        g.exit().await;
+    }
+
+    /// `wg.Wait()`: returns once the counter is zero (at once if it is). A
+    /// scheduling point.
+    pub async fn wait(&self) {
+        let _f = crate::frame("sync.(*WaitGroup).Wait");
+        let g = self.m.enter().await;
+        while self.count.get() > 0 {
+            g.wait().await;
+        }
+        g.exit().await;
+    }
+
+    /// Declares that the current task may call [`WaitGroup::done`]; see
+    /// [`Monitor::declare_notifier`], which it is.
+    pub fn declare_done(&self) {
+        self.m.declare_notifier();
+    }
+
+    /// Declares that task `task` may call [`WaitGroup::done`]: for a task
+    /// spawned later with it.
+    pub fn declare_done_for(&self, task: TaskId) {
+        self.m.declare_notifier_for(task);
+    }
+}

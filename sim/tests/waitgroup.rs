@@ -1,0 +1,143 @@
+//! Go's `sync.WaitGroup`: `wait` returns only once every `done` is in; a
+//! forgotten `done` is found as the last declared worker returns; a `done`
+//! too many panics as Go's does; a lock held across `wait` is noted.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sim::sync::{Mutex, WaitGroup};
+use sim::time::sleep;
+use sim::{spawn, Outcome, Sim};
+
+/// `workers` tasks, each `done` once (but the one numbered `forget`), and
+/// main waiting for them; what happened, in order.
+fn fan_out(seed: u64, workers: usize, forget: Option<usize>, heartbeat: bool) -> (Outcome, Vec<String>) {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let l = log.clone();
+    let run = Sim::new(seed).max_steps(100_000).run(move || async move {
+        if heartbeat {
+            sim::spawn_background("heartbeat", async {
+                loop {
+                    sleep(1_000_000).await;
+                }
+            });
+        }
+        let wg = WaitGroup::new("wg");
+        for i in 0..workers {
+            wg.add(1);
+            let (wg, l) = (wg.clone(), l.clone());
+            spawn(format!("worker-{i}"), async move {
+                wg.declare_done();
+                sim::yield_now().await;
+                if forget != Some(i) {
+                    l.borrow_mut().push(format!("done {i}"));
+                    wg.done().await;
+                }
+            });
+        }
+        wg.wait().await;
+        l.borrow_mut().push("wait returned".to_string());
+    });
+    let log = log.borrow().clone();
+    (run.outcome, log)
+}
+
+#[test]
+fn wait_returns_only_after_every_done() {
+    for seed in 0..200 {
+        let (outcome, log) = fan_out(seed, 3, None, false);
+        assert_eq!(outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(log.len(), 4, "seed {seed}: {log:?}");
+        assert_eq!(log[3], "wait returned", "seed {seed}: {log:?}");
+    }
+}
+
+#[test]
+fn a_forgotten_done_is_found_as_the_last_worker_returns_even_beside_a_heartbeat() {
+    for seed in 0..100 {
+        let (outcome, log) = fan_out(seed, 3, Some(1), true);
+        let d = outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", outcome.summary()));
+        assert!(!d.global && d.running == ["heartbeat"], "seed {seed}: {d:?}");
+        let main = d.behind.iter().find(|b| b.name == "main").expect("main waits");
+        assert_eq!((main.op.as_str(), main.waits_for.as_str()), ("wait", "wg"), "seed {seed}");
+        assert!(
+            d.to_string().contains(
+                "\"main\" (task 0): waiting for a notify on monitor \"wg\", and no task left that may notify it\n    \
+                 at sync.(*WaitGroup).Wait\n"
+            ),
+            "{d}"
+        );
+        assert!(!log.contains(&"wait returned".to_string()), "seed {seed}: {log:?}");
+    }
+}
+
+#[test]
+fn a_done_too_many_panics_as_go_does() {
+    let run = Sim::new(0).run(|| async {
+        let wg = WaitGroup::new("wg");
+        wg.add(1);
+        wg.done().await;
+        wg.done().await;
+    });
+    let Outcome::Panic { task, message, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    assert_eq!(task, "main");
+    assert!(message.starts_with("sync: negative WaitGroup counter"), "{message}");
+}
+
+#[test]
+fn a_lock_held_across_wait_is_noted_and_deadlocks_when_a_worker_needs_it() {
+    // The classic: main holds mu while it waits; the worker needs mu before
+    // its done. Every schedule where main takes mu first deadlocks.
+    let model = || async {
+        let (mu, wg) = (Mutex::new("mu"), WaitGroup::new("wg"));
+        wg.add(1);
+        let w = wg.clone();
+        spawn("worker", async move {
+            w.declare_done();
+            let g = mu.lock().await;
+            g.unlock().await;
+            w.done().await;
+        });
+        let g = mu.lock().await;
+        wg.wait().await;
+        g.unlock().await;
+    };
+    let mut found = 0;
+    for seed in 0..100 {
+        let run = Sim::new(seed).run(model);
+        let Some(d) = run.outcome.deadlock() else { continue };
+        found += 1;
+        let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["main", "worker"], "seed {seed}: {d}");
+        let w = run.lock_order.warnings();
+        assert!(w.iter().any(|w| w.kind == sim::lockorder::WarningKind::HeldAcrossBlocking), "{w:?}");
+    }
+    assert!(found > 0);
+}
+
+#[test]
+fn explore_proves_a_fan_out_and_finds_the_forgotten_done() {
+    use sim::models::Configured;
+    use sim::scheduler::{explore, ExploreConfig};
+    let fan = |forget: bool| {
+        move || async move {
+            let wg = WaitGroup::new("wg");
+            for i in 0..2 {
+                wg.add(1);
+                let wg = wg.clone();
+                spawn(format!("worker-{i}"), async move {
+                    wg.declare_done();
+                    if !(forget && i == 1) {
+                        wg.done().await;
+                    }
+                });
+            }
+            wg.wait().await;
+        }
+    };
+    let ok = explore(&Configured::of("fan-out", fan(false)), &ExploreConfig::default());
+    assert!(ok.exhausted && ok.failure.is_none(), "{:?}", ok.failure.map(|f| f.0.outcome.summary()));
+    let bad = explore(&Configured::of("fan-out-forgot", fan(true)), &ExploreConfig::default());
+    let (run, _) = bad.failure.expect("the forgotten done deadlocks");
+    assert!(run.outcome.deadlock().is_some(), "{}", run.outcome.summary());
+}
