@@ -15,6 +15,8 @@ pub const SUB: i64 = 256;
 /// Positions `a..=b` mapped to pixel columns `left..left + width`.
 pub struct XMap<'m> {
     times: &'m [u64],
+    /// Where the clock jumped (see [`Model::resume`]).
+    jumps: &'m [(u64, u64)],
     /// First and last position of the window.
     pub a: u64,
     pub b: u64,
@@ -35,7 +37,24 @@ impl<'m> XMap<'m> {
         let a = a.min(b.saturating_sub(1));
         let time = time && m.time(b) > m.time(a);
         let (x0, x1) = if time { (m.time(a), m.time(b)) } else { (a, b) };
-        XMap { times: &m.times, a, b, x0, x1, left, width: width.max(1), time }
+        XMap { times: &m.times, jumps: &m.jumps, a, b, x0, x1, left, width: width.max(1), time }
+    }
+
+    /// The axis value at the point `(pos, late)` (see [`Model::time_at`]):
+    /// on a time axis, after the clock jump at `pos` when `late`.
+    pub fn value_at(&self, (pos, late): (u64, bool)) -> u64 {
+        if self.time && late {
+            if let Ok(i) = self.jumps.binary_search_by_key(&pos, |j| j.0) {
+                return self.jumps[i].1;
+            }
+        }
+        self.value(pos)
+    }
+
+    /// The point `(pos, late)` as an absolute pixel x, clamped to the band.
+    pub fn px_at(&self, at: (u64, bool)) -> i32 {
+        let f = self.fx_value(self.value_at(at)).clamp(0, self.width as i64 * SUB);
+        self.left + ((f + SUB / 2) / SUB) as i32
     }
 
     /// The axis value at position `pos`.
@@ -93,12 +112,19 @@ impl<'m> XMap<'m> {
     /// Calls `f(column, amount)` for every column that `s..e` covers, with the
     /// covered amount in 1/256 pixel. A zero-length interval inside the window
     /// counts as one unit of its column, so instants are never lost.
-    pub fn cover(&self, s: u64, e: u64, mut f: impl FnMut(usize, u32)) {
+    pub fn cover(&self, s: u64, e: u64, f: impl FnMut(usize, u32)) {
+        self.cover_at((s, false), (e, false), f)
+    }
+
+    /// As [`XMap::cover`], between points `(pos, late)` (see
+    /// [`Model::time_at`]). A clock jump alone (`(q, false)` to `(q, true)`)
+    /// has no width on a step axis, and covers nothing there.
+    pub fn cover_at(&self, (s, s_late): (u64, bool), (e, e_late): (u64, bool), mut f: impl FnMut(usize, u32)) {
         let lim = self.width as i64 * SUB;
-        let f0 = self.fx(s).clamp(0, lim);
-        let f1 = self.fx(e).clamp(0, lim);
+        let f0 = self.fx_value(self.value_at((s, s_late))).clamp(0, lim);
+        let f1 = self.fx_value(self.value_at((e, e_late))).clamp(0, lim);
         if f1 <= f0 {
-            if s <= e && self.overlaps(s, e) {
+            if s <= e && self.overlaps(s, e) && !(s == e && s_late != e_late) {
                 let c = (f0 / SUB).min(self.width as i64 - 1);
                 f(c as usize, 1);
             }

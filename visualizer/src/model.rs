@@ -8,6 +8,13 @@
 //! next `wake`, *finished* after `finish`, *running* during the steps the
 //! `schedule` gives it, and *ready* otherwise.
 //!
+//! A position has one time, the end of its step (when its events happen),
+//! unless the clock jumped there: when no task could run, the engine moved
+//! the clock to the next sleeper's deadline and woke it, in the same step.
+//! Then the step after it starts later, at the wakes' time
+//! ([`Model::resume`]), and in between no task runs: the time charts draw
+//! a task's state over [`Model::spans`], which keep the two apart.
+//!
 //! ```
 //! let trace = sim::trace::Trace::read_file("../traces/abba-deadlock.json".as_ref()).unwrap();
 //! let m = visualizer::Model::new(&trace).unwrap();
@@ -185,10 +192,14 @@ pub struct Model<'a> {
     pub trace: &'a Trace,
     /// The last position (the number of steps).
     pub end: u64,
-    /// Virtual time at each position (index = position, length `end + 1`).
+    /// Virtual time at each position (index = position, length `end + 1`):
+    /// the end of its step, when the step's own events happen.
     // Shared: a chart of a window draws from a copy of the model with other
     // colours (see `Model::coloured_for`), which should not copy the tracks.
     pub times: Arc<Vec<u64>>,
+    /// The positions where the clock jumped, with the time it jumped to
+    /// (later than `times` there), in order: see [`Model::resume`].
+    pub jumps: Arc<Vec<(u64, u64)>>,
     pub tasks: Arc<Vec<TaskTrack>>,
     pub resources: Arc<Vec<ResourceTrack>>,
     /// Position of the deadlock, when the run ended in one.
@@ -203,6 +214,15 @@ pub struct Model<'a> {
     /// Each task's name as the charts give it: with its id after it when
     /// another task has the same name (see [`Model::task_name`]).
     labels: Arc<Vec<String>>,
+}
+
+/// A stretch of a task's state between two points `(position, late)`:
+/// see [`Model::spans`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub state: State,
+    pub start: (u64, bool),
+    pub end: (u64, bool),
 }
 
 /// A failure other than a deadlock, as the charts mark it.
@@ -405,7 +425,7 @@ impl<'a> Model<'a> {
         let nr = trace.resources.len();
         let last_event = trace.events.last().map_or(0, |e| e.step);
         let end = trace.meta.steps.max(trace.schedule.len() as u64).max(last_event);
-        let times = boundary_times(trace, end);
+        let (times, jumps) = boundary_times(trace, end);
 
         // Base states (without running) and everything else from the events.
         let mut base: Vec<Vec<(u64, State)>> = vec![Vec::new(); nt];
@@ -629,12 +649,14 @@ impl<'a> Model<'a> {
         });
         let recent = (end.saturating_sub(RECENT), end);
         let slots = colour_slots(trace, &tasks, recent, &[]);
-        let (times, tasks, resources) = (Arc::new(times), Arc::new(tasks), Arc::new(resources));
+        let (times, jumps) = (Arc::new(times), Arc::new(jumps));
+        let (tasks, resources) = (Arc::new(tasks), Arc::new(resources));
         let labels = Arc::new(trace.task_labels());
         let mut m = Model {
             trace,
             end,
             times,
+            jumps,
             tasks,
             resources,
             deadlock,
@@ -698,6 +720,80 @@ impl<'a> Model<'a> {
     /// Virtual time at position `pos`.
     pub fn time(&self, pos: u64) -> u64 {
         self.times[pos.min(self.end) as usize]
+    }
+
+    /// Virtual time when the step after position `pos` starts: its time,
+    /// unless the clock jumped there. When no task can run (every one
+    /// blocked, asleep or finished), the engine moves the clock to the next
+    /// sleeper's deadline and wakes it, still in the step at `pos`: those
+    /// wakes happen at this later time, and no task runs from
+    /// [`Model::time`] to it. A sleeper woken so slept until then, not
+    /// until the end of the step.
+    pub fn resume(&self, pos: u64) -> u64 {
+        match self.jumps.binary_search_by_key(&pos, |j| j.0) {
+            Ok(i) => self.jumps[i].1,
+            Err(_) => self.time(pos),
+        }
+    }
+
+    /// The time of a point `(position, late)`: [`Model::resume`] when
+    /// `late`, else [`Model::time`].
+    pub fn time_at(&self, (pos, late): (u64, bool)) -> u64 {
+        if late {
+            self.resume(pos)
+        } else {
+            self.time(pos)
+        }
+    }
+
+    /// Task `t`'s states for a time axis, from the one it is in just before
+    /// position `from` (which may last past that position's time, to the
+    /// end of a clock jump there): each [`TaskTrack::states`] entry as a span between points
+    /// `(position, late)` (see [`Model::time_at`]). A task runs or is ready
+    /// from the start of a step, after any clock jump before it
+    /// ([`Model::resume`]), and until the end of its step (a jump after it is
+    /// not its time); it blocks or finishes at the end of its step, and is
+    /// blocked until its wake. A jump at a position where the task runs or
+    /// is ready on both sides (it went to sleep and the jump woke it, in one
+    /// step: the states, by position, show no sleep) is a span of its own,
+    /// blocked: nothing runs while the clock jumps.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/abba-deadlock.json");
+    /// let trace = visualizer::load(std::path::Path::new(path)).unwrap();
+    /// let m = visualizer::Model::new(&trace).unwrap();
+    /// use visualizer::model::State::*;
+    /// // No clock jumps: the spans are the states, T1 running steps 1 and 5.
+    /// let spans: Vec<_> = m.spans(1, 0).iter().map(|s| (s.state, s.start.0, s.end.0)).collect();
+    /// assert_eq!(spans, [(Running, 1, 2), (Ready, 2, 4), (Running, 4, 5), (Blocked, 5, 5)]);
+    /// ```
+    pub fn spans(&self, t: u32, from: u64) -> Vec<Span> {
+        let Some(tt) = self.tasks.get(t as usize) else { return Vec::new() };
+        let st = &tt.states;
+        let active = |s: State| matches!(s, State::Running | State::Ready);
+        let first = st.partition_point(|(p, _)| *p < from).saturating_sub(1);
+        let mut out = Vec::with_capacity(st.len() - first.min(st.len()));
+        for i in first..st.len() {
+            let (p, state) = st[i];
+            let next = st.get(i + 1);
+            let end = (next.map_or(self.end, |x| x.0), next.is_some_and(|x| active(x.1)));
+            let mut start = (p, active(state));
+            if active(state) {
+                // Jumps inside the stretch, and at its end when it goes on
+                // running or ready after it.
+                let lo = self.jumps.partition_point(|j| j.0 <= p);
+                for &(q, _) in self.jumps[lo..].iter().take_while(|j| j.0 < end.0 || (j.0 == end.0 && end.1)) {
+                    out.push(Span { state, start, end: (q, false) });
+                    out.push(Span { state: State::Blocked, start: (q, false), end: (q, true) });
+                    start = (q, true);
+                }
+                if start == end {
+                    continue;
+                }
+            }
+            out.push(Span { state, start, end });
+        }
+        out
     }
 
     /// The first position whose time is at least `t`.
@@ -784,17 +880,25 @@ impl<'a> Model<'a> {
     }
 }
 
-/// Virtual time at every step boundary: taken from the events where a step
-/// has any, interpolated linearly between them otherwise (steps cost the same
-/// unless the clock jumped), never going back.
-fn boundary_times(trace: &Trace, end: u64) -> Vec<u64> {
+/// Virtual time at every step boundary, and where the clock jumped. A
+/// step's time is that of its first event: the step's own events all have
+/// it. Events of the step with a later time are wakes after a clock jump
+/// (no task could run, so the engine moved the clock to the next sleeper's
+/// deadline), which is when the next step starts. Between steps with
+/// events the times are interpolated linearly (steps cost the same), from
+/// the time the clock jumped to where it did, and never go back.
+fn boundary_times(trace: &Trace, end: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
     const UNKNOWN: u64 = u64::MAX;
     let n = end as usize + 1;
     let mut t = vec![UNKNOWN; n];
+    let mut jumps: BTreeMap<u64, u64> = BTreeMap::new();
     for e in &trace.events {
         if let Some(slot) = t.get_mut(e.step as usize) {
             if *slot == UNKNOWN {
                 *slot = e.time;
+            } else if e.time > *slot {
+                let j = jumps.entry(e.step).or_insert(e.time);
+                *j = (*j).max(e.time);
             }
         }
     }
@@ -804,6 +908,8 @@ fn boundary_times(trace: &Trace, end: u64) -> Vec<u64> {
     if trace.meta.steps == end && t[n - 1] == UNKNOWN {
         t[n - 1] = trace.meta.time_ns;
     }
+    // Where the step after position `i` starts.
+    let resume = |t: &[u64], i: usize| jumps.get(&(i as u64)).map_or(t[i], |&j| j.max(t[i]));
     // Interpolate between known anchors; extend past the last one with the
     // last known cost per step.
     let mut prev = 0usize;
@@ -813,10 +919,11 @@ fn boundary_times(trace: &Trace, end: u64) -> Vec<u64> {
         if t[i] == UNKNOWN {
             continue;
         }
-        if t[i] < t[prev] {
-            t[i] = t[prev];
+        let from = resume(&t, prev);
+        if t[i] < from {
+            t[i] = from;
         }
-        let (a, b) = (t[prev] as u128, t[i] as u128);
+        let (a, b) = (from as u128, t[i] as u128);
         let span = (i - prev) as u128;
         for (k, slot) in t.iter_mut().enumerate().take(i).skip(prev + 1) {
             *slot = (a + (b - a) * (k - prev) as u128 / span) as u64;
@@ -825,10 +932,12 @@ fn boundary_times(trace: &Trace, end: u64) -> Vec<u64> {
         slope_den = span;
         prev = i;
     }
-    for k in prev + 1..n {
-        t[k] = (t[prev] as u128 + slope_num * (k - prev) as u128 / slope_den) as u64;
+    let from = resume(&t, prev) as u128;
+    for (k, slot) in t.iter_mut().enumerate().skip(prev + 1) {
+        *slot = (from + slope_num * (k - prev) as u128 / slope_den) as u64;
     }
-    t
+    let jumps = jumps.into_iter().filter(|&(p, j)| j > t[p as usize]).collect();
+    (t, jumps)
 }
 
 #[cfg(test)]

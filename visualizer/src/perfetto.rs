@@ -118,13 +118,14 @@ pub fn export_model(m: &Model) -> String {
     };
     for (i, tt) in m.tasks.iter().enumerate() {
         let i = i as u32;
-        // Running slices.
-        for (k, &(p, st)) in tt.states.iter().enumerate() {
-            if st != State::Running {
+        // Running slices: from the start of the first step (after a clock
+        // jump before it) to the end of the last (see `Model::spans`).
+        for sp in m.spans(i, 0) {
+            if sp.state != State::Running {
                 continue;
             }
-            let e = tt.states.get(k + 1).map_or(m.end, |x| x.0);
-            let (t0, t1) = (m.time(p), m.time(e));
+            let (p, e) = (sp.start.0, sp.end.0);
+            let (t0, t1) = (m.time_at(sp.start), m.time_at(sp.end));
             body.push((
                 t0,
                 format!(
@@ -143,7 +144,8 @@ pub fn export_model(m: &Model) -> String {
                 Some(r) => format!("wait {}", m.resource_name(r)),
                 None => format!("wait ({})", b.op),
             };
-            let (t0, t1) = (m.time(b.start), if b.open { past_end } else { m.time(b.end) });
+            // Until the wake, which may come after a clock jump at its step.
+            let (t0, t1) = (m.time(b.start), if b.open { past_end } else { m.resume(b.end) });
             let res = b.resource.map(|r| format!(r#","resource":{}"#, js(m.resource_name(r)))).unwrap_or_default();
             body.push((
                 t0,

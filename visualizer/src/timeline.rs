@@ -725,20 +725,18 @@ fn draw_lane(
         s.text_mid(MARGIN + 20, bar0 - 10, "background task", TINY, false, palette::MUTED, Anchor::Left);
     }
 
-    // State bar: per column, the state that covers most of it.
+    // State bar: per column, the state that covers most of it. On a time
+    // axis a clock jump takes its time: the spans keep the sleep before it
+    // and the step after it apart (see `Model::spans`).
     let mut cov = vec![[0u32; 4]; w];
-    let st = &tt.states;
-    let first = st.partition_point(|(p, _)| *p <= xm.a).saturating_sub(1);
-    for i in first..st.len() {
-        let (p, state) = st[i];
-        let e = st.get(i + 1).map_or(m.end, |x| x.0);
-        if p >= xm.b {
+    for sp in m.spans(t, xm.a) {
+        if sp.start.0 >= xm.b {
             break;
         }
-        if e <= xm.a {
+        if sp.end.0 < xm.a || sp.end == (xm.a, false) {
             continue;
         }
-        xm.cover(p, e, |c, amt| cov[c][state.index()] += amt);
+        xm.cover_at(sp.start, sp.end, |c, amt| cov[c][sp.state.index()] += amt);
     }
     let cols: Vec<Option<State>> = cov
         .iter()
@@ -788,10 +786,13 @@ fn draw_lane(
     let mut mark_xs: Vec<i32> = marks.iter().map(|&(_, x)| x).collect();
     mark_xs.sort_unstable();
     for blk in &tt.blocks {
-        if blk.end <= xm.a || blk.start >= xm.b {
+        if blk.end < xm.a || blk.start >= xm.b {
             continue;
         }
-        let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px(blk.end.min(xm.b)));
+        // A wake comes after a clock jump at its step (a sleeper's, when no
+        // task could run): the stretch lasts until then.
+        let end = if blk.end <= xm.b { (blk.end, !blk.open) } else { (xm.b, false) };
+        let (x0, x1) = (xm.px(blk.start.max(xm.a)), xm.px_at(end));
         if x1 - x0 < 44 {
             continue;
         }

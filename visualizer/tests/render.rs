@@ -2706,3 +2706,167 @@ fn the_timeline_marks_the_notify_a_report_names() {
         m.tasks.iter().flat_map(|t| t.marks.iter().map(|mk| mk.kind)).collect();
     assert_eq!(kinds, vec![visualizer::model::MarkKind::LostNotify]);
 }
+
+/// A timeline's state bars on a time axis from `t0` to `t1` ns: `x(t)`, and
+/// each lane's colour (running, ready or blocked) at each pixel column of
+/// the plot, by the lane's task name.
+struct Bars {
+    left: i32,
+    right: i32,
+    t0: u64,
+    t1: u64,
+    lanes: std::collections::BTreeMap<String, Vec<Option<visualizer::palette::Rgb>>>,
+}
+
+impl Bars {
+    fn new(scene: &visualizer::Scene, names: &[&str], (t0, t1): (u64, u64)) -> Bars {
+        use visualizer::palette::{BLOCKED, READY, RUNNING};
+        // The plot's band: the axis line.
+        let (left, right) = scene
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                visualizer::Item::Rect { x0, y0, x1, y1, paint }
+                    if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
+                {
+                    Some((*x0, *x1 - 1))
+                }
+                _ => None,
+            })
+            .max_by_key(|(a, b)| b - a)
+            .unwrap();
+        let mut lanes = std::collections::BTreeMap::new();
+        for &name in names {
+            let ty = scene
+                .items
+                .iter()
+                .find_map(|i| match i {
+                    visualizer::Item::Text { y, text, .. } if text == name => Some(*y),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("no lane for {name}"));
+            let mut cols = vec![None; (right - left) as usize];
+            for i in &scene.items {
+                if let visualizer::Item::Rect { x0, y0, x1, y1, paint } = i {
+                    if [RUNNING, READY, BLOCKED].contains(&paint.rgb) && *y0 < ty && ty < *y1 && *x1 <= right {
+                        for c in (*x0).max(left)..*x1 {
+                            cols[(c - left) as usize] = Some(paint.rgb);
+                        }
+                    }
+                }
+            }
+            lanes.insert(name.to_string(), cols);
+        }
+        Bars { left, right, t0, t1, lanes }
+    }
+
+    fn x(&self, t: u64) -> i32 {
+        let (w, span) = ((self.right - self.left) as i64, (self.t1 - self.t0) as i64);
+        self.left + (((t - self.t0) as i64 * w + span / 2) / span) as i32
+    }
+
+    /// The lane's columns strictly inside `a..b` ns (a pixel off each end).
+    fn inside(&self, name: &str, a: u64, b: u64) -> &[Option<visualizer::palette::Rgb>] {
+        &self.lanes[name][(self.x(a) + 1 - self.left) as usize..(self.x(b) - 1 - self.left) as usize]
+    }
+}
+
+#[test]
+fn the_timeline_draws_clock_jumps_in_virtual_time() {
+    // When no task can run, the engine moves the clock to the next
+    // sleeper's deadline and wakes it in the same step. The timeline put a
+    // step at its first event's time and the wake at its step: a timer's
+    // 800 ns sleep was drawn as the 100 ns to its step's end, a task ran
+    // across the jump, and a sleep alone in its step was not drawn at all.
+    // All from the trace's events here: each step from the end of the one
+    // before (or its clock jump) to its own time, and each sleep to its
+    // deadline.
+    use visualizer::palette::{BLOCKED, READY, RUNNING};
+    let trace = common::clock_jump_trace();
+    let step_ns = 100;
+    let mut steps: Vec<(u64, u64)> = Vec::new(); // each step's start and end
+    let mut jumps: Vec<(u64, u64)> = Vec::new(); // from, to
+    let mut resume = 0;
+    for s in 1..=trace.meta.steps {
+        let end = resume + step_ns;
+        let events: Vec<_> = trace.events.iter().filter(|e| e.step == s).collect();
+        assert!(events.iter().all(|e| e.time >= end), "step {s}");
+        steps.push((resume, end));
+        resume = events.iter().map(|e| e.time).max().unwrap_or(end);
+        if resume > end {
+            assert!(events.iter().filter(|e| e.time > end).all(|e| e.kind == sim::trace::EventKind::Wake));
+            jumps.push((end, resume));
+        }
+    }
+    assert_eq!(jumps, [(700, 1100), (1300, 1500), (2000, 2200)]);
+    let sleeps: Vec<(u32, u64, u64)> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == sim::trace::EventKind::Sleep)
+        .map(|e| (e.task, e.time, e.time + e.amount.unwrap()))
+        .collect();
+    assert_eq!(sleeps.len(), 4);
+
+    let m = Model::new(&trace).unwrap();
+    let names: Vec<&str> = trace.tasks.iter().map(|t| t.name.as_str()).collect();
+    let opts = Options { window: Window::All, ..Options::default() };
+    let bars = Bars::new(&visualizer::timeline::scene(&m, &opts).unwrap(), &names, (0, trace.meta.time_ns));
+    for (t, &name) in names.iter().enumerate() {
+        // It runs in each of its steps, and nowhere else.
+        let mine: Vec<(u64, u64)> =
+            steps.iter().zip(&trace.schedule).filter(|(_, &k)| k as usize == t).map(|(s, _)| *s).collect();
+        for &(s0, s1) in &mine {
+            assert!(bars.inside(name, s0, s1).iter().all(|c| *c == Some(RUNNING)), "{name}: step {s0}..{s1}");
+        }
+        for (c, col) in bars.lanes[name].iter().enumerate() {
+            let cx = bars.left + c as i32;
+            if *col == Some(RUNNING) {
+                let near = mine.iter().any(|&(s0, s1)| cx >= bars.x(s0) - 1 && cx <= bars.x(s1) + 1);
+                assert!(near, "{name} running at x {cx}, in none of its steps {mine:?}");
+            }
+        }
+        // Nothing runs or is ready while the clock jumps.
+        for &(j0, j1) in &jumps {
+            let during = bars.inside(name, j0, j1);
+            assert!(during.iter().all(|c| !matches!(c, Some(RUNNING | READY))), "{name} during {j0}..{j1}");
+        }
+        // A sleep lasts until its deadline.
+        for &(_, s0, s1) in sleeps.iter().filter(|s| s.0 as usize == t) {
+            assert!(bars.inside(name, s0, s1).iter().all(|c| *c == Some(BLOCKED)), "{name} asleep {s0}..{s1}");
+        }
+    }
+    // A window from the end of step 7, where the clock jumped (700 ns),
+    // to step 9 (1300 ns): the worker sleeps until 1100 ns, then runs;
+    // the timer sleeps throughout (its sleep began before the window).
+    let opts = Options { window: Window::Steps(8, 9), ..Options::default() };
+    let bars = Bars::new(&visualizer::timeline::scene(&m, &opts).unwrap(), &["worker", "timer"], (700, 1300));
+    assert!(bars.inside("worker", 700, 1100).iter().all(|c| *c == Some(BLOCKED)));
+    assert!(bars.inside("worker", 1100, 1300).iter().all(|c| *c == Some(RUNNING)));
+    assert!(bars.inside("timer", 700, 1300).iter().all(|c| *c == Some(BLOCKED)));
+}
+
+#[test]
+fn perfetto_keeps_clock_jumps() {
+    // The same trace exported: each sleep lasts until its deadline, and no
+    // running slice reaches into a clock jump (nor, from a sleep alone in
+    // its step, over the sleep).
+    let trace = common::clock_jump_trace();
+    let json: serde_json::Value = serde_json::from_str(&visualizer::perfetto::export(&trace).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let worker = events
+        .iter()
+        .find(|e| e["name"] == "thread_name" && e["args"]["name"] == "worker")
+        .map(|e| e["tid"].clone())
+        .unwrap();
+    let ns = |v: &serde_json::Value| (v.as_f64().unwrap() * 1000.0).round() as u64;
+    let slices = |name: &str| -> Vec<(u64, u64)> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["name"] == name && e["tid"] == worker)
+            .map(|e| (ns(&e["ts"]), ns(&e["ts"]) + ns(&e["dur"])))
+            .collect()
+    };
+    // Its sleeps of 500, 300 and 200 ns; the last alone in step 14.
+    assert_eq!(slices("wait (sleep)"), [(600, 1100), (1300, 1600), (2000, 2200)]);
+    assert_eq!(slices("running"), [(200, 300), (500, 600), (1100, 1300), (1700, 1800), (1900, 2000), (2200, 2400)]);
+}

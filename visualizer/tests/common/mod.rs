@@ -232,3 +232,43 @@ pub fn trace_with_events(events: usize) -> Trace {
     }
     panic!("could not reach {events} events");
 }
+
+/// Clock jumps, as a Go handler waiting on a worker and a timer makes
+/// them: `waiter` receives from `done`, which `timer` sends on after
+/// sleeping 800 ns; `worker` sleeps 1000 ns, then waits on `never`. Each
+/// time every task is blocked or asleep, the engine moves the clock to the
+/// next sleeper's deadline and wakes it in the same step (a worker asleep
+/// alone wakes in the step it fell asleep in). Ends in a deadlock.
+pub fn clock_jump_trace() -> Trace {
+    *sim::Sim::new(0)
+        .record(true)
+        .label("clock-jumps", vec![])
+        .run(|| async {
+            let done: Chan<u32> = Chan::new("done", 0);
+            let never: Chan<u32> = Chan::new("never", 0);
+            {
+                let done = done.clone();
+                sim::spawn("waiter", async move {
+                    let _f = sim::frame("Server.handle");
+                    done.declare_receiver();
+                    done.recv().await;
+                });
+            }
+            sim::spawn("timer", async move {
+                let _f = sim::frame("time.After");
+                done.declare_sender();
+                sim::time::sleep(800).await;
+                done.send(1).await;
+            });
+            sim::spawn("worker", async move {
+                let _f = sim::frame("Server.handle.func1");
+                never.declare_receiver();
+                for ns in [500, 300, 200] {
+                    sim::time::sleep(ns).await;
+                }
+                never.recv().await;
+            });
+        })
+        .trace
+        .unwrap()
+}
