@@ -3,7 +3,9 @@
 //! Tasks (boxes, in their task colour) and resources (grey hexagons) are
 //! nodes; a task points to the resource it waits for ("waits for"), a
 //! resource to the tasks that could release it ("held by" for a lock,
-//! "released by" for a channel or pipe, whose other end they hold). A task
+//! "behind queued writer" for an RWMutex whose releasers are writers queued
+//! for it, holding none of it, as the report says, "released by" for a
+//! channel or pipe, whose other end they hold). A task
 //! in a monitor's `wait()` "waits for a notify" on it, "notified by" the
 //! tasks that could. The
 //! cycle is laid out on a circle and drawn in red; tasks blocked behind it,
@@ -31,6 +33,7 @@ use crate::model::Model;
 use crate::palette::{self, Rgb};
 use crate::scene::{Anchor, Scene};
 use crate::{Error, Options};
+use sim::outcome::{BlockedTask, Deadlock};
 
 /// What a node stands for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +122,7 @@ impl Graph {
         for t in &m.trace.tasks {
             by_name.entry(t.name.as_str()).or_insert(t.id);
         }
-        let releasers = |bt: &sim::outcome::BlockedTask| -> Vec<u32> {
+        let releasers = |bt: &BlockedTask| -> Vec<u32> {
             if bt.released_by_ids.len() == bt.released_by.len() {
                 bt.released_by_ids.clone()
             } else {
@@ -177,7 +180,7 @@ impl Graph {
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, true);
                     g.g.ring.push(r);
                     g.edge(tnodes[i], r, wait_label(&bt.op), true);
-                    let rel = release_label(&bt.kind, &bt.op);
+                    let rel = release_label(d, bt, &releasers(bt));
                     g.edge(r, next, rel, true);
                     for t in releasers(bt) {
                         if t != cycle_ids[(i + 1) % n] {
@@ -207,9 +210,10 @@ impl Graph {
                         // tangle the picture (the caption says who notified last).
                         continue;
                     }
+                    let rel = release_label(d, bt, &releasers(bt));
                     for t in releasers(bt) {
                         let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
-                        g.edge(r, to, release_label(&bt.kind, &bt.op), false);
+                        g.edge(r, to, rel, false);
                     }
                 }
             }
@@ -470,13 +474,39 @@ fn end_state(m: &Model, t: u32, finished: &str) -> String {
     }
 }
 
-fn release_label(kind: &str, op: &str) -> &'static str {
-    match (kind, op) {
+/// The label of the edges from what `bt` waits for to the tasks that could
+/// release it, `releasers` (as the chart resolves them). As the deadlock
+/// report has it (`write_task` in `sim::outcome`): a lock or read lock of
+/// an RWMutex whose releasers all wait to write-lock it, holding none of
+/// it, waits behind a queued writer (Go lets no reader in past one), which
+/// does not hold the lock.
+fn release_label(d: &Deadlock, bt: &BlockedTask, releasers: &[u32]) -> &'static str {
+    let queued = bt.kind == "rwmutex"
+        && !releasers.is_empty()
+        && releasers.iter().all(|&id| {
+            d.cycle.iter().chain(&d.behind).find(|x| x.task == id).is_some_and(|x| {
+                x.op == "lock" && x.resource == bt.resource && !x.holds.iter().any(|h| h.resource == bt.waits_for)
+            })
+        });
+    match (bt.kind.as_str(), bt.op.as_str()) {
+        (_, "lock" | "rlock") if queued => "behind queued writer",
         // Object.wait(): the monitor is let go; a notify ends the wait.
         (_, "wait") => "notified by",
         ("mutex" | "rwmutex" | "monitor", _) => "held by",
         _ => "released by",
     }
+}
+
+/// `edges` by label, each label once, in the order they first come.
+fn by_label<'e>(edges: &[&'e Edge]) -> Vec<(&'static str, Vec<&'e Edge>)> {
+    let mut out: Vec<(&'static str, Vec<&'e Edge>)> = Vec::new();
+    for &e in edges {
+        match out.iter_mut().find(|(l, _)| *l == e.label) {
+            Some((_, es)) => es.push(e),
+            None => out.push((e.label, vec![e])),
+        }
+    }
+    out
 }
 
 /// True for the label of a task's edge to what it waits on ([`wait_label`]).
@@ -737,19 +767,19 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     for &i in &ring {
         if let Some(p) = &placed[i] {
             draw_node(&mut s, m, &g.nodes[i], p);
-            // Who else could release a resource of the ring.
-            let others: Vec<&str> = g
-                .edges
-                .iter()
-                .filter(|e| e.from == i && !e.cycle && !in_ring(e.to))
-                .map(|e| g.nodes[e.to].label.as_str())
-                .collect();
+            // Who else could release a resource of the ring, by how: an
+            // RWMutex's other readers hold it, a queued writer does not.
+            let others: Vec<&Edge> = g.edges.iter().filter(|e| e.from == i && !e.cycle && !in_ring(e.to)).collect();
             if !others.is_empty() {
-                let text = format!(
-                    "also {}: {}",
-                    g.edges.iter().find(|e| e.from == i).map_or("", |e| e.label),
-                    others.join(", ")
-                );
+                let text = by_label(&others)
+                    .iter()
+                    .map(|(label, es)| {
+                        let names: Vec<&str> = es.iter().map(|e| g.nodes[e.to].label.as_str()).collect();
+                        format!("{label}: {}", names.join(", "))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let text = format!("also {text}");
                 // Under the node, centred; where the cycle's edge leaves
                 // straight down (a snake's column), beside it on the left,
                 // clear of the edge and of its label on the right, and of
@@ -847,28 +877,36 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
             // The row's own task is left out: the resource's edges are every
             // waiter's, and a task in `wait()` is not notified by itself.
             let rel: Vec<&Edge> = g.edges.iter().filter(|r| r.from == e.to && r.to != e.from && !joined).collect();
-            if let Some(first) = rel.first() {
+            // Each label leads its names (an RWMutex's readers hold it, its
+            // queued writer does not).
+            let rel: Vec<&Edge> = by_label(&rel).into_iter().flat_map(|(_, es)| es).collect();
+            if !rel.is_empty() {
                 let (mut x, cy) = if list_beside {
                     (bx + wait_w / 2 + 40, by)
                 } else {
                     bottom += 22;
                     (bx - wb / 2, bottom - 8)
                 };
-                let lead = format!("{}:", first.label);
-                s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
-                x += fonts::width(&lead, SMALL, false) + 10;
+                let lead_of =
+                    |k: usize| (k == 0 || rel[k - 1].label != rel[k].label).then(|| format!("{}:", rel[k].label));
                 let more = |left: usize| format!("and {left} more");
                 for (k, r) in rel.iter().enumerate() {
                     let n = &g.nodes[r.to];
+                    let lead = lead_of(k);
+                    let lead_w = lead.as_ref().map_or(0, |l| fonts::width(l, SMALL, false) + 10);
                     let w =
                         fonts::width(&n.label, SMALL, true) + if matches!(n.kind, NodeKind::Task(_)) { 17 } else { 0 };
                     // The names that fit, each leaving room to count the
                     // ones after it; those that do not fit are counted.
                     let after = rel.len() - k - 1;
                     let room = if after == 0 { 0 } else { 16 + fonts::width(&more(after), SMALL, false) };
-                    if x + w + room > right && k > 0 {
+                    if x + lead_w + w + room > right && k > 0 {
                         s.text_mid(x, cy, &more(rel.len() - k), SMALL, false, palette::EDGE, Anchor::Left);
                         break;
+                    }
+                    if let Some(lead) = lead {
+                        s.text_mid(x, cy, &lead, SMALL, false, palette::EDGE, Anchor::Left);
+                        x += lead_w;
                     }
                     if let NodeKind::Task(t) = n.kind {
                         s.rect(x, cy - 6, x + 12, cy + 6, m.task_colour(t));

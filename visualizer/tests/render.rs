@@ -2870,3 +2870,103 @@ fn perfetto_keeps_clock_jumps() {
     assert_eq!(slices("wait (sleep)"), [(600, 1100), (1300, 1600), (2000, 2200)]);
     assert_eq!(slices("running"), [(200, 300), (500, 600), (1100, 1300), (1700, 1800), (1900, 2000), (2200, 2400)]);
 }
+
+/// The first deadlock of seeds from 0 of Go's recursive read lock: `reader`
+/// read-locks `Store.mu` and, once `writer` has queued its write lock,
+/// read-locks it again, behind the writer. With `others`, `other-reader`
+/// also holds a read lock, waiting on a channel nobody will send on, and
+/// `late-reader` comes to read-lock it after the writer queued.
+fn recursive_rlock(others: bool) -> Trace {
+    let run = (0..200)
+        .map(|seed| {
+            sim::Sim::new(seed).record(true).run(move || async move {
+                let rw = sim::sync::RwMutex::new("Store.mu");
+                sim::spawn("reader", async move {
+                    let outer = rw.rlock().await;
+                    sim::time::sleep(1_000).await;
+                    let inner = rw.rlock().await;
+                    inner.runlock().await;
+                    outer.runlock().await;
+                });
+                if others {
+                    let gate: sim::sync::Chan<()> = sim::sync::Chan::new("gate", 0);
+                    let g = gate.clone();
+                    sim::spawn("other-reader", async move {
+                        let r = rw.rlock().await;
+                        g.declare_receiver();
+                        g.recv().await;
+                        r.runlock().await;
+                    });
+                    sim::spawn("gatekeeper", async move {
+                        gate.declare_sender();
+                        sim::time::sleep(100_000).await;
+                    });
+                    sim::spawn("late-reader", async move {
+                        sim::time::sleep(700).await;
+                        let r = rw.rlock().await;
+                        r.runlock().await;
+                    });
+                }
+                sim::spawn("writer", async move {
+                    sim::time::sleep(500).await;
+                    let w = rw.lock().await;
+                    w.unlock().await;
+                });
+            })
+        })
+        .find(|r| {
+            r.trace.as_ref().and_then(|t| t.deadlock.as_ref()).is_some_and(|d| {
+                d.cycle.len() == 2 && d.behind.len() == if others { 2 } else { 0 } && d.cycle[0].name == "reader"
+            })
+        })
+        .expect("a deadlock");
+    *run.trace.unwrap()
+}
+
+#[test]
+fn a_reader_behind_a_queued_writer_is_not_drawn_held_by_it() {
+    // The writer holds nothing: it is queued, and Go lets no reader in
+    // past it. The report says so ("behind the writer waiting for it");
+    // the wait-for graph drew `Store.mu` "held by" the writer. Its edge
+    // now says what the report says, by the report's rule.
+    let trace = recursive_rlock(false);
+    let report = trace.deadlock.as_ref().unwrap().to_string();
+    assert!(report.contains(r#"waiting to read-lock rwmutex "Store.mu", behind the writer waiting for it: "writer""#));
+    assert!(report.contains(r#""writer" (task 2): waiting to lock rwmutex "Store.mu", held by "reader""#), "{report}");
+    let g = visualizer::waitfor::Graph::new(&Model::new(&trace).unwrap());
+    let edges: Vec<(&str, &str, &str)> =
+        g.edges.iter().map(|e| (g.nodes[e.from].label.as_str(), e.label, g.nodes[e.to].label.as_str())).collect();
+    assert_eq!(
+        edges,
+        [
+            ("reader", "waits for", "Store.mu"),
+            ("Store.mu", "behind queued writer", "writer"),
+            ("writer", "waits for", "Store.mu"),
+            ("Store.mu", "held by", "reader")
+        ]
+    );
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
+    assert_eq!(texts.iter().filter(|t| *t == "behind queued writer").count(), 1, "{texts:?}");
+    assert_eq!(texts.iter().filter(|t| *t == "held by").count(), 1, "{texts:?}");
+
+    // Another reader holding it too, and one more queued behind the writer:
+    // the notes and rows that list a lock's other releasers give each its
+    // own label (they gave all the first edge's).
+    let trace = recursive_rlock(true);
+    let report = trace.deadlock.as_ref().unwrap().to_string();
+    let line = report.lines().find(|l| l.starts_with(r#""late-reader""#)).unwrap();
+    assert!(line.ends_with(r#"read-lock rwmutex "Store.mu", behind the writer waiting for it: "writer""#), "{report}");
+    let texts = check_svg(&render(&trace, Chart::WaitFor, Format::Svg, &Options::default()), Options::default().width);
+    assert!(texts.iter().any(|t| t == "also held by: other-reader"), "{texts:?}");
+    let row = texts.iter().position(|t| t == "late-reader").unwrap();
+    let listed: Vec<&str> = texts[row..]
+        .iter()
+        .map(String::as_str)
+        .filter(|t| t.ends_with(':') || t.contains("reader") || *t == "writer")
+        .collect();
+    assert_eq!(
+        listed[..],
+        ["late-reader", "behind queued writer:", "writer", "held by:", "reader", "other-reader"],
+        "{texts:?}"
+    );
+}
