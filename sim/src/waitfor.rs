@@ -111,7 +111,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 return false;
             }
             if !skip && out.len() == start {
-                return dead_alone(s, t, [(r, Dir::Send)]);
+                return own_side(s, t, [(r, Dir::Send)], out, primary_only);
             }
         }
         Wait::Recv(r) | Wait::Read(r) => {
@@ -120,7 +120,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 return false;
             }
             if !skip && out.len() == start {
-                return dead_alone(s, t, [(r, Dir::Recv)]);
+                return own_side(s, t, [(r, Dir::Recv)], out, primary_only);
             }
         }
         Wait::Select => {
@@ -135,7 +135,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
                 judged = true;
             }
             if judged && out.len() == start {
-                return dead_alone(s, t, s.tasks[t as usize].cases.iter().copied());
+                return own_side(s, t, s.tasks[t as usize].cases.iter().copied(), out, primary_only);
             }
             out[start..].sort_unstable();
             let mut k = start;
@@ -164,29 +164,52 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
 
 /// A wait of task `t` on these ends (resource, the waiter's side) of
 /// channels or pipes, whose other ends' declared holders all finished:
-/// nobody will serve it. Known (dead by itself, as a `wait()` with no
-/// notifier left), unless a close by a task on the waiter's own side may
-/// still wake it. A background task (a server's loop) in such a wait is
+/// nobody will serve it. A task on its own side may still close the end and
+/// so wake it: another sender of a channel (`close` wakes a parked send,
+/// which then panics), another reader or read closer of a pipe
+/// (`close_read` fails a read), another writer or write closer of a pipe
+/// (`close_write` fails the write in progress and those queued). Those
+/// still alive are its edges, so it is blocked for good once they are (a
+/// queued writer, a closer waiting for a lock the waiter holds), but not
+/// primary ones: a report builds its cycle through them only when no other
+/// is there. With none, it is known and dead by itself, as a `wait()` with
+/// no notifier left. Unknown (`false`) where nobody declared that side: any
+/// task may close it. A background task in such a wait (a server's loop) is
 /// parked, not deadlocked, as it is when the run ends; but a foreground
 /// task waiting for it is blocked for good (see [`detect_from`]).
-fn dead_alone(s: &State, t: TaskId, ends: impl IntoIterator<Item = (u32, Dir)>) -> bool {
-    !ends.into_iter().any(|(r, dir)| a_close_may_wake(s, t, r, dir))
-}
-
-/// True if a task on waiter `t`'s own side of end `dir` of `r` may still
-/// close it and so wake `t`: another sender of a channel (`close` wakes a
-/// parked send, which then panics), another reader or read closer of a
-/// pipe (`close_read` fails a read), another writer or write closer of a
-/// pipe (`close_write` fails the write in progress and those queued). Or
-/// nobody declared that side, so any task may.
-fn a_close_may_wake(s: &State, t: TaskId, r: u32, dir: Dir) -> bool {
-    let side = match (&s.resources[r as usize].st, dir) {
-        (ResState::Chan { senders: h, .. }, Dir::Send)
-        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-        | (ResState::Pipe { writers: h, .. }, Dir::Send) => h,
-        _ => return false,
-    };
-    !side.known() || side.iter_all().any(|u| u != t && s.tasks[u as usize].status != Status::Finished)
+fn own_side(
+    s: &State,
+    t: TaskId,
+    ends: impl IntoIterator<Item = (u32, Dir)>,
+    out: &mut Vec<TaskId>,
+    primary_only: bool,
+) -> bool {
+    let start = out.len();
+    for (r, dir) in ends {
+        let side = match (&s.resources[r as usize].st, dir) {
+            (ResState::Chan { senders: h, .. }, Dir::Send)
+            | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+            | (ResState::Pipe { writers: h, .. }, Dir::Send) => h,
+            _ => continue,
+        };
+        if !side.known() {
+            out.truncate(start);
+            return false;
+        }
+        if !primary_only {
+            out.extend(side.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished));
+        }
+    }
+    out[start..].sort_unstable();
+    let mut k = start;
+    for i in start..out.len() {
+        if k == start || out[k - 1] != out[i] {
+            out[k] = out[i];
+            k += 1;
+        }
+    }
+    out.truncate(k);
+    true
 }
 
 fn is_signal(s: &State, r: u32) -> bool {

@@ -1444,3 +1444,63 @@ fn a_wait_on_an_undeclared_end_is_not_said_to_have_no_task_left() {
     }
     assert!(found > 100, "{found} deadlocks in 300 seeds");
 }
+
+#[test]
+fn a_write_only_its_own_blocked_side_could_cancel_is_blocked_for_good() {
+    // The reader is gone. The writer queued behind main's write could close
+    // the write end, but it waits too; a write closer that first needs the
+    // mutex main holds never gets to close. Both are deadlocks, found
+    // beside a heartbeat, not left to the step limit.
+    for cap in [0, 4] {
+        for seed in 0..50 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let p: Pipe<u8> = Pipe::new("conn", cap);
+                let (r, q) = (p.clone(), p.clone());
+                spawn("reader", async move { r.declare_reader() });
+                spawn("queued", async move {
+                    q.declare_writer();
+                    let _ = q.write(10, None).await;
+                });
+                p.declare_writer();
+                let _ = p.write(10, None).await;
+            });
+            let d = run
+                .outcome
+                .deadlock()
+                .unwrap_or_else(|| panic!("capacity {cap}, seed {seed}: {}", run.outcome.summary()));
+            let mut names: Vec<&str> = d.cycle.iter().chain(&d.behind).map(|b| b.name.as_str()).collect();
+            names.sort_unstable();
+            assert_eq!(names, ["main", "queued"], "capacity {cap}, seed {seed}: {d}");
+            assert_eq!(d.running, ["heartbeat"], "capacity {cap}, seed {seed}");
+        }
+    }
+    let mut found = 0;
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            spawn_heartbeat();
+            let (p, mu) = (Pipe::<u8>::new("conn", 0), Mutex::new("mu"));
+            let (r, c) = (p.clone(), p.clone());
+            spawn("reader", async move { r.declare_reader() });
+            spawn("canceller", async move {
+                c.declare_write_closer();
+                let g = mu.lock().await;
+                c.close_write().await;
+                g.unlock().await;
+            });
+            p.declare_writer();
+            let g = mu.lock().await;
+            let _ = p.write(10, None).await;
+            g.unlock().await;
+        });
+        match run.outcome.deadlock() {
+            Some(d) => {
+                let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+                assert_eq!(names, ["main", "canceller"], "seed {seed}: {d}");
+                found += 1;
+            }
+            None => assert_eq!(run.outcome, Outcome::Completed, "seed {seed}"),
+        }
+    }
+    assert!(found > 0, "main takes mu first in some seed");
+}
