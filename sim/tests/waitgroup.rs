@@ -141,3 +141,74 @@ fn explore_proves_a_fan_out_and_finds_the_forgotten_done() {
     let (run, _) = bad.failure.expect("the forgotten done deadlocks");
     assert!(run.outcome.deadlock().is_some(), "{}", run.outcome.summary());
 }
+
+#[test]
+fn a_wait_woken_with_the_counter_raised_again_panics_as_go_does() {
+    // A's last done wakes main; A adds again before main looks: Go's Wait
+    // panics there. In other schedules main looks first and returns.
+    let mut reused = 0;
+    for seed in 0..200 {
+        let run = Sim::new(seed).run(|| async {
+            let wg = WaitGroup::new("wg");
+            wg.add(1);
+            let w = wg.clone();
+            spawn("A", async move {
+                w.declare_done();
+                w.done().await;
+                w.add(1);
+                sim::yield_now().await;
+                w.done().await;
+            });
+            wg.wait().await;
+        });
+        match &run.outcome {
+            Outcome::Completed => {}
+            Outcome::Panic { task, message, .. } => {
+                assert_eq!(task, "main", "seed {seed}");
+                assert!(
+                    message.starts_with("sync: WaitGroup is reused before previous Wait has returned"),
+                    "{message}"
+                );
+                reused += 1;
+            }
+            o => panic!("seed {seed}: {}", o.summary()),
+        }
+    }
+    assert!(reused > 0 && reused < 200, "{reused} of 200");
+}
+
+#[test]
+fn a_done_by_a_task_not_declared_fails_the_run_at_once() {
+    // A is declared as it is spawned; B is not, and its done is not the
+    // last: the run fails at B's done, naming the WaitGroup's own
+    // declaration, in every seed where main's wait is not judged first
+    // without B (then main's report is the outcome, as the README says).
+    let mut named = 0;
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(100_000).run(|| async {
+            let wg = WaitGroup::new("wg");
+            wg.add(2);
+            for (name, declared, yields) in [("A", true, 0), ("B", false, 3)] {
+                let w = wg.clone();
+                let task = spawn(name, async move {
+                    for _ in 0..yields {
+                        sim::yield_now().await;
+                    }
+                    w.done().await;
+                });
+                if declared {
+                    wg.declare_done_for(task.id());
+                }
+            }
+            wg.wait().await;
+        });
+        if let Outcome::Panic { task, message, .. } = &run.outcome {
+            assert_eq!(task, "B", "seed {seed}");
+            assert!(message.contains("calls Done on WaitGroup \"wg\", whose callers of Done were declared without it"));
+            named += 1;
+        } else {
+            assert!(run.outcome.deadlock().is_some(), "seed {seed}: {}", run.outcome.summary());
+        }
+    }
+    assert!(named > 0);
+}

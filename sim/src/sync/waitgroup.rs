@@ -18,11 +18,14 @@ use crate::TaskId;
 /// which is the bug it usually is in Go.
 ///
 /// Declare the tasks that will call `done` ([`WaitGroup::declare_done`]),
-/// as a monitor's notifiers are declared: a `wait` whose declared tasks
-/// have all returned with the counter above zero (a `Done` forgotten on an
-/// error path) is then found the step the last of them returns, even
-/// beside tasks that run on. Undeclared, any live task could still call
-/// `done`, and such a wait is found only when no task can run.
+/// as a monitor's notifiers are declared, and with them every task that
+/// will spawn one later (a `main` that starts a waiter before its
+/// workers): a `wait` whose declared tasks have all returned with the
+/// counter above zero (a `Done` forgotten on an error path) is then found
+/// the step the last of them returns, even beside tasks that run on. Leave
+/// out the spawner and a correct program can be reported deadlocked before
+/// the workers exist. Undeclared, any live task could still call `done`,
+/// and such a wait is found only when no task can run.
 ///
 /// ```
 /// use sim::sync::WaitGroup;
@@ -76,10 +79,26 @@ impl WaitGroup {
     /// reaches zero. A scheduling point.
     ///
     /// # Panics
-    /// With the counter at zero, as Go does: "sync: negative WaitGroup counter".
+    /// With the counter at zero, as Go does: "sync: negative WaitGroup
+    /// counter". And, once the tasks that call `done` are declared, if the
+    /// caller is not one of them: a wait judged without it could have been
+    /// reported deadlocked (checked on every call, not only the last).
     pub async fn done(&self) {
         // Named as Go's stack traces name it.
         let _f = crate::frame("sync.(*WaitGroup).Done");
+        let id = self.m.id();
+        crate::rt::with(|s| {
+            let me = s.current;
+            if s.declares_notifiers(id) && !s.notifiers.contains(&(id, me)) {
+                s.touch(id);
+                panic!(
+                    "sim: task {me} (\"{}\") calls Done on WaitGroup \"{}\", whose callers of Done were declared \
+                     without it: declare every task that calls Done, or spawns a task that will, when it starts \
+                     (declare_done, declare_done_for), or none",
+                    s.tasks[me as usize].name, s.resources[id as usize].name
+                );
+            }
+        });
         let g = self.m.enter().await;
         let n = self.count.get();
         if n == 0 {
@@ -95,11 +114,22 @@ impl WaitGroup {
 
     /// `wg.Wait()`: returns once the counter is zero (at once if it is). A
     /// scheduling point.
+    ///
+    /// # Panics
+    /// Woken by the last `done`, but with the counter raised again before it
+    /// looked, as Go's `Wait` does: "sync: WaitGroup is reused before
+    /// previous Wait has returned".
     pub async fn wait(&self) {
         let _f = crate::frame("sync.(*WaitGroup).Wait");
         let g = self.m.enter().await;
-        while self.count.get() > 0 {
+        if self.count.get() > 0 {
+            // Only the `done` that brings the counter to zero notifies: one
+            // wake-up, then the counter is looked at once more, as Go does.
             g.wait().await;
+            if self.count.get() > 0 {
+                g.exit().await;
+                panic!("sync: WaitGroup is reused before previous Wait has returned");
+            }
         }
         g.exit().await;
     }
