@@ -486,14 +486,14 @@ fn write_task(
         };
         if b.undeclared {
             // Only those seen on the other end so far: not "only these".
-            write!(f, ", which these have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;
+            write!(f, ", which these live tasks have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;
         } else if !verb.is_empty() {
             write!(f, ", {verb} {}", who.join(", "))?;
         }
     } else if let (Some(what), true) = (dead_by_itself(&b.op), b.undeclared) {
         // Nobody used the other end yet, which says nothing of who will:
         // not "no task left".
-        write!(f, ", which no task has used so far ({}; a task may yet {what})", undeclared_note(&b.op))?;
+        write!(f, ", which no live task has used so far ({}; a task may yet {what})", undeclared_note(&b.op))?;
     } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
         // or the notifiers the model declared), or every declared holder of

@@ -739,21 +739,34 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
             (res.name.to_string(), Some(r), res.kind.as_str().to_string())
         }
     };
-    // The other end's holders, for a channel or pipe wait, never declared.
-    let unknown = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
-        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => false,
+    // The other end's holders, for a channel or pipe wait, if never declared.
+    let undeclared_end = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
+        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => None,
         (ResState::Chan { receivers: h, .. }, Dir::Recv)
         | (ResState::Chan { senders: h, .. }, Dir::Send)
         | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-        | (ResState::Pipe { writers: h, .. }, Dir::Send) => !h.known(),
-        _ => false,
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => (!h.known()).then_some(h),
+        _ => None,
     };
-    let undeclared = match wait {
-        Wait::Send(r) | Wait::Write(r) => unknown(r, Dir::Recv),
-        Wait::Recv(r) | Wait::Read(r) => unknown(r, Dir::Send),
-        Wait::Select => task.cases.iter().any(|&(r, dir)| unknown(r, other(dir))),
-        _ => false,
+    let ends: Vec<(u32, Dir)> = match wait {
+        Wait::Send(r) | Wait::Write(r) => vec![(r, Dir::Recv)],
+        Wait::Recv(r) | Wait::Read(r) => vec![(r, Dir::Send)],
+        Wait::Select => task.cases.iter().map(|&(r, dir)| (r, other(dir))).collect(),
+        _ => Vec::new(),
     };
+    let undeclared = ends.iter().any(|&(r, want)| undeclared_end(r, want).is_some());
+    if undeclared && released.is_empty() {
+        // While some task can run, the graph leaves such an end's users
+        // out (any task may yet use it): the report names those alive that
+        // used it so far, as it says.
+        for &(r, want) in &ends {
+            if let Some(h) = undeclared_end(r, want) {
+                released.extend(h.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished));
+            }
+        }
+        released.sort_unstable();
+        released.dedup();
+    }
     BlockedTask {
         undeclared,
         task: t,

@@ -1431,7 +1431,7 @@ fn a_wait_on_an_undeclared_end_is_not_said_to_have_no_task_left() {
         assert!(p.undeclared && p.released_by.is_empty(), "seed {seed}: {p:?}");
         assert!(
             text.contains(
-                "waiting to send on chan \"Cache.events\", which no task has used so far (its receivers are \
+                "waiting to send on chan \"Cache.events\", which no live task has used so far (its receivers are \
                  not declared; a task may yet receive from it or close it)"
             ),
             "seed {seed}: {text}"
@@ -1503,4 +1503,33 @@ fn a_write_only_its_own_blocked_side_could_cancel_is_blocked_for_good() {
         }
     }
     assert!(found > 0, "main takes mu first in some seed");
+}
+
+#[test]
+fn a_wait_on_an_undeclared_end_names_the_live_tasks_that_used_it_at_the_step_limit() {
+    // Main receives twice on an undeclared channel; "sender" sends once and
+    // stays (spinning) or returns. Beside a spinning task the run ends at
+    // its step limit, where the report names who used the end, alive.
+    for stays in [true, false] {
+        let run = Sim::new(0).max_steps(2_000).run(move || async move {
+            spawn_heartbeat();
+            let ch: Chan<u32> = Chan::new("results", 0);
+            let tx = ch.clone();
+            spawn("sender", async move {
+                tx.send(1).await;
+                while stays {
+                    sim::yield_now().await;
+                }
+            });
+            ch.recv().await;
+            ch.recv().await;
+        });
+        let text = run.outcome.to_string();
+        let want = if stays {
+            "\"main\" (task 0): waiting to receive from chan \"results\", which these live tasks have used so far: \"sender\" (its senders are not declared)"
+        } else {
+            "\"main\" (task 0): waiting to receive from chan \"results\", which no live task has used so far (its senders are not declared; a task may yet send on it or close it)"
+        };
+        assert!(text.contains(want), "sender stays: {stays}: {text}");
+    }
 }

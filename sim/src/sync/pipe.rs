@@ -241,7 +241,8 @@ impl<M: 'static> Pipe<M> {
     /// before or while it waits.
     ///
     /// A read of `max` 0 waits as any read does and takes nothing, as Go's
-    /// `Read` of an empty slice: its 0 is not end of stream.
+    /// `Read` of an empty slice: its 0 is end of stream only if the write
+    /// end is closed and nothing is left.
     pub async fn read(&self, max: u64, out: &mut Vec<M>) -> Result<u64, PipeClosed> {
         let inner = self.inner.clone();
         Op::new(move || {
