@@ -520,6 +520,7 @@ mod tests {
             stack: Vec::new(),
             holds: Vec::new(),
             undeclared: false,
+            returned: Vec::new(),
         };
         let sign = |names: &[(&str, &str)]| {
             signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {

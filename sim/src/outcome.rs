@@ -244,6 +244,20 @@ pub struct BlockedTask {
     /// is not known. Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub undeclared: bool,
+    /// For a lock wait: those of `released_by_ids` that had returned still
+    /// holding the lock (a Go mutex left locked on an error path), each with
+    /// where it took it. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub returned: Vec<ReturnedHolder>,
+}
+
+/// A task that returned holding the lock a blocked task waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReturnedHolder {
+    pub task: u32,
+    /// Where it took the lock, if the model named the frame.
+    pub at: Option<FrameInfo>,
 }
 
 /// A lock held by a blocked task.
@@ -484,7 +498,26 @@ fn write_task(
             "join" => "",
             _ => "which only these could serve:",
         };
-        if b.undeclared {
+        if !b.returned.is_empty() {
+            // A holder that returned is in no entry of the report: say so,
+            // and where it locked, or the report points at a task it never
+            // shows.
+            let names: Vec<String> =
+                b.returned
+                    .iter()
+                    .map(|r| {
+                        let name = b.released_by_ids.iter().position(|&id| id == r.task).map_or_else(
+                            || format!("task {}", r.task),
+                            |i| self::who(shared, &b.released_by[i], r.task),
+                        );
+                        match &r.at {
+                            Some(at) => format!("{name} returned without unlocking it, locked at {at}"),
+                            None => format!("{name} returned without unlocking it"),
+                        }
+                    })
+                    .collect();
+            write!(f, ", {verb} {} ({})", who.join(", "), names.join("; "))?;
+        } else if b.undeclared {
             // Only those seen on the other end so far: not "only these".
             write!(f, ", which these live tasks have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;
         } else if !verb.is_empty() {

@@ -767,7 +767,31 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         released.sort_unstable();
         released.dedup();
     }
+    // A lock's holder that returned holding it (a Go mutex can be unlocked
+    // by any task, so while others run it is not judged; the report says so).
+    let returned = match wait {
+        Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) => {
+            let mut out = Vec::new();
+            let mut note = |h: &crate::rt::Hold| {
+                if s.tasks[h.task as usize].status == Status::Finished && released.contains(&h.task) {
+                    out.push(crate::outcome::ReturnedHolder { task: h.task, at: h.at.map(FrameInfo::from) });
+                }
+            };
+            match &s.resources[r as usize].st {
+                ResState::Mutex { holder: Some(h) } | ResState::Monitor { owner: Some(h), .. } => note(h),
+                ResState::RwLock { writer, readers, .. } => {
+                    writer.iter().chain(readers.iter()).for_each(&mut note);
+                }
+                _ => {}
+            }
+            out.sort_by_key(|h| h.task);
+            out.dedup_by_key(|h| h.task);
+            out
+        }
+        _ => Vec::new(),
+    };
     BlockedTask {
+        returned,
         undeclared,
         task: t,
         name: task.name.to_string(),

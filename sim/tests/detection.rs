@@ -1533,3 +1533,49 @@ fn a_wait_on_an_undeclared_end_names_the_live_tasks_that_used_it_at_the_step_lim
         assert!(text.contains(want), "sender stays: {stays}: {text}");
     }
 }
+
+#[test]
+fn a_lock_whose_holder_returned_says_so_and_where_it_was_taken() {
+    // Go's missing Unlock on an error path: "leaker" returns holding mu.
+    // A Go mutex may be unlocked by any task, so beside a heartbeat the
+    // run goes to its step limit; alone, it is a global deadlock. Either
+    // way the report says the holder returned, and where it locked.
+    for heartbeat in [false, true] {
+        let run = Sim::new(0).record(true).max_steps(2_000).run(move || async move {
+            if heartbeat {
+                spawn_heartbeat();
+            }
+            let mu = Mutex::new("Daemon.mu");
+            spawn("leaker", async move {
+                let _f = sim::frame_at("(*Daemon).GetContainer", "daemon.go:101");
+                std::mem::forget(mu.lock().await);
+            })
+            .join()
+            .await;
+            let _g = mu.lock().await;
+        });
+        let text = run.outcome.to_string();
+        assert!(
+            text.contains(
+                "\"main\" (task 0): waiting to lock mutex \"Daemon.mu\", held by \"leaker\" (\"leaker\" returned \
+                 without unlocking it, locked at (*Daemon).GetContainer (daemon.go:101))"
+            ),
+            "heartbeat {heartbeat}: {text}"
+        );
+        if let Some(d) = run.outcome.deadlock() {
+            assert!(!heartbeat && d.global, "{d}");
+            // The trace keeps it, and reads back.
+            let t = run.trace.unwrap();
+            let json = t.to_json();
+            let again = sim::trace::Trace::from_json(&json).unwrap();
+            assert_eq!(again.deadlock.unwrap().behind[0].returned.len(), 1);
+            // A returned holder that is not a releaser of the wait is refused.
+            let bad = json.replace("\"returned\":[{\"task\":1,", "\"returned\":[{\"task\":0,");
+            assert_ne!(bad, json);
+            let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+            assert!(err.contains("returned[0]: task 0 is not a releaser"), "{err}");
+        } else {
+            assert!(heartbeat, "{text}");
+        }
+    }
+}

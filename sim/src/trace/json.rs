@@ -1050,6 +1050,18 @@ impl Trace {
                 return Err(format!("released_by: \"{name}\" is not a task"));
             }
         }
+        // A holder that returned is one of the releasers, of a lock wait.
+        for (i, r) in b.returned.iter().enumerate() {
+            if !matches!(b.op.as_str(), "lock" | "rlock") || !b.released_by_ids.contains(&r.task) {
+                return Err(format!(
+                    "returned[{i}]: task {} is not a releaser (released_by_ids) of this lock wait",
+                    r.task
+                ));
+            }
+            if self.tasks.get(r.task as usize).is_none() {
+                return Err(format!("returned[{i}]: {} is not a task id", r.task));
+            }
+        }
         // The ids say which task of a shared name; a trace from before they
         // were kept has none.
         if !b.released_by_ids.is_empty() {
