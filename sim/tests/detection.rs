@@ -1517,8 +1517,10 @@ fn a_wait_on_an_undeclared_end_names_the_live_tasks_that_used_it_at_the_step_lim
             let tx = ch.clone();
             spawn("sender", async move {
                 tx.send(1).await;
-                while stays {
-                    sim::yield_now().await;
+                if stays {
+                    loop {
+                        sim::yield_now().await;
+                    }
                 }
             });
             ch.recv().await;
