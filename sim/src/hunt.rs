@@ -521,6 +521,7 @@ mod tests {
             holds: Vec::new(),
             undeclared: false,
             returned: Vec::new(),
+            closers_only: false,
         };
         let sign = |names: &[(&str, &str)]| {
             signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {

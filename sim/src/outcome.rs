@@ -249,6 +249,11 @@ pub struct BlockedTask {
     /// where it took it. Left out of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub returned: Vec<ReturnedHolder>,
+    /// For a channel or pipe wait: nobody is left on the other end, and
+    /// `released_by` are tasks on the waiter's own side, which may only
+    /// close the end (and so fail the wait). Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closers_only: bool,
 }
 
 /// A task that returned holding the lock a blocked task waits for.
@@ -510,13 +515,18 @@ fn write_task(
                             || format!("task {}", r.task),
                             |i| self::who(shared, &b.released_by[i], r.task),
                         );
+                        // A Java monitor is exited, not unlocked.
+                        let (undo, did) =
+                            if b.kind == "monitor" { ("exiting", "entered") } else { ("unlocking", "locked") };
                         match &r.at {
-                            Some(at) => format!("{name} returned without unlocking it, locked at {at}"),
-                            None => format!("{name} returned without unlocking it"),
+                            Some(at) => format!("{name} returned without {undo} it, {did} at {at}"),
+                            None => format!("{name} returned without {undo} it"),
                         }
                     })
                     .collect();
             write!(f, ", {verb} {} ({})", who.join(", "), names.join("; "))?;
+        } else if b.closers_only {
+            write!(f, ", and no task left to serve it; only these may still close it: {}", who.join(", "))?;
         } else if b.undeclared {
             // Only those seen on the other end so far: not "only these".
             write!(f, ", which these live tasks have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;

@@ -397,7 +397,36 @@ fn parked(s: &State, sc: &Scratch) -> bool {
 fn waits_alone(s: &State, t: TaskId) -> bool {
     let mut out = Vec::new();
     let lock = matches!(s.tasks[t as usize].status, Status::Blocked(Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)));
-    edges(s, t, &mut out) && (out.is_empty() || (!lock && out.iter().all(|&u| u == t)))
+    if !edges(s, t, &mut out) {
+        return false;
+    }
+    // Edges to tasks on its own side only (see `own_side`): nobody is left
+    // to serve it, and two loops that could each close the end for the
+    // other are parked as one would be.
+    out.is_empty() || (!lock && (out.iter().all(|&u| u == t) || !other_end_served(s, t)))
+}
+
+/// Whether a live task other than `t` holds the other end of the channel
+/// or pipe `t` waits on (of any case, for a select), or is the write
+/// ahead of its queued one.
+fn other_end_served(s: &State, t: TaskId) -> bool {
+    let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
+    let mut buf = Vec::new();
+    match wait {
+        Wait::Send(r) | Wait::Write(r) => {
+            end_holders(s, t, r, Dir::Recv, &mut buf, true);
+        }
+        Wait::Recv(r) | Wait::Read(r) => {
+            end_holders(s, t, r, Dir::Send, &mut buf, true);
+        }
+        Wait::Select => {
+            for &(r, dir) in &s.tasks[t as usize].cases {
+                end_holders(s, t, r, other(dir), &mut buf, true);
+            }
+        }
+        _ => return true,
+    }
+    buf.iter().any(|&u| u != t)
 }
 
 /// Whether some blocked foreground task's reachable set is closed: one
@@ -790,7 +819,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         }
         _ => Vec::new(),
     };
+    let closers_only = !ends.is_empty() && !undeclared && !released.is_empty() && !other_end_served(s, t);
     BlockedTask {
+        closers_only,
         returned,
         undeclared,
         task: t,

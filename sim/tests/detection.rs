@@ -1473,6 +1473,13 @@ fn a_write_only_its_own_blocked_side_could_cancel_is_blocked_for_good() {
             names.sort_unstable();
             assert_eq!(names, ["main", "queued"], "capacity {cap}, seed {seed}: {d}");
             assert_eq!(d.running, ["heartbeat"], "capacity {cap}, seed {seed}");
+            // The write in progress (main's or the other's): nobody reads, and
+            // the one queued behind it could only close the end.
+            let text = d.to_string();
+            assert!(
+                text.contains("waiting to write to pipe \"conn\", and no task left to serve it; only these may still close it: \""),
+                "capacity {cap}, seed {seed}: {text}"
+            );
         }
     }
     let mut found = 0;
@@ -1579,5 +1586,34 @@ fn a_lock_whose_holder_returned_says_so_and_where_it_was_taken() {
         } else {
             assert!(heartbeat, "{text}");
         }
+    }
+}
+
+#[test]
+fn background_loops_that_could_each_close_for_the_other_are_parked() {
+    // Two read loops of one conn, the writer gone: each could close the
+    // read end for the other, and neither will. They are parked, as one
+    // such loop is, and the run completes while main runs on.
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let p: Pipe<u8> = Pipe::new("conn", 4);
+            for name in ["read-loop-1", "read-loop-2"] {
+                let r = p.clone();
+                sim::spawn_background(name, async move {
+                    r.declare_reader();
+                    let mut v = Vec::new();
+                    while r.read(10, &mut v).await.is_ok() {}
+                });
+            }
+            let w = p.clone();
+            spawn("client", async move {
+                w.declare_writer();
+                let _ = w.write(3, None).await;
+            });
+            for _ in 0..50 {
+                sim::yield_now().await;
+            }
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }
 }
