@@ -784,13 +784,22 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         _ => Vec::new(),
     };
     let undeclared = ends.iter().any(|&(r, want)| undeclared_end(r, want).is_some());
-    if undeclared && released.is_empty() {
-        // While some task can run, the graph leaves such an end's users
-        // out (any task may yet use it): the report names those alive that
-        // used it so far, as it says.
+    if undeclared {
+        // While some task can run, the graph leaves an undeclared end's
+        // users out (any task may yet use it), and stops at the first such
+        // case of a select: the report names, for every end, those alive
+        // that hold it or used it so far, as it says.
+        released.clear();
         for &(r, want) in &ends {
-            if let Some(h) = undeclared_end(r, want) {
-                released.extend(h.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished));
+            match (&s.resources[r as usize].st, want) {
+                (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => released.push(*w),
+                (ResState::Chan { receivers: h, .. }, Dir::Recv)
+                | (ResState::Chan { senders: h, .. }, Dir::Send)
+                | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+                | (ResState::Pipe { writers: h, .. }, Dir::Send) => {
+                    released.extend(h.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished))
+                }
+                _ => {}
             }
         }
         released.sort_unstable();

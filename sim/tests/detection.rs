@@ -1617,3 +1617,39 @@ fn background_loops_that_could_each_close_for_the_other_are_parked() {
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }
 }
+
+#[test]
+fn a_select_with_an_undeclared_case_is_reported_the_same_in_either_case_order() {
+    // main selects on a declared channel (whose sender waits for the mutex
+    // main holds) and an undeclared one; the report's line does not depend
+    // on which case comes first.
+    let line = |declared_first: bool| {
+        let run = Sim::new(0).max_steps(2_000).run(move || async move {
+            spawn_heartbeat();
+            let (mu, declared, loose) =
+                (Mutex::new("mu"), Chan::<u32>::new("declared", 0), Chan::<u32>::new("loose", 0));
+            let tx = declared.clone();
+            declared.declare_receiver();
+            let g = mu.lock().await;
+            let user = spawn("user", async move {
+                let g = mu.lock().await;
+                tx.send(1).await;
+                g.unlock().await;
+            });
+            declared.declare_sender_for(user.id());
+            let (mut a, mut b) = (declared.recv_case(), loose.recv_case());
+            if declared_first {
+                select(&mut [&mut a, &mut b], false).await;
+            } else {
+                select(&mut [&mut b, &mut a], false).await;
+            }
+            g.unlock().await;
+        });
+        let text = run.outcome.to_string();
+        let line = text.lines().find(|l| l.starts_with("\"main\"")).unwrap_or_else(|| panic!("{text}")).to_string();
+        line.replace("recv declared | recv loose", "recv loose | recv declared")
+    };
+    let (first, second) = (line(true), line(false));
+    assert_eq!(first, second);
+    assert!(first.contains("which these live tasks have used so far: \"user\""), "{first}");
+}
