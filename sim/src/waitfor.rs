@@ -540,7 +540,10 @@ fn report(s: &State, global: bool) -> Deadlock {
             }
             buf.clear();
             let known = edges(s, u, &mut buf);
-            if (!known && !global) || buf.iter().any(|&v| releasable[v as usize]) {
+            // A lock held by a task that returned may yet be unlocked by any
+            // other (a Go mutex): open while tasks run, as `closed_from` has it.
+            let returned_holder = |v: &TaskId| s.tasks[*v as usize].status == Status::Finished;
+            if (!known && !global) || buf.iter().any(|&v| releasable[v as usize] || (!global && returned_holder(&v))) {
                 releasable[u as usize] = true;
                 changed = true;
             }
