@@ -137,15 +137,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             if judged && out.len() == start {
                 return own_side(s, t, s.tasks[t as usize].cases.iter().copied(), out, primary_only);
             }
-            out[start..].sort_unstable();
-            let mut k = start;
-            for i in start..out.len() {
-                if k == start || out[k - 1] != out[i] {
-                    out[k] = out[i];
-                    k += 1;
-                }
-            }
-            out.truncate(k);
+            sort_dedup_from(out, start);
         }
         Wait::Join(u) => out.push(u),
     }
@@ -200,15 +192,7 @@ fn own_side(
             out.extend(side.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished));
         }
     }
-    out[start..].sort_unstable();
-    let mut k = start;
-    for i in start..out.len() {
-        if k == start || out[k - 1] != out[i] {
-            out[k] = out[i];
-            k += 1;
-        }
-    }
-    out.truncate(k);
+    sort_dedup_from(out, start);
     true
 }
 
@@ -225,25 +209,40 @@ enum Releasers<'a> {
 }
 
 fn releasers(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
+    match end_users(s, t, r, want)? {
+        // An end nobody declared may yet be used by a task that has not
+        // touched it: its holders are not known, unless no task can run at
+        // all (then none will touch it: the ones that did are all there is).
+        Releasers::Holders(h) if !(h.known() || s.enabled.is_empty() && s.timers.is_empty()) => None,
+        users => Some(users),
+    }
+}
+
+/// [`releasers`], declared or not: an undeclared end's holders are the
+/// tasks seen using it so far.
+fn end_users(s: &State, t: TaskId, r: u32, want: Dir) -> Option<Releasers<'_>> {
     Some(match (&s.resources[r as usize].st, want) {
         // A writer queued behind another write waits for that writer first.
         (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => Releasers::ActiveWriter(*w),
         (ResState::Chan { receivers: h, .. }, Dir::Recv)
         | (ResState::Chan { senders: h, .. }, Dir::Send)
         | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-        | (ResState::Pipe { writers: h, .. }, Dir::Send) => {
-            // An end nobody declared may yet be used by a task that has
-            // not touched it: its holders are not known, unless no task
-            // can run at all (then none will touch it: the ones that did
-            // are all there is).
-            let nobody_runs = s.enabled.is_empty() && s.timers.is_empty();
-            if !(h.known() || nobody_runs) {
-                return None;
-            }
-            Releasers::Holders(h)
-        }
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => Releasers::Holders(h),
         _ => return None,
     })
+}
+
+/// Sorts `out[start..]` and drops its repeats.
+fn sort_dedup_from(out: &mut Vec<TaskId>, start: usize) {
+    out[start..].sort_unstable();
+    let mut k = start;
+    for i in start..out.len() {
+        if k == start || out[k - 1] != out[i] {
+            out[k] = out[i];
+            k += 1;
+        }
+    }
+    out.truncate(k);
 }
 
 /// The end a task on the `dir` end of a channel waits for.
@@ -410,23 +409,26 @@ fn waits_alone(s: &State, t: TaskId) -> bool {
 /// or pipe `t` waits on (of any case, for a select), or is the write
 /// ahead of its queued one.
 fn other_end_served(s: &State, t: TaskId) -> bool {
-    let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
+    let ends = other_ends(s, t);
+    if ends.is_empty() {
+        return true;
+    }
     let mut buf = Vec::new();
-    match wait {
-        Wait::Send(r) | Wait::Write(r) => {
-            end_holders(s, t, r, Dir::Recv, &mut buf, true);
-        }
-        Wait::Recv(r) | Wait::Read(r) => {
-            end_holders(s, t, r, Dir::Send, &mut buf, true);
-        }
-        Wait::Select => {
-            for &(r, dir) in &s.tasks[t as usize].cases {
-                end_holders(s, t, r, other(dir), &mut buf, true);
-            }
-        }
-        _ => return true,
+    for (r, want) in ends {
+        end_holders(s, t, r, want, &mut buf, true);
     }
     buf.iter().any(|&u| u != t)
+}
+
+/// The ends that could serve blocked task `t`'s channel or pipe wait (each
+/// case's, for a select), as (resource, the end wanted); none for another wait.
+fn other_ends(s: &State, t: TaskId) -> Vec<(u32, Dir)> {
+    match s.tasks[t as usize].status {
+        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => vec![(r, Dir::Recv)],
+        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => vec![(r, Dir::Send)],
+        Status::Blocked(Wait::Select) => s.tasks[t as usize].cases.iter().map(|&(r, dir)| (r, other(dir))).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Whether some blocked foreground task's reachable set is closed: one
@@ -772,21 +774,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         }
     };
     // The other end's holders, for a channel or pipe wait, if never declared.
-    let undeclared_end = |r: u32, want: Dir| match (&s.resources[r as usize].st, want) {
-        (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => None,
-        (ResState::Chan { receivers: h, .. }, Dir::Recv)
-        | (ResState::Chan { senders: h, .. }, Dir::Send)
-        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-        | (ResState::Pipe { writers: h, .. }, Dir::Send) => (!h.known()).then_some(h),
-        _ => None,
-    };
-    let ends: Vec<(u32, Dir)> = match wait {
-        Wait::Send(r) | Wait::Write(r) => vec![(r, Dir::Recv)],
-        Wait::Recv(r) | Wait::Read(r) => vec![(r, Dir::Send)],
-        Wait::Select => task.cases.iter().map(|&(r, dir)| (r, other(dir))).collect(),
-        _ => Vec::new(),
-    };
-    let undeclared = ends.iter().any(|&(r, want)| undeclared_end(r, want).is_some());
+    let ends = other_ends(s, t);
+    let undeclared =
+        ends.iter().any(|&(r, want)| matches!(end_users(s, t, r, want), Some(Releasers::Holders(h)) if !h.known()));
     if undeclared {
         // While some task can run, the graph leaves an undeclared end's
         // users out (any task may yet use it), and stops at the first such
@@ -794,19 +784,15 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         // that hold it or used it so far, as it says.
         released.clear();
         for &(r, want) in &ends {
-            match (&s.resources[r as usize].st, want) {
-                (ResState::Pipe { active_writer: Some(w), .. }, Dir::Recv) if *w != t => released.push(*w),
-                (ResState::Chan { receivers: h, .. }, Dir::Recv)
-                | (ResState::Chan { senders: h, .. }, Dir::Send)
-                | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-                | (ResState::Pipe { writers: h, .. }, Dir::Send) => {
+            match end_users(s, t, r, want) {
+                Some(Releasers::ActiveWriter(w)) => released.push(w),
+                Some(Releasers::Holders(h)) => {
                     released.extend(h.iter_all().filter(|&u| u != t && s.tasks[u as usize].status != Status::Finished))
                 }
-                _ => {}
+                None => {}
             }
         }
-        released.sort_unstable();
-        released.dedup();
+        sort_dedup_from(&mut released, 0);
     }
     // A lock's holder that returned holding it (a Go mutex can be unlocked
     // by any task, so while others run it is not judged; the report says so).
