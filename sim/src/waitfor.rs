@@ -9,9 +9,12 @@
 //! - a channel send or receive, a pipe write or read: every task holding the
 //!   other end, once the model declared who holds it (a task holds an end once
 //!   it used or declared it; a task yet to use an end is not known otherwise),
-//!   and the live tasks declared to close a pipe end (not an illustrated
-//!   cycle's edges where the users give one); with none left, the wait is
-//!   dead by itself; a `select`: the union over its cases;
+//!   and the live tasks declared to close a pipe end, either end (closing
+//!   its own end fails the waiter's read or write too; not an illustrated
+//!   cycle's edges where the users give one); with none left, the live
+//!   users of its own side, which may close it (see `own_side`), and with
+//!   none of those either, the wait is dead by itself; a `select`: the
+//!   union over its cases;
 //! - a join: the joined task.
 //!
 //! A deadlock is a set of blocked tasks closed under these edges: none of them
@@ -113,6 +116,9 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             if !skip && out.len() == start {
                 return own_side(s, t, [(r, Dir::Send)], out, primary_only);
             }
+            if !primary_only {
+                own_closers(s, t, [(r, Dir::Send)], out, start);
+            }
         }
         Wait::Recv(r) | Wait::Read(r) => {
             let skip = primary_only && is_signal(s, r);
@@ -121,6 +127,9 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             }
             if !skip && out.len() == start {
                 return own_side(s, t, [(r, Dir::Recv)], out, primary_only);
+            }
+            if !primary_only {
+                own_closers(s, t, [(r, Dir::Recv)], out, start);
             }
         }
         Wait::Select => {
@@ -136,6 +145,9 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             }
             if judged && out.len() == start {
                 return own_side(s, t, s.tasks[t as usize].cases.iter().copied(), out, primary_only);
+            }
+            if !primary_only {
+                own_closers(s, t, s.tasks[t as usize].cases.iter().copied(), out, start);
             }
             sort_dedup_from(out, start);
         }
@@ -178,12 +190,7 @@ fn own_side(
 ) -> bool {
     let start = out.len();
     for (r, dir) in ends {
-        let side = match (&s.resources[r as usize].st, dir) {
-            (ResState::Chan { senders: h, .. }, Dir::Send)
-            | (ResState::Pipe { readers: h, .. }, Dir::Recv)
-            | (ResState::Pipe { writers: h, .. }, Dir::Send) => h,
-            _ => continue,
-        };
+        let Some(side) = own_end(s, r, dir) else { continue };
         if !side.known() {
             out.truncate(start);
             return false;
@@ -194,6 +201,39 @@ fn own_side(
     }
     sort_dedup_from(out, start);
     true
+}
+
+/// The tasks on the `dir` side of channel or pipe `r` that may close it
+/// under a waiter of that side: a channel's senders (a receiver may not
+/// close a channel), a pipe's readers or writers. `None` for a channel's
+/// receive side.
+fn own_end(s: &State, r: u32, dir: Dir) -> Option<&Holders> {
+    match (&s.resources[r as usize].st, dir) {
+        (ResState::Chan { senders: h, .. }, Dir::Send)
+        | (ResState::Pipe { readers: h, .. }, Dir::Recv)
+        | (ResState::Pipe { writers: h, .. }, Dir::Send) => Some(h),
+        _ => None,
+    }
+}
+
+/// Adds to `out` (whose edges start at `start`) the live tasks declared
+/// only to close the waiter's own side of these ends, where the other end
+/// is still held: a running `conn.Close()` releases the wait however the
+/// other end's holders stand (a reader that first needs a lock the writer
+/// holds, the waiter holding both ends). Unlike a user of its own side,
+/// which [`own_side`] counts only once the other end has nobody left (a
+/// writer running on its way to write is no way out), a declared closer is
+/// there to cancel. Not primary: a report's cycle goes through the other
+/// end's holders.
+fn own_closers(s: &State, t: TaskId, ends: impl IntoIterator<Item = (u32, Dir)>, out: &mut Vec<TaskId>, start: usize) {
+    for (r, dir) in ends {
+        let Some(side) = own_end(s, r, dir) else { continue };
+        for &u in side.closers() {
+            if u != t && s.tasks[u as usize].status != Status::Finished && !out[start..].contains(&u) {
+                out.push(u);
+            }
+        }
+    }
 }
 
 fn is_signal(s: &State, r: u32) -> bool {
@@ -302,10 +342,14 @@ fn quick_look(s: &State, t: TaskId) -> Quick {
         Some(Releasers::Holders(set)) => set.iter_all().any(runs),
         None => false,
     };
+    // A declared closer of the waiter's own side (see `own_closers`).
+    let closer_runs = |r: u32, dir: Dir| own_end(s, r, dir).is_some_and(|h| h.closers().iter().any(|&u| runs(u)));
     let releaser_runs = match s.tasks[t as usize].status {
-        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => end_runs(r, Dir::Recv),
-        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => end_runs(r, Dir::Send),
-        Status::Blocked(Wait::Select) => s.tasks[t as usize].cases.iter().any(|&(r, dir)| end_runs(r, other(dir))),
+        Status::Blocked(Wait::Send(r) | Wait::Write(r)) => end_runs(r, Dir::Recv) || closer_runs(r, Dir::Send),
+        Status::Blocked(Wait::Recv(r) | Wait::Read(r)) => end_runs(r, Dir::Send) || closer_runs(r, Dir::Recv),
+        Status::Blocked(Wait::Select) => {
+            s.tasks[t as usize].cases.iter().any(|&(r, dir)| end_runs(r, other(dir)) || closer_runs(r, dir))
+        }
         _ => return Quick::Search,
     };
     if releaser_runs {

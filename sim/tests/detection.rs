@@ -1513,6 +1513,58 @@ fn a_write_only_its_own_blocked_side_could_cancel_is_blocked_for_good() {
 }
 
 #[test]
+fn a_write_a_running_write_closer_may_fail_is_not_dead_while_its_reader_waits_for_the_writer() {
+    // Main holds mu across a write nobody reads yet: the reader first needs
+    // mu. The cycle main -> reader -> main looks closed, but "canceller", a
+    // declared write closer, is still running and its close_write fails
+    // main's write, which then unlocks. No deadlock, in any seed; and where
+    // the canceller returns without closing (`closes` false) it is one.
+    for closes in [true, false] {
+        let mut found = 0;
+        for seed in 0..100 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let (p, mu) = (Pipe::<u8>::new("conn", 0), Mutex::new("mu"));
+                let (r, c) = (p.clone(), p.clone());
+                spawn("reader", async move {
+                    r.declare_reader();
+                    drop(mu.lock().await);
+                    let _ = r.read(10, &mut Vec::new()).await;
+                });
+                spawn("canceller", async move {
+                    c.declare_write_closer();
+                    for _ in 0..5 {
+                        sim::yield_now().await;
+                    }
+                    if closes {
+                        c.close_write().await;
+                    }
+                });
+                p.declare_writer();
+                let g = mu.lock().await;
+                let _ = p.write(10, None).await;
+                g.unlock().await;
+            });
+            match run.outcome.deadlock() {
+                Some(d) => {
+                    assert!(!closes, "seed {seed}: {d}");
+                    let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+                    assert_eq!(names, ["main", "reader"], "seed {seed}: {d}");
+                    assert_eq!(d.running, ["heartbeat"], "seed {seed}: {d}");
+                    // Found as the canceller returns, not left to the step limit.
+                    assert!(d.step < 100, "seed {seed}: {d}");
+                    found += 1;
+                }
+                None => assert_eq!(run.outcome, Outcome::Completed, "closes {closes}, seed {seed}"),
+            }
+        }
+        if !closes {
+            assert!(found > 0, "main takes mu first in some seed");
+        }
+    }
+}
+
+#[test]
 fn a_wait_on_an_undeclared_end_names_the_live_tasks_that_used_it_at_the_step_limit() {
     // Main receives twice on an undeclared channel; "sender" sends once and
     // stays (spinning) or returns. Beside a spinning task the run ends at

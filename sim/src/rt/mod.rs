@@ -227,6 +227,11 @@ impl Holders {
         self.tasks.iter().copied()
     }
 
+    /// The tasks declared only to close this end (see [`Holders::declare_closer`]).
+    pub fn closers(&self) -> &[TaskId] {
+        &self.closers
+    }
+
     /// True if task `t` holds this end (closers aside).
     pub fn contains(&self, t: TaskId) -> bool {
         self.tasks.binary_search(&t).is_ok()

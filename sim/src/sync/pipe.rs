@@ -46,7 +46,9 @@ impl std::fmt::Display for PipeClosed {
 /// read or write does). Once every declared holder of one end has
 /// finished, a wait on the other is dead by itself, unless a task on the
 /// waiter's own side may still close it (a read closer's `close_read`
-/// fails a read, a write closer's `close_write` a write).
+/// fails a read, a write closer's `close_write` a write). A declared
+/// closer of the waiter's own side is one of its releasers even while the
+/// other end is held: a write is not dead while a write closer runs.
 ///
 /// ```
 /// sim::Sim::new(0).run(|| async {
