@@ -522,6 +522,7 @@ mod tests {
             undeclared: false,
             returned: Vec::new(),
             closers_only: false,
+            counter: None,
         };
         let sign = |names: &[(&str, &str)]| {
             signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {

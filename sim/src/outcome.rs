@@ -254,6 +254,11 @@ pub struct BlockedTask {
     /// close the end (and so fail the wait). Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closers_only: bool,
+    /// For a `wait` in a `WaitGroup` (a monitor of class `sync.WaitGroup`):
+    /// its counter, which `Done` never brought to zero. Left out of the
+    /// JSON for any other wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<u64>,
 }
 
 /// A task that returned holding the lock a blocked task waits for.
@@ -290,18 +295,34 @@ impl Deadlock {
     /// assert_eq!(d.notify_line(&n), "Monitor \"inner\" was never notified.");
     /// ```
     pub fn notify_line(&self, n: &LastNotify) -> String {
+        // A WaitGroup's only notify is the Done that brings it to zero.
+        let wait_group =
+            self.cycle.iter().chain(&self.behind).any(|b| b.resource == Some(n.resource) && b.in_wait_group());
         let Some(last) = &n.last else {
-            return format!("Monitor \"{}\" was never notified.", n.monitor);
+            return if wait_group {
+                format!("Done never brought WaitGroup \"{}\" to zero.", n.monitor)
+            } else {
+                format!("Monitor \"{}\" was never notified.", n.monitor)
+            };
         };
         let shared = self.shared_names();
         let call = if last.op == "notify_all" { "notifyAll()" } else { "notify()" };
         let at = last.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
-        let head = format!(
-            "Last notify of \"{}\": {call} at step {} by {}{at}",
-            n.monitor,
-            last.step,
-            who(&shared, &last.name, last.task)
-        );
+        let head = if wait_group {
+            format!(
+                "WaitGroup \"{}\" last reached zero at step {}, in Done by {}{at}",
+                n.monitor,
+                last.step,
+                who(&shared, &last.name, last.task)
+            )
+        } else {
+            format!(
+                "Last notify of \"{}\": {call} at step {} by {}{at}",
+                n.monitor,
+                last.step,
+                who(&shared, &last.name, last.task)
+            )
+        };
         if last.woke.is_empty() {
             return format!("{head}, with no task waiting: it was lost");
         }
@@ -356,7 +377,7 @@ impl Deadlock {
         let parts: Vec<String> = self
             .cycle
             .iter()
-            .map(|b| format!("{} {} {}", who(&shared, &b.name, b.task), op_phrase(&b.op), b.target_among(&shared)))
+            .map(|b| format!("{} {} {}", who(&shared, &b.name, b.task), b.phrase(), b.target_among(&shared)))
             .collect();
         format!("deadlock ({scope}, {} in the cycle): {}", tasks(self.cycle.len()), parts.join(" -> "))
     }
@@ -407,6 +428,21 @@ fn who(shared: &BTreeSet<&str>, name: &str, id: u32) -> String {
 }
 
 impl BlockedTask {
+    /// True for a `Wait` on a `WaitGroup` (see [`BlockedTask::counter`]).
+    pub fn in_wait_group(&self) -> bool {
+        self.op == "wait" && self.counter.is_some()
+    }
+
+    /// How a report says what it is doing: "waiting to lock", "waiting in
+    /// Wait on" (a WaitGroup), ...
+    pub fn phrase(&self) -> &'static str {
+        if self.in_wait_group() {
+            "waiting in Wait on"
+        } else {
+            op_phrase(&self.op)
+        }
+    }
+
     /// What it waits for, quoted as reports print it.
     pub fn target(&self) -> String {
         self.target_among(&BTreeSet::new())
@@ -482,8 +518,17 @@ fn write_task(
     b: &BlockedTask,
     shared: &BTreeSet<&str>,
 ) -> fmt::Result {
-    let kind = if b.kind.is_empty() { String::new() } else { format!("{} ", b.kind) };
-    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, op_phrase(&b.op), kind, b.target_among(shared))?;
+    // A WaitGroup is a monitor inside; a report speaks of it as Go does.
+    let wait_group = b.in_wait_group();
+    let kind = match b.kind.as_str() {
+        _ if wait_group => "WaitGroup ".to_string(),
+        "" => String::new(),
+        k => format!("{k} "),
+    };
+    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, b.phrase(), kind, b.target_among(shared))?;
+    if let (Some(n), true) = (b.counter, wait_group) {
+        write!(f, " (counter {n})")?;
+    }
     if !b.released_by.is_empty() {
         let who = b.releasers(shared);
         // An RWMutex waiter can be held up by a writer that does not hold
@@ -499,6 +544,7 @@ fn write_task(
         let verb = match b.op.as_str() {
             "lock" | "rlock" if queued && !b.released_by_ids.is_empty() => "behind the writer waiting for it:",
             "lock" | "rlock" => "held by",
+            "wait" if wait_group => "which any of these could call Done on:",
             "wait" => "which any of these could notify:",
             "join" => "",
             _ => "which only these could serve:",
@@ -537,6 +583,9 @@ fn write_task(
         // Nobody used the other end yet, which says nothing of who will:
         // not "no task left".
         write!(f, ", which no live task has used so far ({}; a task may yet {what})", undeclared_note(&b.op))?;
+    } else if wait_group {
+        // Every task declared to call Done (or every other task) returned.
+        write!(f, ", and no task left that may call Done on it")?;
     } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
         // or the notifiers the model declared), or every declared holder of

@@ -862,7 +862,12 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         _ => Vec::new(),
     };
     let closers_only = !ends.is_empty() && !undeclared && !released.is_empty() && !other_end_served(s, t);
+    let counter = match wait {
+        Wait::Notify(r) => s.counter(r),
+        _ => None,
+    };
     BlockedTask {
+        counter,
         closers_only,
         returned,
         undeclared,

@@ -60,13 +60,16 @@ fn a_forgotten_done_is_found_as_the_last_worker_returns_even_beside_a_heartbeat(
         assert!(!d.global && d.running == ["heartbeat"], "seed {seed}: {d:?}");
         let main = d.behind.iter().find(|b| b.name == "main").expect("main waits");
         assert_eq!((main.op.as_str(), main.waits_for.as_str()), ("wait", "wg"), "seed {seed}");
+        assert_eq!(main.counter, Some(1), "seed {seed}: two of three workers called Done");
+        let text = d.to_string();
         assert!(
-            d.to_string().contains(
-                "\"main\" (task 0): waiting for a notify on monitor \"wg\", and no task left that may notify it\n    \
-                 at sync.(*WaitGroup).Wait\n"
+            text.contains(
+                "\"main\" (task 0): waiting in Wait on WaitGroup \"wg\" (counter 1), and no task left that may call \
+                 Done on it\n    at sync.(*WaitGroup).Wait\n"
             ),
             "{d}"
         );
+        assert!(text.contains("Done never brought WaitGroup \"wg\" to zero."), "{d}");
         assert!(!log.contains(&"wait returned".to_string()), "seed {seed}: {log:?}");
     }
 }
@@ -211,4 +214,51 @@ fn a_done_by_a_task_not_declared_fails_the_run_at_once() {
         }
     }
     assert!(named > 0);
+}
+
+#[test]
+fn a_wait_behind_a_lock_its_worker_needs_names_the_counter_and_who_may_call_done() {
+    // Main holds mu across Wait; the worker needs mu before its Done. The
+    // report gives the counter and the worker that could call Done, and the
+    // trace keeps the counter, read back as written; the reader refuses a
+    // counter on any other wait.
+    let mut found = 0;
+    for seed in 0..50 {
+        let run = Sim::new(seed).record(true).run(|| async {
+            let (wg, mu) = (WaitGroup::new("wg"), Mutex::new("mu"));
+            wg.add(2);
+            let w = wg.clone();
+            spawn("worker", async move {
+                w.declare_done();
+                w.done().await;
+                let _g = mu.lock().await;
+                w.done().await;
+            });
+            let _g = mu.lock().await;
+            wg.wait().await;
+        });
+        let Some(d) = run.outcome.deadlock() else { continue };
+        let text = d.to_string();
+        assert!(
+            text.contains(
+                "\"main\" (task 0): waiting in Wait on WaitGroup \"wg\" (counter 1), which any of these could call \
+                 Done on: \"worker\""
+            ),
+            "seed {seed}: {text}"
+        );
+        assert!(text.contains("\"worker\" (task 1): waiting to lock mutex \"mu\", held by \"main\""), "{text}");
+        assert!(text.contains("WaitGroup \"wg\" last reached zero") || text.contains("Done never brought"), "{text}");
+        let trace = run.trace.unwrap();
+        let json = trace.to_json();
+        assert!(json.contains("\"counter\":1"), "seed {seed}");
+        let again = sim::trace::Trace::from_json(&json).unwrap();
+        assert_eq!(again.deadlock, trace.deadlock);
+        // Only a Wait on a WaitGroup has a counter.
+        let bad = json.replacen("\"op\":\"lock\",", "\"counter\":1,\"op\":\"lock\",", 1);
+        assert_ne!(bad, json);
+        let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+        assert!(err.contains("counter: given, but the task is not in a Wait on a WaitGroup"), "{err}");
+        found += 1;
+    }
+    assert!(found > 10, "{found} of 50");
 }

@@ -179,7 +179,7 @@ impl Graph {
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, true);
                     g.g.ring.push(r);
-                    g.edge(tnodes[i], r, wait_label(&bt.op), true);
+                    g.edge(tnodes[i], r, blocked_label(bt), true);
                     let rel = release_label(d, bt, &releasers(bt));
                     g.edge(r, next, rel, true);
                     for t in releasers(bt) {
@@ -203,7 +203,7 @@ impl Graph {
                         continue;
                     }
                     let r = g.wait_node(m, bt.resource, &bt.waits_for, &bt.kind, &bt.op, false);
-                    g.edge(tn, r, wait_label(&bt.op), false);
+                    g.edge(tn, r, blocked_label(bt), false);
                     if bt.op == "wait" && d.cycle.is_empty() {
                         // With no cycle, those who could notify are the
                         // other waiters: edges back to them would only
@@ -428,11 +428,12 @@ impl Builder {
         };
         let detail = match (r, kind) {
             (Some(r), _) => {
-                let k = m.trace.resources[r as usize].kind.as_str();
-                if k == "rwmutex" {
-                    "RWMutex".to_string()
-                } else {
-                    k.to_string()
+                let res = &m.trace.resources[r as usize];
+                match (res.kind.as_str(), res.class.as_deref()) {
+                    ("rwmutex", _) => "RWMutex".to_string(),
+                    // A monitor inside, a WaitGroup to the model's reader.
+                    ("monitor", Some("sync.WaitGroup")) => "WaitGroup".to_string(),
+                    (k, _) => k.to_string(),
                 }
             }
             (None, "") => op.to_string(),
@@ -490,6 +491,8 @@ fn release_label(d: &Deadlock, bt: &BlockedTask, releasers: &[u32]) -> &'static 
         });
     match (bt.kind.as_str(), bt.op.as_str()) {
         (_, "lock" | "rlock") if queued => "behind queued writer",
+        // A WaitGroup's Wait: the Done that brings the counter to zero.
+        (_, "wait") if bt.in_wait_group() => "Done by",
         // Object.wait(): the monitor is let go; a notify ends the wait.
         (_, "wait") => "notified by",
         ("mutex" | "rwmutex" | "monitor", _) => "held by",
@@ -517,6 +520,15 @@ fn is_wait(label: &str) -> bool {
 /// The label of a task's edge to what it waits on: a task in
 /// `Object.wait()` does not wait for its monitor (it let it go) but for a
 /// notify on it, as the deadlock report says.
+/// [`wait_label`] of a report's task: a WaitGroup's Wait waits for Done.
+fn blocked_label(bt: &BlockedTask) -> &'static str {
+    if bt.in_wait_group() {
+        "waits for Done"
+    } else {
+        wait_label(&bt.op)
+    }
+}
+
 fn wait_label(op: &str) -> &'static str {
     if op == "wait" {
         "waits for a notify"

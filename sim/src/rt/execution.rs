@@ -167,6 +167,7 @@ impl Execution {
                 st.notes.clear();
                 st.notifiers.clear();
                 st.notifiers_at.clear();
+                st.counters.clear();
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
                 st
@@ -211,6 +212,7 @@ impl Execution {
                 notes: Default::default(),
                 notifiers: Vec::new(),
                 notifiers_at: Vec::new(),
+                counters: Vec::new(),
             }),
         };
         Execution { state }

@@ -515,6 +515,9 @@ pub(crate) struct State {
     /// (monitor, step): the step of each monitor's first declared notifier
     /// (see [`State::check_declared_in_time`]).
     pub notifiers_at: Vec<(ResId, u64)>,
+    /// (monitor, counter): each `WaitGroup`'s counter as it last changed,
+    /// for reports (the counter itself lives in the WaitGroup).
+    pub counters: Vec<(ResId, u64)>,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no
@@ -1260,6 +1263,19 @@ impl State {
             }
             self.notifiers.push((r, t));
         }
+    }
+
+    /// WaitGroup `r`'s counter is now `n` (see [`State::counters`]).
+    pub fn set_counter(&mut self, r: ResId, n: u64) {
+        match self.counters.iter_mut().find(|(m, _)| *m == r) {
+            Some(c) => c.1 = n,
+            None => self.counters.push((r, n)),
+        }
+    }
+
+    /// WaitGroup `r`'s counter, if `r` is a WaitGroup.
+    pub fn counter(&self, r: ResId) -> Option<u64> {
+        self.counters.iter().find(|&&(m, _)| m == r).map(|&(_, n)| n)
     }
 
     /// True if monitor `r` declares its notifiers.

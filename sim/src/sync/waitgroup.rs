@@ -11,9 +11,11 @@ use crate::TaskId;
 /// [`WaitGroup::done`] lowers; [`WaitGroup::wait`] blocks until it is zero.
 ///
 /// It is a [`Monitor`] of lock class `sync.WaitGroup` around the counter,
-/// so reports, traces and charts show it as that monitor (a `wait` is
-/// "waiting for a notify on monitor \"wg\""), and `done` and `wait` take it
-/// for a step or two where Go's atomics take none. A lock held across
+/// so traces and the timeline and lock charts show it as that monitor,
+/// which `done` and `wait` take for a step or two where Go's atomics take
+/// none. A deadlock report speaks of it as Go does, with its counter:
+/// "waiting in Wait on WaitGroup \"wg\" (counter 1), and no task left that
+/// may call Done on it" ([`crate::outcome::BlockedTask::counter`]). A lock held across
 /// `wait` is reported as the lock-order note for a lock held in `wait()`,
 /// which is the bug it usually is in Go.
 ///
@@ -54,7 +56,9 @@ pub struct WaitGroup {
 impl WaitGroup {
     /// A WaitGroup with its counter at zero.
     pub fn new(name: impl Into<Cow<'static, str>>) -> WaitGroup {
-        WaitGroup { m: Monitor::with_class(name, Some("sync.WaitGroup")), count: Rc::new(Cell::new(0)) }
+        let wg = WaitGroup { m: Monitor::with_class(name, Some("sync.WaitGroup")), count: Rc::new(Cell::new(0)) };
+        wg.set(0);
+        wg
     }
 
     /// The monitor's resource id.
@@ -72,7 +76,13 @@ impl WaitGroup {
     /// exhaustive search orders against `done` and `wait`.
     pub fn add(&self, n: u64) {
         crate::access(self.m.id(), true);
-        self.count.set(self.count.get() + n);
+        self.set(self.count.get() + n);
+    }
+
+    /// Sets the counter, and the engine's copy a report gives.
+    fn set(&self, n: u64) {
+        self.count.set(n);
+        crate::rt::with(|s| s.set_counter(self.m.id(), n));
     }
 
     /// `wg.Done()`: lowers the counter, and wakes every `wait` when it
@@ -105,7 +115,7 @@ impl WaitGroup {
             g.exit().await;
             panic!("sync: negative WaitGroup counter");
         }
-        self.count.set(n - 1);
+        self.set(n - 1);
         if n == 1 {
             g.notify_all();
         }

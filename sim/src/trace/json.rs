@@ -1050,6 +1050,15 @@ impl Trace {
                 return Err(format!("released_by: \"{name}\" is not a task"));
             }
         }
+        // A counter is a WaitGroup's, which only its Wait waits on.
+        if b.counter.is_some() {
+            let class = b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref());
+            if b.op != "wait" || class != Some("sync.WaitGroup") {
+                return Err("counter: given, but the task is not in a Wait on a WaitGroup (a monitor of class \
+                            sync.WaitGroup)"
+                    .into());
+            }
+        }
         // A holder that returned is one of the releasers, of a lock wait.
         for (i, r) in b.returned.iter().enumerate() {
             if !matches!(b.op.as_str(), "lock" | "rlock") || !b.released_by_ids.contains(&r.task) {
