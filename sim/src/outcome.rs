@@ -490,7 +490,7 @@ fn undeclared_note(op: &str) -> &'static str {
         "recv" => "its senders are not declared",
         "write" => "its readers are not declared",
         "read" => "its writers are not declared",
-        _ => "the other ends' holders are not declared",
+        _ => "not every case's other end has its holders declared",
     }
 }
 
