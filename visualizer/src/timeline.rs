@@ -422,9 +422,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), "task in the deadlock cycle".into()));
     }
     if arrows.iter().any(|a| a.cycle) {
-        let notify = m.trace.deadlock.iter().flat_map(|d| &d.cycle).any(|b| b.op == "wait");
-        let what = if notify { "waits for (held by, or for a wait: notified by)" } else { "waits for (held by)" };
-        items.push((Swatch::Arrow(palette::DEADLOCK.into()), what.into()));
+        items.push((Swatch::Arrow(palette::DEADLOCK.into()), arrow_legend(m)));
     }
     if let Some(f) = m.failure.filter(|_| failed.is_some_and(drawn)) {
         let who = if f.what == "panic" { "task that panicked" } else { "task that violated the invariant" };
@@ -630,6 +628,33 @@ const NARROW: i32 = 900;
 const TAIL: i32 = 76;
 /// Opacity of read locks and partly held columns.
 const PALE: u8 = 110;
+
+/// What the cycle's arrows point at, as the legend names it: the holder
+/// of a lock, and for the cycle's other waits the task that could release
+/// a channel or pipe wait, notify a `wait()`, or is joined. An arrow
+/// between two pipe writers is not "held by" (a ttrpc cycle of writes,
+/// selects and locks).
+fn arrow_legend(m: &Model) -> String {
+    let ops: Vec<&str> = m.trace.deadlock.iter().flat_map(|d| &d.cycle).map(|b| b.op.as_str()).collect();
+    let has = |names: &[&str]| ops.iter().any(|op| names.contains(op));
+    let mut parts = Vec::new();
+    if has(&["lock", "rlock"]) {
+        parts.push("held by");
+    }
+    if has(&["send", "recv", "write", "read", "select"]) {
+        parts.push(if parts.is_empty() { "released by" } else { "for a channel or pipe: released by" });
+    }
+    if has(&["wait"]) {
+        parts.push(if parts.is_empty() { "notified by" } else { "for a wait: notified by" });
+    }
+    if has(&["join"]) {
+        parts.push(if parts.is_empty() { "the task joined" } else { "for a join: the task joined" });
+    }
+    match parts.len() {
+        0 => "waits for".to_string(),
+        _ => format!("waits for ({})", parts.join(", or ")),
+    }
+}
 
 /// What task `t` still waits for when the run ends (a lock, a pipe, a
 /// select's cases, or the operation: `join`), as the final column names it.
