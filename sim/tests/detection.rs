@@ -268,6 +268,37 @@ fn a_write_lock_under_ones_own_read_lock_is_a_deadlock() {
 }
 
 #[test]
+fn a_read_lock_left_after_a_nested_one_is_reported_where_the_outer_one_was_taken() {
+    // kubernetes#62464's shape: RLock, a nested RLock and RUnlock, then a
+    // writer arrives and the next RLock waits behind it. The read lock the
+    // reader still holds is the outer one; the report said the inner's site.
+    let mut found = 0;
+    for seed in 0..100 {
+        let run = Sim::new(seed).run(|| async {
+            let rw = sim::sync::RwMutex::new("rw");
+            spawn("reader", async move {
+                let _f = sim::frame_at("outer", "outer.go:1");
+                let g1 = rw.rlock().await;
+                {
+                    let _i = sim::frame_at("inner", "inner.go:10");
+                    rw.rlock().await.runlock().await;
+                }
+                sim::at("outer.go:3");
+                rw.rlock().await.runlock().await;
+                g1.runlock().await;
+            });
+            spawn("writer", async move { rw.lock().await.unlock().await });
+        });
+        let Some(d) = run.outcome.deadlock() else { continue };
+        let reader = d.cycle.iter().find(|b| b.name == "reader").unwrap_or_else(|| panic!("seed {seed}: {d}"));
+        let at: Vec<String> = reader.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect();
+        assert_eq!(at, ["outer (outer.go:1)"], "seed {seed}: {d}");
+        found += 1;
+    }
+    assert!(found > 0);
+}
+
+#[test]
 fn a_send_on_a_signal_channel_is_a_model_error() {
     let run = Sim::new(0).run(|| async {
         let done = Chan::signal("done");

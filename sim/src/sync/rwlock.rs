@@ -166,7 +166,9 @@ fn release_read(id: ResId) {
     rt::with(|s| {
         let me = s.current;
         let (_, pending, readers) = st(s, id);
-        let pos = readers.iter().position(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
+        // Its latest read lock: nested RLocks are let go inner first, so the
+        // hold left is the outer one, where a report says it was taken.
+        let pos = readers.iter().rposition(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
         let Some(pos) = pos else {
             s.touch(id);
             panic!("sync: RUnlock of unlocked RWMutex")
