@@ -660,9 +660,27 @@ fn fit_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String> {
     let pieces = cut_all(lo)?;
     let enough = cases.iter().zip(&pieces).all(|(c, p)| {
         let keep = c.find(' ').map_or(2, |sp| c[..sp].chars().count() + 3);
-        *p == *c || p.chars().count() > keep
+        *p == *c || p.chars().count() > keep && instances(c).iter().all(|n| p.contains(n.as_str()))
     });
-    enough.then(|| pieces.join(SEP))
+    // Two cases cut to one text say less than the first case and a count:
+    // `recv stre… | recv stre…` for `stream#3.recv` and `stream#3.recvClose`.
+    let distinct = (1..pieces.len()).all(|i| (0..i).all(|j| pieces[i] != pieces[j] || cases[i] == cases[j]));
+    (enough && distinct).then(|| pieces.join(SEP))
+}
+
+/// The numbered instances in a select case (`#13` of `recv stream#13.recv`,
+/// `-1` of `send channel-1.events`): a cut of the case keeps them, as they
+/// tell one select from another.
+fn instances(case: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, ch) in case.char_indices().filter(|&(i, ch)| (ch == '#' || ch == '-') && i > 0) {
+        let digits: String = case[i + 1..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        let ends = case[i + 1 + digits.len()..].chars().next().is_none_or(|c| c == '.' || c == ' ');
+        if !digits.is_empty() && ends {
+            out.push(format!("{ch}{digits}"));
+        }
+    }
+    out
 }
 
 /// Where a `#N` (or `-N`, with `sep` '-') that `text` ends with starts.
@@ -813,6 +831,30 @@ mod tests {
         let max = fonts::width(text, TINY, true) - 30;
         let cut = fit_or_cut(text, TINY, true, max);
         assert!(cut.contains(" | ") && cut.split(" | ").next().unwrap().ends_with("#10"), "{cut}");
+    }
+
+    #[test]
+    fn a_select_cut_to_cases_keeps_their_instance_numbers_and_tells_them_apart() {
+        // At 1200 px a ttrpc final column gave `recv stre… | recv stre… |
+        // recv c.ct…` for stream#3's recv and recvClose: neither the stream
+        // nor which case. Every width keeps the number in each case shown,
+        // and no two cases read the same.
+        let text = "recv stream#3.recv | recv stream#3.recvClose | recv c.ctx.Done()";
+        for max in 20..500 {
+            let cut = fit_or_cut(text, TINY, true, max);
+            assert!(fonts::width(&cut, TINY, true) <= max, "{max}: {cut}");
+            let shown: Vec<&str> = cut.split(" | ").collect();
+            // Every case shown (not the first ones and a count).
+            if shown.len() == 3 {
+                assert!(shown[0].contains("#3") && shown[1].contains("#3"), "{max}: {cut}");
+                let mut unique = shown.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                assert_eq!(unique.len(), shown.len(), "{max}: {cut}");
+            }
+        }
+        let max = fonts::width("recv stre… | recv stre… | recv c.ct…", TINY, true);
+        assert_eq!(fit_or_cut(text, TINY, true, max), "recv stream#3.recv | +2");
     }
 
     #[test]
