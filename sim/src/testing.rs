@@ -16,9 +16,16 @@
 //!
 //! Set `DEADSIM_SEED=N` to run only seed N, with its trace printed to stderr
 //! (and written to the file named by `DEADSIM_TRACE`, if set).
+//!
+//! A bug that needs a preemption at one exact point (a task stopped between
+//! a check and the lock it then takes) can hide from random scheduling for
+//! many thousands of seeds; [`check_pct`] runs PCT (as `deadsim hunt
+//! --strategy pct:D`), which gives such a schedule a fixed chance in every
+//! seed.
 
 use std::future::Future;
 
+use crate::scheduler::StrategyKind;
 use crate::Sim;
 
 /// Runs `model` on seeds `0..iterations`; panics at the first failing seed
@@ -28,24 +35,73 @@ where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
+    check(model, iterations, StrategyKind::Random)
+}
+
+/// [`check_random`] under PCT of depth `depth` (1 to 10: the number of
+/// ordering constraints a bug needs, 2 or 3 for most deadlocks), each seed
+/// run twice as `deadsim hunt --strategy pct:D` runs it: once to learn its
+/// length, then with the priority change points. `DEADSIM_SEED=N` replays
+/// seed N under the same strategy.
+///
+/// ```should_panic
+/// use sim::sync::Mutex;
+/// // T2 must run between T1's two locks: PCT depth 2 finds it in a few seeds.
+/// sim::testing::check_pct(
+///     || async {
+///         let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+///         sim::spawn("T1", async move { let _x = a.lock().await; let _y = b.lock().await; });
+///         sim::spawn("T2", async move { let _y = b.lock().await; let _x = a.lock().await; });
+///     },
+///     100,
+///     2,
+/// );
+/// ```
+///
+/// # Panics
+/// Also when `depth` is not 1 to 10, as `--strategy pct:D` refuses it.
+pub fn check_pct<F, Fut>(model: F, iterations: u64, depth: u32)
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    check(model, iterations, pct(depth))
+}
+
+/// `--strategy pct:D`, checked as the CLI checks it.
+fn pct(depth: u32) -> StrategyKind {
+    format!("pct:{depth}").parse().unwrap_or_else(|e| panic!("deadsim: check_pct: {e}"))
+}
+
+/// Seeds `0..iterations` of `model` under `strategy`, to the first failure.
+fn check<F, Fut>(model: F, iterations: u64, strategy: StrategyKind)
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
     if let Some(seed) = seed_from_env(std::env::var("DEADSIM_SEED").ok()).unwrap_or_else(|e| panic!("{e}")) {
-        replay(model, seed);
+        replay_with(model, seed, strategy);
         return;
     }
+    let (under, again) = match strategy {
+        StrategyKind::Random => (String::new(), "replay(model, {seed})".to_string()),
+        StrategyKind::Pct(d) => (format!(" (PCT, depth {d})"), format!("replay_pct(model, {{seed}}, {d})")),
+    };
     // The lock order over the seeds run, as `deadsim hunt` prints it: a
     // failure's report says what else the seeds showed (two locks taken in
     // both orders elsewhere, a lock held across a send).
     let mut order = crate::lockorder::LockOrder::default();
     for seed in 0..iterations {
-        let run = Sim::new(seed).run(model.clone());
+        let run = strategy.run_by(seed, false, crate::DEFAULT_MAX_STEPS, |sim| sim.run(model.clone()));
         order.merge(&run.lock_order);
         if run.outcome.is_failure() {
             panic!(
-                "deadsim: seed {seed} of 0..{iterations} failed after {} steps\n\n{}\n{}Replay it with its trace: \
-                 DEADSIM_SEED={seed} cargo test <this test>, or sim::testing::replay(model, {seed}).",
+                "deadsim: seed {seed} of 0..{iterations}{under} failed after {} steps\n\n{}\n{}Replay it with its \
+                 trace: DEADSIM_SEED={seed} cargo test <this test>, or sim::testing::{}.",
                 run.steps,
                 run.outcome,
-                lock_order_section(&order, &format!("seeds 0..={seed}"))
+                lock_order_section(&order, &format!("seeds 0..={seed}")),
+                again.replace("{seed}", &seed.to_string())
             );
         }
     }
@@ -90,6 +146,29 @@ where
     Fut: Future<Output = ()> + 'static,
 {
     let run = Sim::new(seed).record(true).run(model);
+    report_replay(run, seed);
+}
+
+/// [`replay`] of a seed of [`check_pct`], under PCT of depth `depth`.
+pub fn replay_pct<F, Fut>(model: F, seed: u64, depth: u32)
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    replay_with(model, seed, pct(depth))
+}
+
+fn replay_with<F, Fut>(model: F, seed: u64, strategy: StrategyKind)
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    let run = strategy.run_by(seed, true, crate::DEFAULT_MAX_STEPS, |sim| sim.run(model.clone()));
+    report_replay(run, seed);
+}
+
+/// Prints a replayed run's events to stderr; panics with its report if it failed.
+fn report_replay(run: crate::Run, seed: u64) {
     let trace = run.trace.expect("recording was on");
     let labels = trace.task_labels();
     for e in &trace.events {
@@ -173,6 +252,23 @@ mod tests {
             );
         }
         assert_eq!(panic_message(|| check_random(|| abba(true), 1000)), None, "A then B never deadlocks");
+    }
+
+    #[test]
+    fn check_pct_fails_at_the_lowest_seed_pct_fails_and_replay_pct_gives_the_same_report() {
+        let pct = StrategyKind::Pct(2);
+        let fails = |s: u64| pct.run_by(s, false, crate::DEFAULT_MAX_STEPS, |sim| sim.run(|| abba(false)));
+        let lowest = (0..100).find(|&s| fails(s).outcome.is_failure()).expect("PCT finds AB/BA");
+        let msg = panic_message(|| check_pct(|| abba(false), 100, 2)).expect("check_pct fails the test");
+        assert!(msg.starts_with(&format!("deadsim: seed {lowest} of 0..100 (PCT, depth 2) failed after ")), "{msg}");
+        assert!(msg.contains(&format!("or sim::testing::replay_pct(model, {lowest}, 2).")), "{msg}");
+        let replayed = panic_message(|| replay_pct(|| abba(false), lowest, 2)).expect("the seed fails again");
+        let cycle = |m: &str| m.lines().filter(|l| l.starts_with('"')).map(str::to_string).collect::<Vec<_>>();
+        assert!(!cycle(&msg).is_empty());
+        assert_eq!(cycle(&msg), cycle(&replayed), "{msg}\n---\n{replayed}");
+        assert_eq!(panic_message(|| check_pct(|| abba(true), 300, 3)), None, "A then B never deadlocks");
+        let bad = panic_message(|| check_pct(|| abba(true), 1, 0)).expect("depth 0 is refused");
+        assert!(bad.starts_with("deadsim: check_pct: "), "{bad}");
     }
 
     #[test]

@@ -76,41 +76,50 @@ impl StrategyKind {
     /// bound `k`, then with the full depth; a failure of the first run is
     /// the result.
     pub fn run(&self, model: &Configured, seed: u64, record: bool, max_steps: u64) -> Run {
+        self.run_by(seed, record, max_steps, |sim| model.run_with(sim))
+    }
+
+    /// [`StrategyKind::run`] of any program: `run` runs it on the [`Sim`]
+    /// it is given (`|sim| sim.run(my_model)`), once for random, twice for
+    /// PCT.
+    ///
+    /// ```
+    /// use sim::scheduler::StrategyKind;
+    /// let run = StrategyKind::Pct(2).run_by(7, false, 10_000, |sim| sim.run(|| async {
+    ///     sim::spawn("T", async { sim::yield_now().await });
+    /// }));
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
+    pub fn run_by(&self, seed: u64, record: bool, max_steps: u64, run: impl Fn(Sim) -> Run) -> Run {
         match *self {
-            StrategyKind::Random => model.run_with(Sim::new(seed).record(record).max_steps(max_steps)),
+            StrategyKind::Random => run(Sim::new(seed).record(record).max_steps(max_steps)),
             StrategyKind::Pct(d) => {
                 let stream = PctStrategy::stream(seed);
-                let probe = model.run_with(
-                    Sim::new(seed)
-                        .record(record && d == 1)
-                        .max_steps(max_steps)
-                        .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))),
-                );
+                let probe = run(Sim::new(seed)
+                    .record(record && d == 1)
+                    .max_steps(max_steps)
+                    .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))));
                 if d == 1 || probe.outcome.is_failure() {
-                    let mut run = if record && probe.trace.is_none() {
-                        model.run_with(
-                            Sim::new(seed)
-                                .record(true)
-                                .max_steps(max_steps)
-                                .strategy(Box::new(PctStrategy::new(seed, 1, 0))),
-                        )
+                    let mut done = if record && probe.trace.is_none() {
+                        run(Sim::new(seed)
+                            .record(true)
+                            .max_steps(max_steps)
+                            .strategy(Box::new(PctStrategy::new(seed, 1, 0))))
                     } else {
                         probe
                     };
                     // The run of `--strategy pct:D --seed N`, as the report
                     // names it (it wrote pct:1, the probe's depth).
-                    if let Some(t) = run.trace.as_mut() {
+                    if let Some(t) = done.trace.as_mut() {
                         t.meta.strategy = self.to_string();
                     }
-                    return run;
+                    return done;
                 }
                 let k = probe.steps;
-                model.run_with(
-                    Sim::new(seed)
-                        .record(record)
-                        .max_steps(max_steps)
-                        .strategy(Box::new(PctStrategy::with_stream(stream, d, k))),
-                )
+                run(Sim::new(seed)
+                    .record(record)
+                    .max_steps(max_steps)
+                    .strategy(Box::new(PctStrategy::with_stream(stream, d, k))))
             }
         }
     }
