@@ -318,6 +318,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     if requested == [Chart::WaitFor] && args.window != "auto" {
         eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
     }
+    if requested == [Chart::WaitFor] && x != XAxis::Time {
+        eprintln!("note: --x does not apply to the wait-for graph, which has no time axis");
+    }
     // Check the output names before the (possibly long) work.
     let planned = plan(&args, &requested, all)?;
     if scale > 1 && planned.iter().all(|(_, f, _)| *f == Format::Svg) {

@@ -1159,6 +1159,26 @@ fn render_flags_are_checked_with_their_own_words() {
 }
 
 #[test]
+fn render_says_which_flags_the_wait_for_graph_does_not_use() {
+    // --x steps was ignored without a word (the graph is the same bytes).
+    let dir = Scratch::new("cli-waitfor-x");
+    let out = dir.join("g.svg");
+    let out = out.to_str().unwrap();
+    for (flag, value, note) in [
+        ("--x", "steps", "note: --x does not apply to the wait-for graph"),
+        ("--window", "last:5", "note: --window does not apply to the wait-for graph"),
+    ] {
+        let (code, _, err) =
+            deadsim(&["render", "traces/abba-deadlock.json", "--chart", "waitfor", "-o", out, flag, value]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(note), "{flag}: {err}");
+    }
+    let (code, _, err) = deadsim(&["render", "traces/abba-deadlock.json", "--chart", "waitfor", "-o", out]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("does not apply"), "{err}");
+}
+
+#[test]
 fn a_step_limit_run_is_a_failure_that_shrink_reports_unshrunk() {
     let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "0", "--max-steps", "3"]);
     assert_eq!(code, 1, "{out}{err}");

@@ -227,9 +227,14 @@ impl Window {
     /// The positions `a..b` this window covers in `m`, and a description.
     pub fn resolve(self, m: &Model) -> Result<(u64, u64, String), Error> {
         let (a, b, note) = self.resolve_steps(m)?;
-        // A window that stops short of the deadlock says where it is.
-        match m.deadlock {
-            Some(d) if d > b => Ok((a, b, format!("{note}; the deadlock is at step {}, after it", columns::group(d)))),
+        // A window that stops short of the deadlock, or of the panic or
+        // violated invariant, says where it is.
+        let failed = m.failure.map(|f| (f.pos, if f.what == "panic" { "the panic" } else { "the invariant fails" }));
+        match m.deadlock.map(|d| (d, "the deadlock")).or(failed) {
+            Some((d, what)) if d > b => {
+                let is = if what == "the invariant fails" { "" } else { " is" };
+                Ok((a, b, format!("{note}; {what}{is} at step {}, after it", columns::group(d))))
+            }
             _ => Ok((a, b, note)),
         }
     }

@@ -982,6 +982,21 @@ fn a_window_that_ends_before_the_deadlock_draws_no_cycle_and_says_where_it_is() 
     }
 }
 
+/// As for a deadlock: a window that ends before the violated invariant (or
+/// a panic) says where it is. It said only "window steps 335–390 of 680
+/// steps".
+#[test]
+fn a_window_that_ends_before_the_failure_says_where_it_is() {
+    let trace = committed_trace("flink-1.13.1-self-assign-clear-failure.json");
+    let m = Model::new(&trace).unwrap();
+    let f = m.failure.expect("the committed trace violates an invariant");
+    assert_eq!(f.what, "invariant violated");
+    let (_, _, note) = Window::Steps(0, f.pos - 2).resolve(&m).unwrap();
+    assert!(note.ends_with(&format!("; the invariant fails at step {}, after it", f.pos)), "{note}");
+    let (_, _, note) = Window::All.resolve(&m).unwrap();
+    assert!(!note.contains("after it"), "{note}");
+}
+
 /// Every edge of a deadlock cycle carries its label ("waits for", "held
 /// by", "released by"), even where the ring is squeezed into an ellipse and
 /// an edge is too short to carry it along its side: the labels in the
