@@ -41,10 +41,11 @@
 //! Where to look:
 //! - [`Sim`] runs a model for one seed; [`Run`] and [`Outcome`] say how it
 //!   ended, and [`Deadlock`] is the report.
-//! - [`sync`], [`time`], [`spawn`] and [`spawn_background`]: what a model is
-//!   written with, after Go's and Java's primitives; [`frame_at`] and [`at`]
-//!   give it the real code's call sites.
-//! - [`testing::check_random`]: a model inside a `#[test]`.
+//! - [`sync`], [`time`], [`context`], [`spawn`] and [`spawn_background`]:
+//!   what a model is written with, after Go's and Java's primitives;
+//!   [`frame_at`] and [`at`] give it the real code's call sites.
+//! - [`testing::check_random`] and [`testing::check_pct`]: a model inside a
+//!   `#[test]`.
 //! - [`hunt`]: many seeds on many cores; [`scheduler`]: PCT, the exhaustive
 //!   search ([`scheduler::explore`]), schedule strings and
 //!   [`scheduler::shrink`].
@@ -53,6 +54,7 @@
 //! - [`trace`]: the JSON trace the visualizer draws; [`lockorder`]: lock-order
 //!   warnings across runs.
 
+pub mod context;
 pub mod frame;
 pub mod fsutil;
 pub mod hunt;

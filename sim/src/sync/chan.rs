@@ -333,6 +333,17 @@ impl<T: 'static> Chan<T> {
     /// `close(ch)`: a scheduling point. Parked receivers get `None`, parked
     /// senders panic. Closing twice panics, as in Go.
     pub async fn close(&self) {
+        self.close_or(true).await;
+    }
+
+    /// `close(ch)` unless it is closed already, in one step (what a
+    /// `sync.Once` or a mutex around the close makes of it in Go, as
+    /// `context`'s cancel does): true if this call closed it.
+    pub(crate) async fn close_once(&self) -> bool {
+        self.close_or(false).await
+    }
+
+    async fn close_or(&self, twice_panics: bool) -> bool {
         Op::new(|| {
             rt::with(|s| {
                 let id = self.inner.id;
@@ -341,7 +352,10 @@ impl<T: 'static> Chan<T> {
                 if st.closed {
                     drop(st);
                     s.touch(id);
-                    panic!("close of closed channel");
+                    if twice_panics {
+                        panic!("close of closed channel");
+                    }
+                    return Poll::Ready(false);
                 }
                 st.closed = true;
                 s.hold_end(id, Dir::Send);
@@ -358,7 +372,7 @@ impl<T: 'static> Chan<T> {
                         s.grant(w.task, w.case | CLOSED);
                     }
                 }
-                Poll::Ready(())
+                Poll::Ready(true)
             })
         })
         .await
