@@ -1,7 +1,7 @@
 //! Synchronization primitives known to the scheduler, mirroring the real ones:
 //! Go's `sync.Mutex` and `sync.RWMutex`, Java's monitors (`synchronized`,
 //! `wait`/`notify`), Go channels with `select`, a bounded byte [`Pipe`],
-//! atomic counters, and Go's [`WaitGroup`] (built on a monitor).
+//! atomic counters, and Go's [`WaitGroup`] and [`Cond`] (built on monitors).
 //!
 //! Every operation that another task could observe is a scheduling point: the
 //! task yields to the scheduler first, and the operation takes effect when the
@@ -13,6 +13,7 @@
 
 mod atomic;
 mod chan;
+mod cond;
 mod monitor;
 mod mutex;
 mod pipe;
@@ -22,6 +23,7 @@ mod waitgroup;
 
 pub use atomic::AtomicU64;
 pub use chan::{Chan, RecvCase, SendCase};
+pub use cond::Cond;
 pub use monitor::{Enter, Exit, Monitor, MonitorGuard};
 pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use pipe::{Pipe, PipeClosed};

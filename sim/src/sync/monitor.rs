@@ -328,13 +328,24 @@ impl MonitorGuard {
     /// Not a scheduling point: the woken task needs the monitor, which the
     /// caller holds, so nobody can observe the notify before the exit.
     pub fn notify(&self) {
+        self.notify_one(false)
+    }
+
+    /// `notify`, of the longest waiting task with `oldest` (Go's
+    /// `Cond.Signal`, whose wait list is a queue), else of one the scheduler
+    /// picks (Java's, which promises no order).
+    pub(crate) fn notify_one(&self, oldest: bool) {
         rt::with(|s| {
             check_owner(s, self.id, "notify");
             let me = s.current;
             s.check_notifier(self.id, me);
             let n = st(s, self.id).2.len();
             s.record(me, EventKind::Notify, Some(self.id), Some(n.min(1) as u64), None, None, None);
-            let pick = if n > 0 { Some(s.pick_index(n)) } else { None };
+            let pick = match n {
+                0 => None,
+                _ if oldest => Some(0),
+                _ => Some(s.pick_index(n)),
+            };
             if note_notify(s, self.id, false, pick) > 0 {
                 let t = woken(s, self.id, 0);
                 s.wake(t);

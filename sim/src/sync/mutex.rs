@@ -51,6 +51,11 @@ impl Mutex {
         self.id
     }
 
+    /// The mutex `g` holds (for `Cond::wait`, which locks it again).
+    pub(crate) fn of(g: &MutexGuard) -> Mutex {
+        Mutex { id: g.id }
+    }
+
     /// `mu.Lock()`: a scheduling point; blocks while another task holds it.
     pub fn lock(&self) -> Lock {
         Lock { id: self.id, yielded: false }

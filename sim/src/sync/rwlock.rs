@@ -49,6 +49,16 @@ fn st(s: &mut State, id: ResId) -> (&mut Option<Hold>, &mut Option<u32>, &mut Ve
 }
 
 impl RwMutex {
+    /// The RWMutex `g` holds (for `Cond::wait_write`).
+    pub(crate) fn of_write(g: &RwWriteGuard) -> RwMutex {
+        RwMutex { id: g.id }
+    }
+
+    /// The RWMutex `g` read-holds (for `Cond::wait_read`).
+    pub(crate) fn of_read(g: &RwReadGuard) -> RwMutex {
+        RwMutex { id: g.id }
+    }
+
     /// A new unlocked RWMutex.
     pub fn new(name: impl Into<Cow<'static, str>>) -> RwMutex {
         RwMutex::with_class(name, None)
