@@ -55,7 +55,16 @@ pub(crate) struct Scratch {
 /// Appends the tasks that could release blocked task `t` to `out`.
 /// Returns false when they are not known (the wait can never be proved dead).
 pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
-    edges_of(s, t, out, false)
+    edges_of(s, t, out, false, true)
+}
+
+/// [`edges`] but the declared closers of the waiter's own side (see
+/// [`own_closers`]): the tasks that serve the wait. Whether a closed set is
+/// only parked background tasks is judged by these: a closer that is itself
+/// parked closes nothing, and a lock cycle between the writer and the
+/// reader it would have cancelled is still a deadlock.
+fn serving_edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
+    edges_of(s, t, out, false, false)
 }
 
 /// Like [`edges`]; with `primary_only`, leaves out the edges a report should
@@ -64,7 +73,7 @@ pub(crate) fn edges(s: &State, t: TaskId, out: &mut Vec<TaskId>) -> bool {
 /// pipe wait's edge to the waiting task itself (it holds the other end too,
 /// but cannot serve itself while it waits: the cycle it makes explains
 /// nothing where one through the other holders exists).
-fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> bool {
+fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool, closers: bool) -> bool {
     let start = out.len();
     let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
     match wait {
@@ -116,7 +125,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             if !skip && out.len() == start {
                 return own_side(s, t, [(r, Dir::Send)], out, primary_only);
             }
-            if !primary_only {
+            if !primary_only && closers {
                 own_closers(s, t, [(r, Dir::Send)], out, start);
             }
         }
@@ -128,7 +137,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             if !skip && out.len() == start {
                 return own_side(s, t, [(r, Dir::Recv)], out, primary_only);
             }
-            if !primary_only {
+            if !primary_only && closers {
                 own_closers(s, t, [(r, Dir::Recv)], out, start);
             }
         }
@@ -146,7 +155,7 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool) -> 
             if judged && out.len() == start {
                 return own_side(s, t, s.tasks[t as usize].cases.iter().copied(), out, primary_only);
             }
-            if !primary_only {
+            if !primary_only && closers {
                 own_closers(s, t, s.tasks[t as usize].cases.iter().copied(), out, start);
             }
             sort_dedup_from(out, start);
@@ -406,7 +415,7 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
     let mut sc = std::mem::take(&mut s.scratch);
     let c = closed_from(s, &mut sc, t);
     let dead = match c {
-        Closure::Closed if parked(s, &sc) => foreground_behind(s, &mut sc),
+        Closure::Closed if parked(s, &sc) => behind_parked(s, &mut sc),
         c => c == Closure::Closed,
     };
     s.scratch = sc;
@@ -418,20 +427,40 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
 }
 
 /// Whether the closed set [`closed_from`] just marked is background tasks
-/// only, parked for good in a wait nobody is left to serve (and those
-/// waiting for them): no failure by itself, as at the end of a run. A
-/// cycle of background tasks' locks still is one.
+/// only, each parked for good: in a wait nobody is left to serve, or
+/// waiting for one that is (by [`serving_edges`]). No failure by itself, as
+/// at the end of a run. A cycle of background tasks' locks still is one,
+/// even beside a parked task that could only have closed an end for them.
+#[cold]
 fn parked(s: &State, sc: &Scratch) -> bool {
-    let mut alone = false;
-    for u in 0..s.tasks.len() {
-        if sc.mark[u] == sc.epoch {
-            if !s.tasks[u].background {
-                return false;
+    let members: Vec<TaskId> = (0..s.tasks.len() as TaskId).filter(|&u| sc.mark[u as usize] == sc.epoch).collect();
+    if members.iter().any(|&u| !s.tasks[u as usize].background) {
+        return false;
+    }
+    let mut parked: Vec<bool> = members.iter().map(|&u| waits_alone(s, u)).collect();
+    spread_parked(s, &members, &mut parked);
+    parked.iter().all(|&p| p)
+}
+
+/// Marks parked each of `tasks` (blocked for good) that waits for one
+/// marked so (by [`serving_edges`]), until no more are.
+fn spread_parked(s: &State, tasks: &[TaskId], parked: &mut [bool]) {
+    let mut buf = Vec::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, &u) in tasks.iter().enumerate() {
+            if parked[i] {
+                continue;
             }
-            alone |= waits_alone(s, u as TaskId);
+            buf.clear();
+            serving_edges(s, u, &mut buf);
+            if buf.iter().any(|v| tasks.iter().position(|w| w == v).is_some_and(|j| parked[j])) {
+                parked[i] = true;
+                changed = true;
+            }
         }
     }
-    alone
 }
 
 /// A blocked task whose wait is known to have no releaser left but,
@@ -475,14 +504,17 @@ fn other_ends(s: &State, t: TaskId) -> Vec<(u32, Dir)> {
     }
 }
 
-/// Whether some blocked foreground task's reachable set is closed: one
-/// blocked for good behind a parked background task (a lock it holds, a
-/// join of it). Looked for only when a background task parks, which is rare.
+/// Whether some blocked task's reachable set is closed and not parked: a
+/// foreground task blocked for good behind a parked background task (a
+/// lock it holds, a join of it), or background tasks in a cycle that only
+/// the parked one could have broken (a conn's closer left waiting). Looked
+/// for only when a background task parks, which is rare.
 #[cold]
-fn foreground_behind(s: &State, sc: &mut Scratch) -> bool {
+fn behind_parked(s: &State, sc: &mut Scratch) -> bool {
     (0..s.tasks.len() as TaskId).any(|u| {
-        let task = &s.tasks[u as usize];
-        !task.background && matches!(task.status, Status::Blocked(_)) && closed_from(s, sc, u) == Closure::Closed
+        matches!(s.tasks[u as usize].status, Status::Blocked(_))
+            && closed_from(s, sc, u) == Closure::Closed
+            && !parked(s, sc)
     })
 }
 
@@ -639,23 +671,11 @@ fn leave_out_parked(s: &State, dead: &mut [bool]) {
         }
     }
     // Parked: in a wait nobody is left to serve, or waiting for one that is.
-    let mut parked: Vec<bool> = (0..n).map(|u| dead[u] && !needed[u] && waits_alone(s, u as TaskId)).collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for u in 0..n {
-            if dead[u] && !needed[u] && !parked[u] {
-                buf.clear();
-                edges(s, u as TaskId, &mut buf);
-                if buf.iter().any(|&v| parked[v as usize]) {
-                    parked[u] = true;
-                    changed = true;
-                }
-            }
-        }
-    }
-    for u in 0..n {
-        dead[u] &= !parked[u];
+    let candidates: Vec<TaskId> = (0..n as TaskId).filter(|&u| dead[u as usize] && !needed[u as usize]).collect();
+    let mut parked: Vec<bool> = candidates.iter().map(|&u| waits_alone(s, u)).collect();
+    spread_parked(s, &candidates, &mut parked);
+    for (&u, p) in candidates.iter().zip(parked) {
+        dead[u as usize] &= !p;
     }
 }
 
@@ -756,7 +776,7 @@ fn shortest_cycle_through(s: &State, dead: &[bool], t: TaskId, primary_only: boo
     seen[t as usize] = true;
     while let Some(u) = queue.pop_front() {
         buf.clear();
-        edges_of(s, u, &mut buf, primary_only);
+        edges_of(s, u, &mut buf, primary_only, true);
         // In task order, not in the order of a lock's readers or a queue's
         // waiters, which the schedule set: one state, one shortest cycle.
         buf.sort_unstable();

@@ -1596,6 +1596,61 @@ fn a_write_a_running_write_closer_may_fail_is_not_dead_while_its_reader_waits_fo
 }
 
 #[test]
+fn a_cycle_of_background_tasks_beside_a_parked_closer_of_their_pipe_is_a_deadlock() {
+    // A background writer holds mu across a write; the background reader
+    // first needs mu. Their conn's declared write closer waits for `stop`,
+    // whose only sender returns without sending: the closer is parked and
+    // will never close, so the writer and the reader are blocked for good,
+    // a cycle of background tasks' locks, reported as the sender returns.
+    // (The closer's edge once made the whole set look parked.)
+    let mut found = 0;
+    for seed in 0..50 {
+        let run = Sim::new(seed).max_steps(10_000).run(|| async {
+            let (p, mu, stop) = (Pipe::<u8>::new("conn", 0), Mutex::new("mu"), Chan::<()>::new("stop", 0));
+            let (w, r, c, st, tx) = (p.clone(), p.clone(), p, stop.clone(), stop);
+            sim::spawn_background("closer", async move {
+                c.declare_write_closer();
+                st.declare_receiver();
+                if st.recv().await.is_some() {
+                    c.close_write().await;
+                }
+            });
+            sim::spawn_background("writer", async move {
+                w.declare_writer();
+                let g = mu.lock().await;
+                let _ = w.write(10, None).await;
+                g.unlock().await;
+            });
+            sim::spawn_background("reader", async move {
+                r.declare_reader();
+                sim::yield_now().await;
+                drop(mu.lock().await);
+                let _ = r.read(10, &mut Vec::new()).await;
+            });
+            spawn("stopper", async move {
+                tx.declare_sender();
+                for _ in 0..10 {
+                    sim::yield_now().await;
+                }
+            });
+            sleep(1_000_000).await;
+        });
+        let Some(d) = run.outcome.deadlock() else {
+            // The reader took mu first: the write is read, nobody waits.
+            assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+            continue;
+        };
+        let mut names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["reader", "writer"], "seed {seed}: {d}");
+        assert!(d.behind.is_empty(), "the parked closer is no part of it: {d}");
+        assert!(d.step < 100, "found as the stopper returns: {d}");
+        found += 1;
+    }
+    assert!(found > 10, "{found} of 50");
+}
+
+#[test]
 fn a_wait_on_an_undeclared_end_names_the_live_tasks_that_used_it_at_the_step_limit() {
     // Main receives twice on an undeclared channel; "sender" sends once and
     // stays (spinning) or returns. Beside a spinning task the run ends at
