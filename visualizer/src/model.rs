@@ -306,17 +306,17 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
     by_task
 }
 
-/// `colour_slots` for a trace of no more tasks than colours. The cycle
-/// takes slots 0, 1, ... up to the full-strength colours, and past them
-/// each the colour farthest from the cycle's before it. The others take the
-/// slots left in order, those clear of every cycle colour first
-/// ([`palette::DISTINCT`](crate::palette::DISTINCT)), and among them the
-/// tints of hues the cycle does not have. In slot order alone, main beside
-/// a cycle of 12 philosophers took the pale form of philosopher-3's cyan
-/// (ΔE 11), and a server goroutine beside a ttrpc cycle of 5 a dark purple
-/// by the cycle's wine (ΔE 9): a reader takes one for the other. Where
-/// no clear colour is left, the clear ones repeat, in turn, rather than one
-/// that passes for a cycle task's.
+/// `colour_slots` for a trace of no more tasks than colours: every task
+/// keeps a colour of its own. The cycle takes slots 0, 1, ... up to the
+/// full-strength colours, and past them each the colour farthest from the
+/// cycle's before it. The others, by id, take the slots left: first those
+/// clear of every cycle colour ([`palette::DISTINCT`](crate::palette::DISTINCT)),
+/// the tints of hues the cycle does not have before the others, and only
+/// once those are used the rest, farthest from the cycle's colours first.
+/// In slot order alone, main beside a cycle of 12 philosophers took the
+/// pale form of philosopher-3's cyan (ΔE 11) while clear colours were left,
+/// and a server goroutine beside a ttrpc cycle of 5 a dark purple by the
+/// cycle's wine (ΔE 9): a reader takes one for the other.
 fn few_slots(n: usize, cycle: &[u32]) -> Vec<u32> {
     use crate::palette::{self, DISTINCT, FULL_COLOURS, TASK_COLOURS};
     let (hues, colours) = (FULL_COLOURS as usize, TASK_COLOURS as usize);
@@ -329,17 +329,24 @@ fn few_slots(n: usize, cycle: &[u32]) -> Vec<u32> {
             .max_by_key(|&s| (taken.iter().map(|&u| delta(s, u)).min(), std::cmp::Reverse(s)));
         taken.push(far.expect("no more cycle tasks than colours"));
     }
-    let clear = |s: usize| taken.iter().all(|&u| delta(s, u) >= DISTINCT);
+    // The nearest cycle colour; the order of the colours that pass for one.
+    let nearest = |s: usize| taken.iter().map(|&u| delta(s, u)).min().unwrap_or(u32::MAX);
     let cycle_hue = |s: usize| s >= hues && taken.contains(&(s % hues));
     let mut free: Vec<usize> = (0..colours).filter(|s| !taken.contains(s)).collect();
-    free.sort_by_key(|&s| (!clear(s), cycle_hue(s), s));
-    let clear_free = free.iter().filter(|&&s| clear(s)).count();
+    free.sort_by_key(|&s| {
+        let d = nearest(s);
+        match d >= DISTINCT {
+            // Clear: tints of hues the cycle lacks first, in slot order.
+            true => (false, cycle_hue(s), std::cmp::Reverse(0), s),
+            // Passing for a cycle colour: the farthest first.
+            false => (true, false, std::cmp::Reverse(d), s),
+        }
+    });
     let mut slots = vec![0u32; n];
     for (&t, &s) in cycle.iter().zip(&taken) {
         slots[t as usize] = s as u32;
     }
-    for (i, t) in (0..n as u32).filter(|t| !cycle.contains(t)).enumerate() {
-        let s = if i < clear_free || clear_free == 0 { free[i] } else { free[i % clear_free] };
+    for (t, &s) in (0..n as u32).filter(|t| !cycle.contains(t)).zip(&free) {
         slots[t as usize] = s as u32;
     }
     slots

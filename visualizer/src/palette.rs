@@ -121,7 +121,8 @@ pub const TASK_COLOURS: u32 = 3 * TASKS.len() as u32;
 
 /// The colour of slot `id` (a chart asks the model, `Model::task_colour`,
 /// which slot a task has: the deadlock cycle's tasks first, then the others
-/// by id, in a trace of up to [`TASK_COLOURS`] tasks). Slots 9 to 17 take the scheme's colours mixed 45% with white,
+/// by id in the colours clear of the cycle's first, in a trace of up to
+/// [`TASK_COLOURS`] tasks). Slots 9 to 17 take the scheme's colours mixed 45% with white,
 /// slots 18 to 26 mixed 35% with black, so that up to 27 tasks differ in
 /// lightness where they share a hue; beyond that the cycle repeats. Charts
 /// always label tasks by name as well.
