@@ -324,7 +324,13 @@ impl Deadlock {
             )
         };
         if last.woke.is_empty() {
-            return format!("{head}, with no task waiting: it was lost");
+            // A WaitGroup at zero with nobody in Wait is the usual case: a
+            // later Wait returns at once. Nothing was lost.
+            return if wait_group {
+                format!("{head}, with no task in Wait then")
+            } else {
+                format!("{head}, with no task waiting: it was lost")
+            };
         }
         let waiting_again = |id: u32| {
             self.cycle

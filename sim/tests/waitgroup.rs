@@ -262,3 +262,27 @@ fn a_wait_behind_a_lock_its_worker_needs_names_the_counter_and_who_may_call_done
     }
     assert!(found > 10, "{found} of 50");
 }
+
+#[test]
+fn a_waitgroup_that_reached_zero_with_nobody_waiting_is_not_said_to_have_lost_a_notify() {
+    // Round one reaches zero before anyone waits (the usual case); round
+    // two forgets its Done. The last-zero line says nobody was in Wait.
+    let run = Sim::new(0).max_steps(10_000).run(|| async {
+        let wg = WaitGroup::new("wg");
+        wg.add(1);
+        let w = wg.clone();
+        spawn("first", async move {
+            w.declare_done();
+            w.done().await;
+        })
+        .join()
+        .await;
+        wg.add(1);
+        wg.wait().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    let text = d.to_string();
+    assert!(text.contains("WaitGroup \"wg\" last reached zero at step "), "{text}");
+    assert!(text.contains(", with no task in Wait then"), "{text}");
+    assert!(!text.contains("lost"), "{text}");
+}

@@ -644,8 +644,15 @@ fn arrow_legend(m: &Model) -> String {
     if has(&["send", "recv", "write", "read", "select"]) {
         parts.push(if parts.is_empty() { "released by" } else { "for a channel or pipe: released by" });
     }
-    if has(&["wait"]) {
+    let waits = m.trace.deadlock.iter().flat_map(|d| &d.cycle).filter(|b| b.op == "wait");
+    let (wait_groups, monitors) =
+        waits.fold((false, false), |(g, o), b| (g || b.in_wait_group(), o || !b.in_wait_group()));
+    if monitors {
         parts.push(if parts.is_empty() { "notified by" } else { "for a wait: notified by" });
+    }
+    // A WaitGroup's Wait, as the wait-for graph labels it.
+    if wait_groups {
+        parts.push(if parts.is_empty() { "Done by" } else { "for a WaitGroup: Done by" });
     }
     if has(&["join"]) {
         parts.push(if parts.is_empty() { "the task joined" } else { "for a join: the task joined" });

@@ -32,6 +32,9 @@ pub struct RwMutex {
 pub struct RwReadGuard {
     id: ResId,
     held: bool,
+    /// Where its read lock was taken: which of the task's read locks its
+    /// RUnlock lets go of, as a report tells them apart.
+    at: Option<crate::Frame>,
 }
 
 /// A held write lock. Release with [`RwWriteGuard::unlock`] or by dropping it.
@@ -125,8 +128,8 @@ impl RwMutex {
         Op::new(move || {
             rt::with(|s| {
                 if s.take_grant().is_some() {
-                    // A writer's unlock handed us the read lock.
-                    return Poll::Ready(RwReadGuard { id, held: true });
+                    // A writer's unlock handed us the read lock (at our top frame).
+                    return Poll::Ready(RwReadGuard { id, held: true, at: s.top_frame(s.current) });
                 }
                 let here = s.hold_here();
                 let (writer, pending, readers) = st(s, id);
@@ -137,7 +140,7 @@ impl RwMutex {
                     readers.push(here);
                     s.record(here.task, EventKind::RLock, Some(id), None, None, None, None);
                     s.acquired(here.task, id);
-                    Poll::Ready(RwReadGuard { id, held: true })
+                    Poll::Ready(RwReadGuard { id, held: true, at: here.at })
                 }
             })
         })
@@ -172,13 +175,19 @@ fn release_write(id: ResId) {
     })
 }
 
-fn release_read(id: ResId) {
+fn release_read(id: ResId, at: Option<crate::Frame>) {
     rt::with(|s| {
         let me = s.current;
         let (_, pending, readers) = st(s, id);
-        // Its latest read lock: nested RLocks are let go inner first, so the
-        // hold left is the outer one, where a report says it was taken.
-        let pos = readers.iter().rposition(|h| h.task == me).or(if readers.is_empty() { None } else { Some(0) });
+        // The guard's own read lock, taken at `at`; else the task's latest
+        // (nested RLocks are let go inner first: the hold left is the outer
+        // one, where a report says it was taken); else, as Go lets any
+        // goroutine RUnlock, the first taken.
+        let pos = readers
+            .iter()
+            .rposition(|h| h.task == me && h.at == at)
+            .or_else(|| readers.iter().rposition(|h| h.task == me))
+            .or(if readers.is_empty() { None } else { Some(0) });
         let Some(pos) = pos else {
             s.touch(id);
             panic!("sync: RUnlock of unlocked RWMutex")
@@ -214,9 +223,9 @@ impl RwReadGuard {
     /// `rw.RUnlock()`: a scheduling point, then the release.
     pub async fn runlock(mut self) {
         self.held = false;
-        let id = self.id;
+        let (id, at) = (self.id, self.at);
         Op::new(move || {
-            release_read(id);
+            release_read(id, at);
             Poll::Ready(())
         })
         .await
@@ -234,7 +243,7 @@ impl Drop for RwWriteGuard {
 impl Drop for RwReadGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
-            release_read(self.id);
+            release_read(self.id, self.at);
         }
     }
 }
