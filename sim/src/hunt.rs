@@ -523,6 +523,7 @@ mod tests {
             returned: Vec::new(),
             closers_only: false,
             counter: None,
+            cond: false,
         };
         let sign = |names: &[(&str, &str)]| {
             signature(&Outcome::Deadlock(Box::new(crate::outcome::Deadlock {

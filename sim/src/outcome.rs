@@ -259,6 +259,10 @@ pub struct BlockedTask {
     /// JSON for any other wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<u64>,
+    /// A `wait` in a Go `sync.Cond` (a monitor of class `sync.Cond`): a
+    /// report says Wait, Signal and Broadcast. Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cond: bool,
 }
 
 /// A task that returned holding the lock a blocked task waits for.
@@ -296,17 +300,26 @@ impl Deadlock {
     /// ```
     pub fn notify_line(&self, n: &LastNotify) -> String {
         // A WaitGroup's only notify is the Done that brings it to zero.
-        let wait_group =
-            self.cycle.iter().chain(&self.behind).any(|b| b.resource == Some(n.resource) && b.in_wait_group());
+        let waiters = || self.cycle.iter().chain(&self.behind).filter(|b| b.resource == Some(n.resource));
+        let wait_group = waiters().any(|b| b.in_wait_group());
+        // A Cond's notifies are its Signals and Broadcasts.
+        let cond = waiters().any(|b| b.in_cond());
         let Some(last) = &n.last else {
             return if wait_group {
                 format!("Done never brought WaitGroup \"{}\" to zero.", n.monitor)
+            } else if cond {
+                format!("Cond \"{}\" was never signalled.", n.monitor)
             } else {
                 format!("Monitor \"{}\" was never notified.", n.monitor)
             };
         };
         let shared = self.shared_names();
-        let call = if last.op == "notify_all" { "notifyAll()" } else { "notify()" };
+        let call = match (last.op == "notify_all", cond) {
+            (true, false) => "notifyAll()",
+            (false, false) => "notify()",
+            (true, true) => "Broadcast()",
+            (false, true) => "Signal()",
+        };
         let at = last.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
         let head = if wait_group {
             format!(
@@ -439,10 +452,15 @@ impl BlockedTask {
         self.op == "wait" && self.counter.is_some()
     }
 
+    /// True for a `Wait` on a `Cond` (see [`BlockedTask::cond`]).
+    pub fn in_cond(&self) -> bool {
+        self.op == "wait" && self.cond
+    }
+
     /// How a report says what it is doing: "waiting to lock", "waiting in
-    /// Wait on" (a WaitGroup), ...
+    /// Wait on" (a WaitGroup or Cond), ...
     pub fn phrase(&self) -> &'static str {
-        if self.in_wait_group() {
+        if self.in_wait_group() || self.in_cond() {
             "waiting in Wait on"
         } else {
             op_phrase(&self.op)
@@ -528,6 +546,7 @@ fn write_task(
     let wait_group = b.in_wait_group();
     let kind = match b.kind.as_str() {
         _ if wait_group => "WaitGroup ".to_string(),
+        _ if b.in_cond() => "Cond ".to_string(),
         "" => String::new(),
         k => format!("{k} "),
     };
@@ -551,6 +570,7 @@ fn write_task(
             "lock" | "rlock" if queued && !b.released_by_ids.is_empty() => "behind the writer waiting for it:",
             "lock" | "rlock" => "held by",
             "wait" if wait_group => "which any of these could call Done on:",
+            "wait" if b.in_cond() => "which any of these could signal:",
             "wait" => "which any of these could notify:",
             "join" => "",
             _ => "which only these could serve:",
@@ -592,6 +612,8 @@ fn write_task(
     } else if wait_group {
         // Every task declared to call Done (or every other task) returned.
         write!(f, ", and no task left that may call Done on it")?;
+    } else if b.in_cond() {
+        write!(f, ", and no task left that may signal it")?;
     } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
         // or the notifiers the model declared), or every declared holder of

@@ -886,7 +886,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         Wait::Notify(r) => s.counter(r),
         _ => None,
     };
+    let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some("sync.Cond"));
     BlockedTask {
+        cond,
         counter,
         closers_only,
         returned,

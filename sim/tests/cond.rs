@@ -68,10 +68,11 @@ fn a_signal_where_a_broadcast_was_needed_leaves_a_waiter_blocked_for_good() {
         };
         let text = d.to_string();
         assert!(
-            text.contains("waiting for a notify on monitor \"cond\", and no task left that may notify it"),
+            text.contains("waiting in Wait on Cond \"cond\", and no task left that may signal it"),
             "seed {seed}: {text}"
         );
         assert!(text.contains("at sync.(*Cond).Wait"), "seed {seed}: {text}");
+        assert!(text.contains("Last notify of \"cond\": Signal() at step "), "seed {seed}: {text}");
         // Found as the setter returns, beside the heartbeat (and the woken waiter).
         assert!(d.running.contains(&"heartbeat".to_string()), "seed {seed}: {d}");
         found += 1;
@@ -119,4 +120,53 @@ fn signal_wakes_the_task_waiting_longest() {
         let first = log[0].split(' ').next().unwrap();
         assert_eq!(log[2], format!("{first} woke"), "seed {seed}: {log:?}");
     }
+}
+
+#[test]
+fn a_cond_wait_is_kept_in_the_trace_and_only_a_cond_wait_may_say_so() {
+    // The waiter waits holding a second lock the signaler needs first: a
+    // cycle; or the signal came before the wait, and was lost.
+    let (mut found, mut lost) = (0, 0);
+    for seed in 0..50 {
+        let run = Sim::new(seed).record(true).run(|| async {
+            let (mu, other, cond) = (Mutex::new("mu"), Mutex::new("other"), Cond::new("cond"));
+            spawn("signaler", async move {
+                cond.declare_signaler();
+                let g = other.lock().await;
+                cond.signal().await;
+                g.unlock().await;
+            });
+            let held = other.lock().await;
+            let g = mu.lock().await;
+            let g = cond.wait(g).await;
+            g.unlock().await;
+            held.unlock().await;
+        });
+        let Some(d) = run.outcome.deadlock() else { continue };
+        let text = d.to_string();
+        if d.cycle.is_empty() {
+            assert!(text.contains("Signal() at step "), "seed {seed}: {text}");
+            assert!(text.contains(", with no task waiting: it was lost"), "seed {seed}: {text}");
+            lost += 1;
+            continue;
+        }
+        assert!(
+            text.contains(
+                "\"main\" (task 0): waiting in Wait on Cond \"cond\", which any of these could signal: \"signaler\""
+            ),
+            "seed {seed}: {text}"
+        );
+        assert!(text.contains("Cond \"cond\" was never signalled."), "seed {seed}: {text}");
+        let trace = run.trace.unwrap();
+        let json = trace.to_json();
+        assert!(json.contains("\"cond\":true"), "seed {seed}");
+        let again = sim::trace::Trace::from_json(&json).unwrap();
+        assert_eq!(again.deadlock, trace.deadlock);
+        let bad = json.replacen("\"op\":\"lock\",", "\"cond\":true,\"op\":\"lock\",", 1);
+        assert_ne!(bad, json);
+        let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+        assert!(err.contains("cond: true, but the task is not in a Wait on a Cond"), "{err}");
+        found += 1;
+    }
+    assert!(found > 10 && lost > 0, "{found} cycles, {lost} lost signals of 50");
 }

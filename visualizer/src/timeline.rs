@@ -644,11 +644,14 @@ fn arrow_legend(m: &Model) -> String {
     if has(&["send", "recv", "write", "read", "select"]) {
         parts.push(if parts.is_empty() { "released by" } else { "for a channel or pipe: released by" });
     }
-    let waits = m.trace.deadlock.iter().flat_map(|d| &d.cycle).filter(|b| b.op == "wait");
-    let (wait_groups, monitors) =
-        waits.fold((false, false), |(g, o), b| (g || b.in_wait_group(), o || !b.in_wait_group()));
-    if monitors {
+    let waits: Vec<&sim::BlockedTask> =
+        m.trace.deadlock.iter().flat_map(|d| &d.cycle).filter(|b| b.op == "wait").collect();
+    let wait_groups = waits.iter().any(|b| b.in_wait_group());
+    if waits.iter().any(|b| !b.in_wait_group() && !b.in_cond()) {
         parts.push(if parts.is_empty() { "notified by" } else { "for a wait: notified by" });
+    }
+    if waits.iter().any(|b| b.in_cond()) {
+        parts.push(if parts.is_empty() { "signalled by" } else { "for a Cond: signalled by" });
     }
     // A WaitGroup's Wait, as the wait-for graph labels it.
     if wait_groups {

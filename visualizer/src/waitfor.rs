@@ -433,6 +433,7 @@ impl Builder {
                     ("rwmutex", _) => "RWMutex".to_string(),
                     // A monitor inside, a WaitGroup to the model's reader.
                     ("monitor", Some("sync.WaitGroup")) => "WaitGroup".to_string(),
+                    ("monitor", Some("sync.Cond")) => "Cond".to_string(),
                     (k, _) => k.to_string(),
                 }
             }
@@ -493,6 +494,7 @@ fn release_label(d: &Deadlock, bt: &BlockedTask, releasers: &[u32]) -> &'static 
         (_, "lock" | "rlock") if queued => "behind queued writer",
         // A WaitGroup's Wait: the Done that brings the counter to zero.
         (_, "wait") if bt.in_wait_group() => "Done by",
+        (_, "wait") if bt.in_cond() => "signalled by",
         // Object.wait(): the monitor is let go; a notify ends the wait.
         (_, "wait") => "notified by",
         ("mutex" | "rwmutex" | "monitor", _) => "held by",
@@ -524,6 +526,8 @@ fn is_wait(label: &str) -> bool {
 fn blocked_label(bt: &BlockedTask) -> &'static str {
     if bt.in_wait_group() {
         "waits for Done"
+    } else if bt.in_cond() {
+        "waits for a signal"
     } else {
         wait_label(&bt.op)
     }

@@ -13,10 +13,11 @@ use crate::TaskId;
 /// It is a [`Monitor`] of lock class `sync.Cond` that holds the wait list:
 /// a `wait` enters it before it unlocks `c.L`, so a `signal` made between
 /// the unlock and the wait is not lost (Go takes a ticket first for that),
-/// and `signal`/`broadcast` enter it for a step. Reports, traces and charts
-/// show it as that monitor: a task in `wait` is "waiting for a notify on
-/// monitor \"cond\"", `signal` is a `notify()` and `broadcast` a
-/// `notifyAll()`, and the report's last-notify line says which was last.
+/// and `signal`/`broadcast` enter it for a step. Traces and the timeline and
+/// lock charts show it as that monitor; a deadlock report and the wait-for
+/// graph speak of it as Go does: "waiting in Wait on Cond \"cond\", and no
+/// task left that may signal it", "Last notify of \"cond\": Signal() at
+/// step 18 by ..." ([`crate::outcome::BlockedTask::cond`]).
 ///
 /// Declare the tasks that may signal ([`Cond::declare_signaler`]), as a
 /// monitor's notifiers are declared: a `wait` whose declared signalers have

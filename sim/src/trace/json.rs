@@ -1059,6 +1059,12 @@ impl Trace {
                     .into());
             }
         }
+        if b.cond {
+            let class = b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref());
+            if b.op != "wait" || class != Some("sync.Cond") {
+                return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
+            }
+        }
         // A holder that returned is one of the releasers, of a lock wait.
         for (i, r) in b.returned.iter().enumerate() {
             if !matches!(b.op.as_str(), "lock" | "rlock") || !b.released_by_ids.contains(&r.task) {
