@@ -415,7 +415,7 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
     let mut sc = std::mem::take(&mut s.scratch);
     let c = closed_from(s, &mut sc, t);
     let dead = match c {
-        Closure::Closed if parked(s, &sc) => behind_parked(s, &mut sc),
+        Closure::Closed if parked(s, &sc) => behind_parked(s),
         c => c == Closure::Closed,
     };
     s.scratch = sc;
@@ -427,40 +427,60 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
 }
 
 /// Whether the closed set [`closed_from`] just marked is background tasks
-/// only, each parked for good: in a wait nobody is left to serve, or
-/// waiting for one that is (by [`serving_edges`]). No failure by itself, as
-/// at the end of a run. A cycle of background tasks' locks still is one,
-/// even beside a parked task that could only have closed an end for them.
+/// only, each parked for good (see [`spread_parked`]). No failure by
+/// itself, as at the end of a run. A cycle of background tasks' locks
+/// still is one, even beside a parked task that could only have closed an
+/// end for them or served it with them.
 #[cold]
 fn parked(s: &State, sc: &Scratch) -> bool {
-    let members: Vec<TaskId> = (0..s.tasks.len() as TaskId).filter(|&u| sc.mark[u as usize] == sc.epoch).collect();
-    if members.iter().any(|&u| !s.tasks[u as usize].background) {
+    let n = s.tasks.len();
+    let members: Vec<bool> = (0..n).map(|u| sc.mark[u] == sc.epoch).collect();
+    if (0..n).any(|u| members[u] && !s.tasks[u].background) {
         return false;
     }
-    let mut parked: Vec<bool> = members.iter().map(|&u| waits_alone(s, u)).collect();
-    spread_parked(s, &members, &mut parked);
-    parked.iter().all(|&p| p)
+    let parked = spread_parked(s, &members);
+    (0..n).all(|u| !members[u] || parked[u])
 }
 
-/// Marks parked each of `tasks` (blocked for good) that waits for one
-/// marked so (by [`serving_edges`]), until no more are.
-fn spread_parked(s: &State, tasks: &[TaskId], parked: &mut [bool]) {
+/// Which of the `candidates` (by task id; blocked for good) are parked: in
+/// a wait nobody is left to serve ([`waits_alone`]), or waiting only for
+/// tasks that are (every one of its [`serving_edges`] but itself). A
+/// waiter that some task blocked for good but not parked could serve (the
+/// writer of a lock cycle) is part of that deadlock, not parked beside it.
+/// Linear in the edges: each task is counted down by those it waits for.
+fn spread_parked(s: &State, candidates: &[bool]) -> Vec<bool> {
+    let n = s.tasks.len();
+    let mut parked: Vec<bool> = (0..n).map(|u| candidates[u] && waits_alone(s, u as TaskId)).collect();
+    // For each candidate not parked yet: how many of the tasks it waits for
+    // are not parked; and who waits for each task.
+    let mut left = vec![0usize; n];
+    let mut waiters: Vec<Vec<TaskId>> = vec![Vec::new(); n];
     let mut buf = Vec::new();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (i, &u) in tasks.iter().enumerate() {
-            if parked[i] {
-                continue;
-            }
-            buf.clear();
-            serving_edges(s, u, &mut buf);
-            if buf.iter().any(|v| tasks.iter().position(|w| w == v).is_some_and(|j| parked[j])) {
-                parked[i] = true;
-                changed = true;
+    for u in (0..n).filter(|&u| candidates[u] && !parked[u]) {
+        buf.clear();
+        serving_edges(s, u as TaskId, &mut buf);
+        buf.retain(|&v| v as usize != u);
+        buf.sort_unstable();
+        buf.dedup();
+        left[u] = buf.len();
+        for &v in &buf {
+            waiters[v as usize].push(u as TaskId);
+        }
+    }
+    let mut stack: Vec<TaskId> = (0..n as TaskId).filter(|&u| parked[u as usize]).collect();
+    while let Some(v) = stack.pop() {
+        for &u in &waiters[v as usize] {
+            let u = u as usize;
+            if !parked[u] {
+                left[u] -= 1;
+                if left[u] == 0 {
+                    parked[u] = true;
+                    stack.push(u as TaskId);
+                }
             }
         }
     }
+    parked
 }
 
 /// A blocked task whose wait is known to have no releaser left but,
@@ -504,18 +524,16 @@ fn other_ends(s: &State, t: TaskId) -> Vec<(u32, Dir)> {
     }
 }
 
-/// Whether some blocked task's reachable set is closed and not parked: a
-/// foreground task blocked for good behind a parked background task (a
-/// lock it holds, a join of it), or background tasks in a cycle that only
-/// the parked one could have broken (a conn's closer left waiting). Looked
-/// for only when a background task parks, which is rare.
+/// Whether, now that a background task parked, some task is blocked for
+/// good and not parked: a foreground task behind the parked one (a lock it
+/// holds, a join of it), or background tasks in a cycle that only the
+/// parked one could have broken (a conn's closer left waiting). The same
+/// sets a report gives, computed once over every blocked task.
 #[cold]
-fn behind_parked(s: &State, sc: &mut Scratch) -> bool {
-    (0..s.tasks.len() as TaskId).any(|u| {
-        matches!(s.tasks[u as usize].status, Status::Blocked(_))
-            && closed_from(s, sc, u) == Closure::Closed
-            && !parked(s, sc)
-    })
+fn behind_parked(s: &State) -> bool {
+    let mut dead = blocked_for_good(s, false);
+    leave_out_parked(s, &mut dead);
+    dead.contains(&true)
 }
 
 /// Is the set reachable from `t` closed (all blocked, all edges known)?
@@ -604,8 +622,33 @@ fn report(s: &State, global: bool) -> Deadlock {
     // release a wait with unknown releasers either, and the report names
     // every blocked task.
     let global = global || running.is_empty();
-    // Everything that can never run: the blocked tasks not (transitively)
-    // releasable by a task that can run or by a wait with unknown releasers.
+    let mut dead = blocked_for_good(s, global);
+    if !global {
+        leave_out_parked(s, &mut dead);
+    }
+    let cycle = pick_cycle(s, &dead, global);
+    let behind =
+        (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
+    let mut d = Deadlock {
+        global,
+        step: s.step,
+        time: s.clock,
+        cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),
+        behind,
+        running,
+        running_ids,
+        shared: shared_names(s),
+        notifies: Vec::new(),
+    };
+    d.notifies = notifies(s, &d);
+    d
+}
+
+/// Everything that can never run, by task id: the blocked tasks not
+/// (transitively) releasable by a task that can run or by a wait with
+/// unknown releasers (`global`: no task can run, so none of those).
+fn blocked_for_good(s: &State, global: bool) -> Vec<bool> {
+    let n = s.tasks.len();
     let mut releasable: Vec<bool> =
         s.tasks.iter().map(|t| !matches!(t.status, Status::Blocked(_) | Status::Finished)).collect();
     let mut buf = Vec::new();
@@ -627,27 +670,7 @@ fn report(s: &State, global: bool) -> Deadlock {
             }
         }
     }
-    let mut dead: Vec<bool> =
-        (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect();
-    if !global {
-        leave_out_parked(s, &mut dead);
-    }
-    let cycle = pick_cycle(s, &dead, global);
-    let behind =
-        (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
-    let mut d = Deadlock {
-        global,
-        step: s.step,
-        time: s.clock,
-        cycle: cycle.iter().map(|&u| blocked_task(s, u)).collect(),
-        behind,
-        running,
-        running_ids,
-        shared: shared_names(s),
-        notifies: Vec::new(),
-    };
-    d.notifies = notifies(s, &d);
-    d
+    (0..n).map(|u| matches!(s.tasks[u].status, Status::Blocked(_)) && !releasable[u]).collect()
 }
 
 /// Leaves out of a partial deadlock's tasks the background ones parked
@@ -670,12 +693,11 @@ fn leave_out_parked(s: &State, dead: &mut [bool]) {
             }
         }
     }
-    // Parked: in a wait nobody is left to serve, or waiting for one that is.
-    let candidates: Vec<TaskId> = (0..n as TaskId).filter(|&u| dead[u as usize] && !needed[u as usize]).collect();
-    let mut parked: Vec<bool> = candidates.iter().map(|&u| waits_alone(s, u)).collect();
-    spread_parked(s, &candidates, &mut parked);
-    for (&u, p) in candidates.iter().zip(parked) {
-        dead[u as usize] &= !p;
+    // Parked: in a wait nobody is left to serve, or waiting only for such.
+    let candidates: Vec<bool> = (0..n).map(|u| dead[u] && !needed[u]).collect();
+    let parked = spread_parked(s, &candidates);
+    for u in 0..n {
+        dead[u] &= !parked[u];
     }
 }
 
