@@ -7,9 +7,10 @@
 //! ([`CancelFunc::declare`], [`CancelFunc::declare_for`]): a wait on
 //! `ctx.Done()` whose declared cancellers have all returned is then dead by
 //! itself ("no task left that may send on it or close it"), found as the
-//! last one returns. A timeout's timer counts as a canceller until it
-//! fires. With none declared, any task may cancel, and such a wait is found
-//! only when no task can run.
+//! last one returns. A timeout's timer is declared a canceller by
+//! [`with_timeout`] (so, there, every task that cancels must be declared).
+//! With none declared ([`with_cancel`] alone), any task may cancel, and such
+//! a wait is found only when no task can run.
 //!
 //! ```
 //! use sim::context;
@@ -72,16 +73,19 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// `context.WithTimeout(ctx, d)`: [`with_cancel`], and a timer that cancels
 /// it with [`DEADLINE_EXCEEDED`] after `timeout_ns` of virtual time, unless
 /// it was cancelled before. The timer is a background task
-/// (`"<name> timer"`), declared a canceller until it fires.
+/// (`"<name> timer"`), declared a canceller here, so that a wait on
+/// `ctx.Done()` is judged while it runs: the cancellers are then declared,
+/// and every other task that calls `cancel()` (Go's `defer cancel()`) must
+/// be declared too ([`CancelFunc::declare`]), on every seed alike.
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
     let name: String = name.into().into_owned();
     let (ctx, cancel) = with_cancel(name.clone());
     let timer = cancel.clone();
-    crate::spawn_background(format!("{name} timer"), async move {
-        timer.declare();
+    let h = crate::spawn_background(format!("{name} timer"), async move {
         crate::time::sleep(timeout_ns).await;
         timer.cancel_with(DEADLINE_EXCEEDED).await;
     });
+    cancel.declare_for(h.id());
     (ctx, cancel)
 }
 

@@ -170,3 +170,20 @@ fn a_cond_wait_is_kept_in_the_trace_and_only_a_cond_wait_may_say_so() {
     }
     assert!(found > 10 && lost > 0, "{found} cycles, {lost} lost signals of 50");
 }
+
+#[test]
+fn a_signal_by_a_task_not_declared_names_the_cond_declarations() {
+    let run = Sim::new(0).run(|| async {
+        let cond = Cond::new("cond");
+        cond.declare_signaler();
+        spawn("stranger", async move { cond.signal().await }).join().await;
+    });
+    match &run.outcome {
+        Outcome::Panic { task, message, .. } => {
+            assert_eq!(task, "stranger");
+            assert!(message.contains("signals Cond \"cond\", whose signalers were declared without it"), "{message}");
+            assert!(message.contains("(declare_signaler, declare_signaler_for)"), "{message}");
+        }
+        o => panic!("{o}"),
+    }
+}

@@ -138,3 +138,33 @@ fn a_cancel_by_a_task_not_declared_is_a_model_error() {
         o => panic!("{o}"),
     }
 }
+
+#[test]
+fn with_timeout_declares_its_timer_so_every_canceller_must_be_declared_on_every_seed() {
+    // Go's `defer cancel()` from main, undeclared: with_timeout declared
+    // its timer, so the cancellers are declared and main's cancel is a
+    // model error, on every seed alike (the timer once declared itself at
+    // its first step, and the panic depended on the schedule); declared,
+    // the run completes.
+    for declared in [false, true] {
+        for seed in 0..50 {
+            let run = Sim::new(seed).run(move || async move {
+                let (ctx, cancel) = context::with_timeout("req", 1_000);
+                if declared {
+                    cancel.declare();
+                }
+                sim::yield_now().await;
+                cancel.cancel().await;
+                assert_eq!(ctx.err(), Some(CANCELED));
+            });
+            match (&run.outcome, declared) {
+                (Outcome::Completed, true) => {}
+                (Outcome::Panic { task, message, .. }, false) => {
+                    assert_eq!(task, "main");
+                    assert!(message.contains("closes) channel \"req.Done()\", whose holders"), "{message}");
+                }
+                (o, _) => panic!("declared {declared}, seed {seed}: {o}"),
+            }
+        }
+    }
+}

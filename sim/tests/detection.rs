@@ -334,6 +334,57 @@ fn a_read_lock_let_go_out_of_nesting_order_leaves_the_other_one_in_the_report() 
 }
 
 #[test]
+fn a_read_lock_let_go_by_another_task_is_the_one_its_guard_holds() {
+    // Go lets any goroutine RUnlock. "a" read-locks at a.go:1 and again at
+    // a.go:2, and hands the second guard to "b", which lets go of it; a
+    // writer arrives and a's third RLock waits behind it. The lock a still
+    // holds is the one of a.go:1 (b's RUnlock once dropped the first hold).
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(|| async {
+            let rw = sim::sync::RwMutex::new("rw");
+            let stage = std::rc::Rc::new(std::cell::Cell::new(0));
+            let handed = std::rc::Rc::new(std::cell::RefCell::new(None));
+            let (st, h) = (stage.clone(), handed.clone());
+            spawn("a", async move {
+                let _f = sim::frame_at("a", "a.go:1");
+                let g1 = rw.rlock().await;
+                sim::at("a.go:2");
+                *h.borrow_mut() = Some(rw.rlock().await);
+                st.set(1);
+                while st.get() < 2 {
+                    sim::yield_now().await;
+                }
+                // The writer queues meanwhile: nothing else can run.
+                sleep(1_000).await;
+                sim::at("a.go:3");
+                rw.rlock().await.runlock().await;
+                g1.runlock().await;
+            });
+            let (st, h) = (stage.clone(), handed);
+            spawn("b", async move {
+                while st.get() < 1 {
+                    sim::yield_now().await;
+                }
+                let g2 = h.borrow_mut().take().unwrap();
+                g2.runlock().await;
+                st.set(2);
+            });
+            let st = stage;
+            spawn("writer", async move {
+                while st.get() < 2 {
+                    sim::yield_now().await;
+                }
+                rw.lock().await.unlock().await;
+            });
+        });
+        let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
+        let a = d.cycle.iter().find(|b| b.name == "a").unwrap_or_else(|| panic!("seed {seed}: {d}"));
+        let at: Vec<String> = a.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect();
+        assert_eq!(at, ["a (a.go:1)"], "seed {seed}: {d}");
+    }
+}
+
+#[test]
 fn a_send_on_a_signal_channel_is_a_model_error() {
     let run = Sim::new(0).run(|| async {
         let done = Chan::signal("done");

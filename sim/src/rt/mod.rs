@@ -1290,11 +1290,21 @@ impl State {
     pub fn check_notifier(&mut self, r: ResId, t: TaskId) {
         if self.declares_notifiers(r) && !self.notifiers.contains(&(r, t)) {
             self.touch(r);
+            let (task, res) = (&self.tasks[t as usize].name, &self.resources[r as usize]);
+            // A Cond's notifies are its Signals and Broadcasts, declared as such.
+            if res.class == Some("sync.Cond") {
+                panic!(
+                    "sim: task {t} (\"{task}\") signals Cond \"{}\", whose signalers were declared without it: \
+                     declare every task that signals or broadcasts it, or spawns a task that will, when it \
+                     starts (declare_signaler, declare_signaler_for), or none",
+                    res.name
+                );
+            }
             panic!(
-                "sim: task {t} (\"{}\") notifies monitor \"{}\", whose notifiers were declared without it: \
+                "sim: task {t} (\"{task}\") notifies monitor \"{}\", whose notifiers were declared without it: \
                  declare every task that notifies it, or spawns a task that will, when it starts \
                  (declare_notifier, declare_notifier_for), or none",
-                self.tasks[t as usize].name, self.resources[r as usize].name
+                res.name
             );
         }
     }

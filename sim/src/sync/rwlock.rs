@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::task::Poll;
 
 use super::Op;
-use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, Wait};
+use crate::rt::{self, Hold, ResId, ResKind, ResState, State, Status, TaskId, Wait};
 use crate::trace::EventKind;
 
 /// Go's `sync.RWMutex`, writer-preferring as Go's is:
@@ -32,8 +32,9 @@ pub struct RwMutex {
 pub struct RwReadGuard {
     id: ResId,
     held: bool,
-    /// Where its read lock was taken: which of the task's read locks its
-    /// RUnlock lets go of, as a report tells them apart.
+    /// Who took its read lock, and where: which hold its RUnlock lets go
+    /// of (by another task too, as Go allows), as a report tells them apart.
+    task: TaskId,
     at: Option<crate::Frame>,
 }
 
@@ -129,7 +130,7 @@ impl RwMutex {
             rt::with(|s| {
                 if s.take_grant().is_some() {
                     // A writer's unlock handed us the read lock (at our top frame).
-                    return Poll::Ready(RwReadGuard { id, held: true, at: s.top_frame(s.current) });
+                    return Poll::Ready(RwReadGuard { id, held: true, task: s.current, at: s.top_frame(s.current) });
                 }
                 let here = s.hold_here();
                 let (writer, pending, readers) = st(s, id);
@@ -140,7 +141,7 @@ impl RwMutex {
                     readers.push(here);
                     s.record(here.task, EventKind::RLock, Some(id), None, None, None, None);
                     s.acquired(here.task, id);
-                    Poll::Ready(RwReadGuard { id, held: true, at: here.at })
+                    Poll::Ready(RwReadGuard { id, held: true, task: here.task, at: here.at })
                 }
             })
         })
@@ -175,17 +176,17 @@ fn release_write(id: ResId) {
     })
 }
 
-fn release_read(id: ResId, at: Option<crate::Frame>) {
+fn release_read(id: ResId, owner: TaskId, at: Option<crate::Frame>) {
     rt::with(|s| {
         let me = s.current;
         let (_, pending, readers) = st(s, id);
-        // The guard's own read lock, taken at `at`; else the task's latest
-        // (nested RLocks are let go inner first: the hold left is the outer
-        // one, where a report says it was taken); else, as Go lets any
-        // goroutine RUnlock, the first taken.
+        // The guard's own read lock, taken by `owner` at `at`; else the
+        // task's latest (nested RLocks are let go inner first: the hold left
+        // is the outer one, where a report says it was taken); else, as Go
+        // lets any goroutine RUnlock, the first taken.
         let pos = readers
             .iter()
-            .rposition(|h| h.task == me && h.at == at)
+            .rposition(|h| h.task == owner && h.at == at)
             .or_else(|| readers.iter().rposition(|h| h.task == me))
             .or(if readers.is_empty() { None } else { Some(0) });
         let Some(pos) = pos else {
@@ -223,9 +224,9 @@ impl RwReadGuard {
     /// `rw.RUnlock()`: a scheduling point, then the release.
     pub async fn runlock(mut self) {
         self.held = false;
-        let (id, at) = (self.id, self.at);
+        let (id, task, at) = (self.id, self.task, self.at);
         Op::new(move || {
-            release_read(id, at);
+            release_read(id, task, at);
             Poll::Ready(())
         })
         .await
@@ -243,7 +244,7 @@ impl Drop for RwWriteGuard {
 impl Drop for RwReadGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
-            release_read(self.id, self.at);
+            release_read(self.id, self.task, self.at);
         }
     }
 }
