@@ -430,7 +430,7 @@ pub(crate) fn detect_from(s: &mut State, t: TaskId) -> Verdict {
 /// only, each parked for good (see [`spread_parked`]). No failure by
 /// itself, as at the end of a run. A cycle of background tasks' locks
 /// still is one, even beside a parked task that could only have closed an
-/// end for them or served it with them.
+/// end for them.
 #[cold]
 fn parked(s: &State, sc: &Scratch) -> bool {
     let n = s.tasks.len();
@@ -443,40 +443,34 @@ fn parked(s: &State, sc: &Scratch) -> bool {
 }
 
 /// Which of the `candidates` (by task id; blocked for good) are parked: in
-/// a wait nobody is left to serve ([`waits_alone`]), or waiting only for
-/// tasks that are (every one of its [`serving_edges`] but itself). A
-/// waiter that some task blocked for good but not parked could serve (the
-/// writer of a lock cycle) is part of that deadlock, not parked beside it.
-/// Linear in the edges: each task is counted down by those it waits for.
+/// a wait nobody is left to serve ([`waits_alone`]), or waiting for a task
+/// that is, by [`serving_edges`]: idle server loops that could each serve
+/// the other beside a parked feeder stay parked, as they always were. A
+/// closer is no serving edge, so a writer and reader in a lock cycle beside
+/// their parked closer are not parked through it. (A cycle beside a parked
+/// second receiver of the writer's channel still is: telling it from idle
+/// loops needs the lock waits in the cycle.) Linear in the edges.
 fn spread_parked(s: &State, candidates: &[bool]) -> Vec<bool> {
     let n = s.tasks.len();
     let mut parked: Vec<bool> = (0..n).map(|u| candidates[u] && waits_alone(s, u as TaskId)).collect();
-    // For each candidate not parked yet: how many of the tasks it waits for
-    // are not parked; and who waits for each task.
-    let mut left = vec![0usize; n];
+    // Who waits for each task, among the candidates not parked yet.
     let mut waiters: Vec<Vec<TaskId>> = vec![Vec::new(); n];
     let mut buf = Vec::new();
     for u in (0..n).filter(|&u| candidates[u] && !parked[u]) {
         buf.clear();
         serving_edges(s, u as TaskId, &mut buf);
-        buf.retain(|&v| v as usize != u);
-        buf.sort_unstable();
-        buf.dedup();
-        left[u] = buf.len();
         for &v in &buf {
-            waiters[v as usize].push(u as TaskId);
+            if v as usize != u {
+                waiters[v as usize].push(u as TaskId);
+            }
         }
     }
     let mut stack: Vec<TaskId> = (0..n as TaskId).filter(|&u| parked[u as usize]).collect();
     while let Some(v) = stack.pop() {
         for &u in &waiters[v as usize] {
-            let u = u as usize;
-            if !parked[u] {
-                left[u] -= 1;
-                if left[u] == 0 {
-                    parked[u] = true;
-                    stack.push(u as TaskId);
-                }
+            if !parked[u as usize] {
+                parked[u as usize] = true;
+                stack.push(u);
             }
         }
     }

@@ -1737,54 +1737,51 @@ fn a_cycle_of_background_tasks_beside_a_parked_closer_of_their_pipe_is_a_deadloc
 }
 
 #[test]
-fn a_cycle_of_background_tasks_beside_a_parked_co_receiver_is_a_deadlock() {
-    // As above, but the parked task is a second declared receiver of the
-    // channel the writer sends on: it receives nothing, so the writer is
-    // not parked for having it among its receivers (a parked waiter waits
-    // only for parked tasks), and the lock cycle is reported.
-    let mut found = 0;
-    for seed in 0..50 {
+fn idle_server_loops_that_could_serve_each_other_beside_a_parked_feeder_stay_parked() {
+    // ttrpc's shape: "server" selects over a (from "feeder", parked once
+    // the producer returned) and b (acks from "pump"), and forwards what a
+    // brings on c; "pump" acknowledges each on b. Idle, nothing else to do:
+    // parked, not a deadlock (a review found a first form of dcb7d7e's
+    // rule reporting it on every seed).
+    for seed in 0..30 {
         let run = Sim::new(seed).max_steps(10_000).run(|| async {
-            let (c, mu, stop) = (Chan::<u8>::new("c", 0), Mutex::new("mu"), Chan::<()>::new("stop", 0));
-            let (w, r, co, st, tx) = (c.clone(), c.clone(), c, stop.clone(), stop);
-            sim::spawn_background("co-receiver", async move {
-                co.declare_receiver();
-                st.declare_receiver();
-                if st.recv().await.is_some() {
-                    co.recv().await;
+            let (req, a, b, c) =
+                (Chan::<u8>::new("req", 0), Chan::<u8>::new("a", 0), Chan::<u8>::new("b", 0), Chan::<u8>::new("c", 0));
+            let (rq, fa) = (req.clone(), a.clone());
+            sim::spawn_background("feeder", async move {
+                rq.declare_receiver();
+                fa.declare_sender();
+                while let Some(v) = rq.recv().await {
+                    fa.send(v).await;
                 }
             });
-            sim::spawn_background("writer", async move {
-                w.declare_sender();
-                let g = mu.lock().await;
-                w.send(1).await;
-                g.unlock().await;
-            });
-            sim::spawn_background("reader", async move {
-                r.declare_receiver();
-                sim::yield_now().await;
-                drop(mu.lock().await);
-                r.recv().await;
-            });
-            spawn("stopper", async move {
-                tx.declare_sender();
-                for _ in 0..10 {
-                    sim::yield_now().await;
+            let (sa, sb, sc) = (a, b.clone(), c.clone());
+            sim::spawn_background("server", async move {
+                sa.declare_receiver();
+                sb.declare_receiver();
+                sc.declare_sender();
+                loop {
+                    let (mut ra, mut rb) = (sa.recv_case(), sb.recv_case());
+                    if select(&mut [&mut ra, &mut rb], false).await == Some(0) {
+                        sc.send(ra.take().unwrap_or(0)).await;
+                    }
                 }
+            });
+            sim::spawn_background("pump", async move {
+                c.declare_receiver();
+                b.declare_sender();
+                while let Some(v) = c.recv().await {
+                    b.send(v).await;
+                }
+            });
+            spawn("producer", async move {
+                req.declare_sender();
+                req.send(1).await;
             });
             sleep(1_000_000).await;
         });
-        let Some(d) = run.outcome.deadlock() else {
-            assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
-            continue;
-        };
-        let mut names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
-        names.sort_unstable();
-        assert_eq!(names, ["reader", "writer"], "seed {seed}: {d}");
-        assert!(d.behind.is_empty(), "the parked co-receiver is no part of it: {d}");
-        found += 1;
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}: {}", run.outcome);
     }
-    assert!(found > 10, "{found} of 50");
 }
 
 /// A chain of background tasks, each holding a lock the one before it
