@@ -83,9 +83,13 @@ where
         replay_with(model, seed, strategy);
         return;
     }
-    let (under, again) = match strategy {
-        StrategyKind::Random => (String::new(), "replay(model, {seed})".to_string()),
-        StrategyKind::Pct(d) => (format!(" (PCT, depth {d})"), format!("replay_pct(model, {{seed}}, {d})")),
+    let under = match strategy {
+        StrategyKind::Random => String::new(),
+        StrategyKind::Pct(d) => format!(" (PCT, depth {d})"),
+    };
+    let again = |seed: u64| match strategy {
+        StrategyKind::Random => format!("replay(model, {seed})"),
+        StrategyKind::Pct(d) => format!("replay_pct(model, {seed}, {d})"),
     };
     // The lock order over the seeds run, as `deadsim hunt` prints it: a
     // failure's report says what else the seeds showed (two locks taken in
@@ -101,7 +105,7 @@ where
                 run.steps,
                 run.outcome,
                 lock_order_section(&order, &format!("seeds 0..={seed}")),
-                again.replace("{seed}", &seed.to_string())
+                again(seed)
             );
         }
     }

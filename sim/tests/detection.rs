@@ -267,6 +267,11 @@ fn a_write_lock_under_ones_own_read_lock_is_a_deadlock() {
     assert_eq!(d.cycle[0].released_by, vec!["main"], "{d}");
 }
 
+/// Where each lock a blocked task holds was taken, as a report prints it.
+fn held_at(b: &sim::BlockedTask) -> Vec<String> {
+    b.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect()
+}
+
 #[test]
 fn a_read_lock_left_after_a_nested_one_is_reported_where_the_outer_one_was_taken() {
     // kubernetes#62464's shape: RLock, a nested RLock and RUnlock, then a
@@ -291,7 +296,7 @@ fn a_read_lock_left_after_a_nested_one_is_reported_where_the_outer_one_was_taken
         });
         let Some(d) = run.outcome.deadlock() else { continue };
         let reader = d.cycle.iter().find(|b| b.name == "reader").unwrap_or_else(|| panic!("seed {seed}: {d}"));
-        let at: Vec<String> = reader.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect();
+        let at = held_at(reader);
         assert_eq!(at, ["outer (outer.go:1)"], "seed {seed}: {d}");
         found += 1;
     }
@@ -326,7 +331,7 @@ fn a_read_lock_let_go_out_of_nesting_order_leaves_the_other_one_in_the_report() 
         if reader.stack[0].to_string() != "outer (outer.go:5)" {
             continue;
         }
-        let at: Vec<String> = reader.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect();
+        let at = held_at(reader);
         assert_eq!(at, ["second (second.go:10)"], "seed {seed}: {d}");
         found += 1;
     }
@@ -379,7 +384,7 @@ fn a_read_lock_let_go_by_another_task_is_the_one_its_guard_holds() {
         });
         let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
         let a = d.cycle.iter().find(|b| b.name == "a").unwrap_or_else(|| panic!("seed {seed}: {d}"));
-        let at: Vec<String> = a.holds.iter().map(|h| h.at.as_ref().unwrap().to_string()).collect();
+        let at = held_at(a);
         assert_eq!(at, ["a (a.go:1)"], "seed {seed}: {d}");
     }
 }

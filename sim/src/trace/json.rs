@@ -1051,19 +1051,19 @@ impl Trace {
             }
         }
         // A counter is a WaitGroup's, which only its Wait waits on.
-        if b.counter.is_some() {
-            let class = b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref());
-            if b.op != "wait" || class != Some("sync.WaitGroup") {
-                return Err("counter: given, but the task is not in a Wait on a WaitGroup (a monitor of class \
-                            sync.WaitGroup)"
-                    .into());
-            }
+        // A WaitGroup's counter and a Cond's flag belong to a Wait on one.
+        let waits_in = |class: &str| {
+            b.op == "wait"
+                && b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref())
+                    == Some(class)
+        };
+        if b.counter.is_some() && !waits_in("sync.WaitGroup") {
+            return Err("counter: given, but the task is not in a Wait on a WaitGroup (a monitor of class \
+                        sync.WaitGroup)"
+                .into());
         }
-        if b.cond {
-            let class = b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref());
-            if b.op != "wait" || class != Some("sync.Cond") {
-                return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
-            }
+        if b.cond && !waits_in("sync.Cond") {
+            return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
         }
         // A holder that returned is one of the releasers, of a lock wait.
         for (i, r) in b.returned.iter().enumerate() {
