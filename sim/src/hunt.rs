@@ -522,6 +522,7 @@ mod tests {
             undeclared: false,
             returned: Vec::new(),
             closers_only: false,
+            closing: Vec::new(),
             counter: None,
             cond: false,
         };

@@ -254,6 +254,12 @@ pub struct BlockedTask {
     /// close the end (and so fail the wait). Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closers_only: bool,
+    /// For a channel or pipe wait whose other end is still held: those of
+    /// `released_by_ids` declared only to close the waiter's own side (a
+    /// running `conn.Close()`). They end the wait by closing the end, which
+    /// fails it; the others serve it. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closing: Vec<u32>,
     /// For a `wait` in a `WaitGroup` (a monitor of class `sync.WaitGroup`):
     /// its counter, which `Done` never brought to zero. Left out of the
     /// JSON for any other wait.
@@ -389,7 +395,7 @@ impl Deadlock {
                     }
                 })
                 .collect();
-            let what = if self.global { "every task is blocked" } else { "blocked for good" };
+            let what = if self.global { self.all_blocked() } else { "blocked for good" };
             return format!("deadlock ({scope}): {what}: {}", names.join(", "));
         }
         let shared = self.shared_names();
@@ -399,6 +405,16 @@ impl Deadlock {
             .map(|b| format!("{} {} {}", who(&shared, &b.name, b.task), b.phrase(), b.target_among(&shared)))
             .collect();
         format!("deadlock ({scope}, {} in the cycle): {}", tasks(self.cycle.len()), parts.join(" -> "))
+    }
+
+    /// A global deadlock without a cycle: "every task is blocked", unless
+    /// one task is left (the others returned), which that would overstate.
+    fn all_blocked(&self) -> &'static str {
+        if self.behind.len() == 1 {
+            "the one task left is blocked"
+        } else {
+            "every task is blocked"
+        }
     }
 
     /// The task names more than one task has (a pool of `worker`s): a
@@ -602,6 +618,16 @@ fn write_task(
         } else if b.undeclared {
             // Only those seen on the other end so far: not "only these".
             write!(f, ", which these live tasks have used so far: {} ({})", who.join(", "), undeclared_note(&b.op))?;
+        } else if !b.closing.is_empty() && !verb.is_empty() {
+            // A closer ends the wait by failing it: not one who serves it.
+            let (close, serve): (Vec<_>, Vec<_>) =
+                b.released_by_ids.iter().zip(&who).partition(|(id, _)| b.closing.contains(id));
+            let names = |v: Vec<(&u32, &String)>| v.into_iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ");
+            if serve.is_empty() {
+                write!(f, ", which only these may close: {}", names(close))?;
+            } else {
+                write!(f, ", {verb} {}; or close it: {}", names(serve), names(close))?;
+            }
         } else if !verb.is_empty() {
             write!(f, ", {verb} {}", who.join(", "))?;
         }
@@ -648,7 +674,7 @@ impl fmt::Display for Deadlock {
         };
         if self.cycle.is_empty() {
             let what = if self.global {
-                "every task is blocked".to_string()
+                self.all_blocked().to_string()
             } else {
                 format!("{} blocked for good, in no cycle", tasks(self.behind.len()))
             };

@@ -898,6 +898,13 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         _ => Vec::new(),
     };
     let closers_only = !ends.is_empty() && !undeclared && !released.is_empty() && !other_end_served(s, t);
+    // The releasers that only close the waiter's own side (see `own_closers`).
+    let mut closing = Vec::new();
+    if !undeclared && !closers_only {
+        let mut serving = Vec::new();
+        serving_edges(s, t, &mut serving);
+        closing.extend(released.iter().copied().filter(|u| !serving.contains(u)));
+    }
     let counter = match wait {
         Wait::Notify(r) => s.counter(r),
         _ => None,
@@ -907,6 +914,7 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         cond,
         counter,
         closers_only,
+        closing,
         returned,
         undeclared,
         task: t,

@@ -29,6 +29,22 @@ fn a_cycle_that_leaves_no_task_able_to_run_is_global() {
 }
 
 #[test]
+fn a_global_deadlock_of_the_one_task_left_does_not_say_every_task() {
+    // The sender returned without sending: main, the one task left, waits
+    // for good. "every task is blocked" would overstate it.
+    let run = Sim::new(0).run(|| async {
+        let ch = Chan::<u32>::new("results", 0);
+        let tx = ch.clone();
+        spawn("producer", async move { tx.declare_sender() }).join().await;
+        let _ = ch.recv().await;
+    });
+    let d = run.outcome.deadlock().expect("main waits for good");
+    assert!(d.global && d.cycle.is_empty() && d.behind.len() == 1, "{d}");
+    assert!(d.to_string().contains("ns: the one task left is blocked\n"), "{d}");
+    assert_eq!(d.summary(), "deadlock (global): the one task left is blocked: main");
+}
+
+#[test]
 fn partial_deadlock_is_found_while_other_tasks_still_run() {
     for seed in 0..100 {
         let run = Sim::new(seed).record(true).run(|| async {
@@ -1684,6 +1700,65 @@ fn a_write_a_running_write_closer_may_fail_is_not_dead_while_its_reader_waits_fo
             assert!(found > 0, "main takes mu first in some seed");
         }
     }
+}
+
+#[test]
+fn a_report_tells_the_closers_of_the_waiters_own_side_from_those_who_serve_it() {
+    // As above, but the canceller, a declared write closer, first needs mu
+    // too: main's write is dead. Its entry names the reader as the one who
+    // could serve it and the canceller as one who could only close the
+    // pipe under it (and so fail the write), in the text and in the trace.
+    let mut found = 0;
+    for seed in 0..50 {
+        let run = Sim::new(seed).record(true).max_steps(10_000).run(|| async {
+            let (p, mu) = (Pipe::<u8>::new("conn", 0), Mutex::new("mu"));
+            let (r, c) = (p.clone(), p.clone());
+            let (mu_r, mu_c) = (mu.clone(), mu.clone());
+            spawn("reader", async move {
+                r.declare_reader();
+                drop(mu_r.lock().await);
+                let _ = r.read(10, &mut Vec::new()).await;
+            });
+            spawn("canceller", async move {
+                c.declare_write_closer();
+                drop(mu_c.lock().await);
+                c.close_write().await;
+            });
+            p.declare_writer();
+            let g = mu.lock().await;
+            let _ = p.write(10, None).await;
+            g.unlock().await;
+        });
+        let Some(d) = run.outcome.deadlock() else {
+            assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+            continue;
+        };
+        found += 1;
+        let text = d.to_string();
+        let main = d.cycle.iter().find(|b| b.name == "main").unwrap_or_else(|| panic!("seed {seed}: {text}"));
+        assert_eq!(
+            (main.released_by.as_slice(), main.closing.as_slice()),
+            (&["reader".to_string(), "canceller".to_string()][..], &[2][..]),
+            "seed {seed}: {text}"
+        );
+        assert!(
+            text.contains(
+                "\"main\" (task 0): waiting to write to pipe \"conn\", which only these could serve: \"reader\"; or \
+                 close it: \"canceller\"\n"
+            ),
+            "seed {seed}: {text}"
+        );
+        // The trace keeps them, and reads back; a closer that is not a
+        // releaser of the wait is refused.
+        let json = run.trace.unwrap().to_json();
+        let again = sim::trace::Trace::from_json(&json).unwrap();
+        assert_eq!(again.deadlock.unwrap().cycle.iter().find(|b| b.name == "main").unwrap().closing, [2]);
+        let bad = json.replace("\"closing\":[2]", "\"closing\":[0]");
+        assert_ne!(bad, json);
+        let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+        assert!(err.contains("closing[0]: task 0 is not a releaser"), "{err}");
+    }
+    assert!(found > 0, "main takes mu first in some seed");
 }
 
 #[test]

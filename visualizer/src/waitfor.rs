@@ -5,7 +5,8 @@
 //! resource to the tasks that could release it ("held by" for a lock,
 //! "behind queued writer" for an RWMutex whose releasers are writers queued
 //! for it, holding none of it, as the report says, "released by" for a
-//! channel or pipe, whose other end they hold). A task
+//! channel or pipe, whose other end they hold; "closed by" for one declared
+//! only to close the waiter's own side). A task
 //! in a monitor's `wait()` "waits for a notify" on it, "notified by" the
 //! tasks that could. The
 //! cycle is laid out on a circle and drawn in red; tasks blocked behind it,
@@ -181,11 +182,11 @@ impl Graph {
                     g.g.ring.push(r);
                     g.edge(tnodes[i], r, blocked_label(bt), true);
                     let rel = release_label(d, bt, &releasers(bt));
-                    g.edge(r, next, rel, true);
+                    g.edge(r, next, closed_or(bt, cycle_ids[(i + 1) % n], rel), true);
                     for t in releasers(bt) {
                         if t != cycle_ids[(i + 1) % n] {
                             let tn = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
-                            g.edge(r, tn, rel, false);
+                            g.edge(r, tn, closed_or(bt, t, rel), false);
                         }
                     }
                 }
@@ -213,7 +214,7 @@ impl Graph {
                     let rel = release_label(d, bt, &releasers(bt));
                     for t in releasers(bt) {
                         let to = g.task_node(m, t, String::new(), cycle_ids.contains(&t));
-                        g.edge(r, to, rel, false);
+                        g.edge(r, to, closed_or(bt, t, rel), false);
                     }
                 }
             }
@@ -499,6 +500,17 @@ fn release_label(d: &Deadlock, bt: &BlockedTask, releasers: &[u32]) -> &'static 
         (_, "wait") => "notified by",
         ("mutex" | "rwmutex" | "monitor", _) => "held by",
         _ => "released by",
+    }
+}
+
+/// The label of the edge from `bt`'s wait to releaser `t`: "closed by"
+/// for one declared only to close the waiter's own side (a running
+/// `conn.Close()`), which ends the wait by failing it, as the report says.
+fn closed_or(bt: &BlockedTask, t: u32, rel: &'static str) -> &'static str {
+    if bt.closing.contains(&t) {
+        "closed by"
+    } else {
+        rel
     }
 }
 

@@ -1065,6 +1065,17 @@ impl Trace {
         if b.cond && !waits_in("sync.Cond") {
             return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
         }
+        // A closer is one of the releasers, of a channel or pipe wait.
+        for (i, &c) in b.closing.iter().enumerate() {
+            if !matches!(b.op.as_str(), "send" | "recv" | "select" | "write" | "read")
+                || b.released_by_ids.len() != b.released_by.len()
+                || !b.released_by_ids.contains(&c)
+            {
+                return Err(format!(
+                    "closing[{i}]: task {c} is not a releaser (released_by_ids) of this channel or pipe wait"
+                ));
+            }
+        }
         // A holder that returned is one of the releasers, of a lock wait.
         for (i, r) in b.returned.iter().enumerate() {
             if !matches!(b.op.as_str(), "lock" | "rlock") || !b.released_by_ids.contains(&r.task) {
