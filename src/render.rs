@@ -315,9 +315,6 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         ));
     }
     let opts = Options { x, window, width, scale, title, tasks };
-    if requested == [Chart::WaitFor] && args.window != "auto" {
-        eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
-    }
     if requested == [Chart::WaitFor] && x != XAxis::Time {
         eprintln!("note: --x does not apply to the wait-for graph, which has no time axis");
     }
@@ -333,6 +330,14 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
         if let Some(list) = &args.tasks {
             visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+        }
+        if requested == [Chart::WaitFor] {
+            // Not drawn, but a window outside the trace is refused as the
+            // other charts refuse it: the same flags, the same verdict.
+            opts.window.resolve(&m).map_err(|e| format!("{origin}: {e}"))?;
+            if args.window != "auto" {
+                eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
+            }
         }
         if let ([c], false) = (requested.as_slice(), all) {
             // A chart asked for by name that would be empty is an error, not a

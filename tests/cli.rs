@@ -1176,6 +1176,26 @@ fn render_says_which_flags_the_wait_for_graph_does_not_use() {
     let (code, _, err) = deadsim(&["render", "traces/abba-deadlock.json", "--chart", "waitfor", "-o", out]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("does not apply"), "{err}");
+    // A window outside the trace is refused as the timeline refuses it,
+    // without the note, and nothing is written.
+    let never = dir.join("never.svg");
+    let (code, _, err) = deadsim(&[
+        "render",
+        "traces/abba-deadlock.json",
+        "--chart",
+        "waitfor",
+        "-o",
+        never.to_str().unwrap(),
+        "--window",
+        "steps:500..600",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "deadsim: error: traces/abba-deadlock.json: window steps 500 to 599 is empty or outside the trace (steps 1 \
+         to 5)"
+    );
+    assert!(!never.exists());
 }
 
 #[test]
