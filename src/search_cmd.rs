@@ -543,6 +543,14 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
                 .collect::<Vec<_>>(),
             _ => Vec::new(),
         },
+        // And those able to run there; `started` false: never scheduled.
+        "running": match &run.outcome {
+            sim::Outcome::StepLimit { running, .. } => running
+                .iter()
+                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started}))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        },
         "message": run.outcome.summary(),
         "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
         "replay": failed.then(|| replay_command(m, cfg, run)),

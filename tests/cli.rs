@@ -583,8 +583,18 @@ fn a_step_limit_replays_with_its_limit() {
     let (_, v) = json(&[&run[..], &["--json"]].concat());
     let blocked = v["blocked"].as_array().expect("a list");
     assert!(blocked.iter().any(|b| b["task"] == "caller-2" && b["op"] == "write"), "{v}");
+    // And those able to run there, in the text's "Still running" line too.
+    let running = v["running"].as_array().expect("a list");
+    assert!(!running.is_empty(), "{v}");
+    for r in running {
+        assert!(r["started"].is_boolean() && r["id"].is_u64(), "{v}");
+        assert!(!blocked.iter().any(|b| b["id"] == r["id"]), "{v}");
+        let name = format!("\"{}\"", r["task"].as_str().unwrap());
+        let line = out.lines().find(|l| l.starts_with("Still running at the limit: ")).expect("the line");
+        assert!(!r["started"].as_bool().unwrap() || line.contains(&name), "{line}");
+    }
     let (_, v) = json(&["run", "abba", "--fixed", "--json"]);
-    assert_eq!(v["blocked"], serde_json::json!([]), "{v}");
+    assert_eq!((&v["blocked"], &v["running"]), (&serde_json::json!([]), &serde_json::json!([])), "{v}");
 }
 
 #[test]

@@ -74,7 +74,7 @@ pub(crate) mod waitfor;
 
 pub use frame::{at, frame, frame_at, Frame, FrameGuard};
 pub use fsutil::write_atomic;
-pub use outcome::{BlockedTask, Deadlock, Outcome};
+pub use outcome::{BlockedTask, Deadlock, Outcome, RunningTask};
 /// The iterator of [`TaskSet::iter`].
 pub use rt::taskset::Iter as TaskSetIter;
 pub use rt::taskset::{FrozenTaskSet, TaskId, TaskSet};

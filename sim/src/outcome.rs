@@ -20,6 +20,10 @@ pub enum Outcome {
         /// The tasks blocked at the limit, each as a deadlock report gives
         /// it (what it waits for, who could release it, its stack and locks).
         blocked: Vec<BlockedTask>,
+        /// The tasks able to run at the limit, in task order: those that
+        /// used up the steps (a busy loop, a ticker), or were left waiting
+        /// to run (see [`RunningTask::started`]).
+        running: Vec<RunningTask>,
     },
     /// `sim::check` failed.
     Invariant { task: String, message: String, frames: Vec<FrameInfo> },
@@ -28,6 +32,17 @@ pub enum Outcome {
     /// The strategy stopped the run: a replayed schedule diverged from the
     /// model, or an exhaustive search pruned a redundant run.
     Stopped { step: u64, halt: crate::scheduler::Halt },
+}
+
+/// A task able to run when a run stopped at its step limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningTask {
+    pub task: u32,
+    pub name: String,
+    /// False for a task spawned but never scheduled: a strategy that always
+    /// picks others while they can run (PCT, beside tasks that never block)
+    /// starves it, and whatever it would have done never happens.
+    pub started: bool,
 }
 
 /// The verdicts of a failure, as [`Outcome::verdict`] names them.
@@ -122,13 +137,37 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Deadlock(d) => write!(f, "{d}"),
-            Outcome::StepLimit { blocked, .. } if !blocked.is_empty() => {
+            Outcome::StepLimit { blocked, running, .. } => {
                 writeln!(f, "{}", self.summary())?;
-                writeln!(f)?;
-                writeln!(f, "Blocked at the limit:")?;
-                let shared = shared_among(blocked);
-                for b in blocked {
-                    write_task(f, &[], blocked, b, &shared)?;
+                let mut shared = shared_among(blocked);
+                // Two tasks able to run may share a name too (a pool of `worker`s).
+                let mut seen = BTreeSet::new();
+                for r in running {
+                    if !seen.insert(r.name.as_str()) {
+                        shared.insert(r.name.as_str());
+                    }
+                }
+                if !blocked.is_empty() {
+                    writeln!(f)?;
+                    writeln!(f, "Blocked at the limit:")?;
+                    for b in blocked {
+                        write_task(f, &[], blocked, b, &shared)?;
+                    }
+                }
+                let names = |started: bool| -> Vec<String> {
+                    running.iter().filter(|r| r.started == started).map(|r| who(&shared, &r.name, r.task)).collect()
+                };
+                let (ran, never) = (names(true), names(false));
+                if !ran.is_empty() || !never.is_empty() {
+                    writeln!(f)?;
+                }
+                if !ran.is_empty() {
+                    writeln!(f, "Still running at the limit: {}", ran.join(", "))?;
+                }
+                if !never.is_empty() {
+                    // Starved: a task that could run from its spawn on, and
+                    // never did, did none of what the blocked ones wait for.
+                    writeln!(f, "Never scheduled, though able to run since spawned: {}", never.join(", "))?;
                 }
                 Ok(())
             }

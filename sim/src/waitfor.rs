@@ -507,6 +507,20 @@ fn other_end_served(s: &State, t: TaskId) -> bool {
     buf.iter().any(|&u| u != t)
 }
 
+/// [`other_end_served`] for a report, also while a task has not run yet (at
+/// a step limit), which `end_holders` leaves unjudged: the holders as they
+/// stand.
+fn other_end_held(s: &State, t: TaskId) -> bool {
+    let ends = other_ends(s, t);
+    let live = |u: TaskId| u != t && s.tasks[u as usize].status != Status::Finished;
+    ends.is_empty()
+        || ends.into_iter().any(|(r, want)| match releasers(s, t, r, want) {
+            Some(Releasers::ActiveWriter(w)) => live(w),
+            Some(Releasers::Holders(h)) => h.iter_all().any(live),
+            None => false,
+        })
+}
+
 /// The ends that could serve blocked task `t`'s channel or pipe wait (each
 /// case's, for a select), as (resource, the end wanted); none for another wait.
 fn other_ends(s: &State, t: TaskId) -> Vec<(u32, Dir)> {
@@ -826,11 +840,48 @@ pub(crate) fn blocked_tasks(s: &State) -> Vec<BlockedTask> {
         .collect()
 }
 
+/// The tasks able to run, in task order (for a run stopped at its step limit).
+pub(crate) fn running_tasks(s: &State) -> Vec<crate::outcome::RunningTask> {
+    s.tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| matches!(x.status, Status::Ready | Status::Sleeping))
+        .map(|(u, x)| crate::outcome::RunningTask { task: u as u32, name: x.name.to_string(), started: x.started })
+        .collect()
+}
+
+/// For a report made while a task has not run yet (at a step limit, where
+/// PCT starved it): the live declared holders of the other ends of `t`'s
+/// channel or pipe wait, or the live declared notifiers of its `wait()`.
+/// The search leaves such a wait unjudged, as a task yet to run may declare
+/// itself one, and its edges empty; but "no task left" would be false.
+fn declared_releasers(s: &State, t: TaskId, out: &mut Vec<TaskId>) {
+    let live = |u: &TaskId| *u != t && s.tasks[*u as usize].status != Status::Finished;
+    match s.tasks[t as usize].status {
+        Status::Blocked(Wait::Notify(r)) if s.declares_notifiers(r) => {
+            out.extend(s.notifiers.iter().filter(|&&(m, u)| m == r && live(&u)).map(|&(_, u)| u));
+        }
+        _ => {
+            for (r, want) in other_ends(s, t) {
+                match releasers(s, t, r, want) {
+                    Some(Releasers::ActiveWriter(w)) => out.push(w),
+                    Some(Releasers::Holders(h)) if h.known() => out.extend(h.iter_all().filter(live)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    sort_dedup_from(out, 0);
+}
+
 fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     let task = &s.tasks[t as usize];
     let Status::Blocked(wait) = task.status else { unreachable!("report on a task that is not blocked") };
     let mut released = Vec::new();
     edges(s, t, &mut released);
+    if released.is_empty() && s.unstarted > 0 {
+        declared_releasers(s, t, &mut released);
+    }
     // A task holding both ends of the channel or pipe it waits on cannot
     // release itself while it waits: the report leaves it out (the search
     // keeps the edge). A lock it holds itself is the deadlock, and stays.
@@ -897,10 +948,11 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         }
         _ => Vec::new(),
     };
-    let closers_only = !ends.is_empty() && !undeclared && !released.is_empty() && !other_end_served(s, t);
-    // The releasers that only close the waiter's own side (see `own_closers`).
+    let closers_only = !ends.is_empty() && !undeclared && !released.is_empty() && !other_end_held(s, t);
+    // The releasers that only close the waiter's own side (see `own_closers`;
+    // while a task has not run yet, the edges, and so they, are not known).
     let mut closing = Vec::new();
-    if !undeclared && !closers_only {
+    if !undeclared && !closers_only && s.unstarted == 0 {
         let mut serving = Vec::new();
         serving_edges(s, t, &mut serving);
         closing.extend(released.iter().copied().filter(|u| !serving.contains(u)));

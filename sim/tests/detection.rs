@@ -946,7 +946,7 @@ fn a_run_stopped_at_its_step_limit_lists_the_tasks_blocked_there() {
             g.exit().await;
         });
     });
-    let Outcome::StepLimit { steps, blocked } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    let Outcome::StepLimit { steps, blocked, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
     assert_eq!(*steps, 2_000);
     let entries: Vec<(&str, &str, &str)> =
         blocked.iter().map(|b| (b.name.as_str(), b.op.as_str(), b.waits_for.as_str())).collect();
@@ -956,8 +956,71 @@ fn a_run_stopped_at_its_step_limit_lists_the_tasks_blocked_there() {
         run.outcome.to_string(),
         "step limit: still running after 2000 steps\n\nBlocked at the limit:\n\
          \"waiter\" (task 2): waiting for a notify on monitor \"ready\", which any of these could notify: \"heartbeat\"\n\
-         \x20   at Waiter.run (Waiter.java:7)\n"
+         \x20   at Waiter.run (Waiter.java:7)\n\n\
+         Still running at the limit: \"heartbeat\"\n"
     );
+}
+
+#[test]
+fn a_step_limit_report_names_a_starved_releaser_and_who_used_up_the_steps() {
+    // A ticker and its drain never block (Go's 1 ns ticker under a 100 ns
+    // step): PCT, which always runs the highest-priority task that can,
+    // starves "worker", main's declared sender, whenever it draws the
+    // lowest priority. Not a deadlock: the report at the step limit must
+    // not say that no task is left to send (worker is live), and says who
+    // ran and who never did.
+    use sim::scheduler::StrategyKind;
+    let program = || async {
+        let tick: Chan<()> = Chan::new("ticker.C", 1);
+        let (t1, t2) = (tick.clone(), tick.clone());
+        let h = sim::spawn_background("ticker", async move {
+            loop {
+                sleep(1).await;
+                let mut send = t1.send_case(());
+                select(&mut [&mut send], true).await;
+            }
+        });
+        tick.declare_sender_for(h.id());
+        let h = sim::spawn_background("keeper", async move { while t2.recv().await.is_some() {} });
+        tick.declare_receiver_for(h.id());
+        let ch: Chan<u32> = Chan::new("ch", 0);
+        let tx = ch.clone();
+        let h = spawn("worker", async move { tx.send(1).await });
+        ch.declare_sender_for(h.id());
+        ch.declare_receiver();
+        ch.recv().await;
+    };
+    let mut starved = 0;
+    for seed in 0..30 {
+        let run = StrategyKind::Pct(1).run_by(seed, false, 2_000, |sim| sim.run(program));
+        let Outcome::StepLimit { blocked, running, .. } = &run.outcome else {
+            assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+            continue;
+        };
+        // Main waits in recv while worker never ran, or worker waits in
+        // send while main, its receiver, is the one starved.
+        let text = run.outcome.to_string();
+        assert_eq!(blocked.len(), 1, "seed {seed}: {text}");
+        let other = if blocked[0].name == "main" { "worker" } else { "main" };
+        assert_eq!(blocked[0].released_by, [other], "seed {seed}: {text}");
+        assert!(!text.contains("no task left"), "seed {seed}: {text}");
+        let mut who: Vec<(&str, bool)> = running.iter().map(|r| (r.name.as_str(), r.started)).collect();
+        who.retain(|w| w.0 == other);
+        assert_eq!(who.len(), 1, "seed {seed}: {text}");
+        if !who[0].1 {
+            starved += 1;
+            assert!(
+                text.ends_with(
+                    "\"main\" (task 0): waiting to receive from chan \"ch\", which only these could serve: \
+                     \"worker\"\n\x20   at <task body>\n\n\
+                     Still running at the limit: \"ticker\", \"keeper\"\n\
+                     Never scheduled, though able to run since spawned: \"worker\"\n"
+                ),
+                "seed {seed}: {text}"
+            );
+        }
+    }
+    assert!(starved > 0, "PCT starves the worker in some seed");
 }
 
 #[test]

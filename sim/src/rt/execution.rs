@@ -247,7 +247,11 @@ impl Execution {
                     break Outcome::Completed;
                 }
                 if s.step >= s.max_steps {
-                    break Outcome::StepLimit { steps: s.step, blocked: crate::waitfor::blocked_tasks(s) };
+                    break Outcome::StepLimit {
+                        steps: s.step,
+                        blocked: crate::waitfor::blocked_tasks(s),
+                        running: crate::waitfor::running_tasks(s),
+                    };
                 }
             }
             // Sleepers whose deadline has passed become ready.
