@@ -12,6 +12,14 @@
 //! With none declared ([`with_cancel`] alone), any task may cancel, and such
 //! a wait is found only when no task can run.
 //!
+//! A context made from another ([`Context::with_cancel`],
+//! [`Context::with_timeout`], Go's `WithCancel(parent)`) is cancelled with
+//! it, with its error, as Go's children are; so the parent's cancellers,
+//! declared before or after, are declared its cancellers too. A parent
+//! whose cancellers were never declared may be cancelled by any task, and
+//! so may its children: declaring a child's cancellers then panics, as it
+//! would leave them out. [`Context::background`] is never cancelled.
+//!
 //! ```
 //! use sim::context;
 //! use sim::sync::{select, Chan};
@@ -36,7 +44,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::sync::Chan;
@@ -47,12 +55,27 @@ pub const CANCELED: &str = "context canceled";
 /// `context.DeadlineExceeded`'s text: `ctx.Err()` after the timeout.
 pub const DEADLINE_EXCEEDED: &str = "context deadline exceeded";
 
-/// A `context.Context` that can be cancelled: its [`Context::done`] channel
-/// and [`Context::err`]. Clones share both.
+/// A `context.Context`: its [`Context::done`] channel and [`Context::err`].
+/// Clones share both.
 #[derive(Clone)]
 pub struct Context {
+    node: Rc<Node>,
+}
+
+/// One context of a tree, as Go's `cancelCtx`.
+struct Node {
     done: Chan<()>,
-    err: Rc<Cell<Option<&'static str>>>,
+    err: Cell<Option<&'static str>>,
+    /// Contexts made from this one, cancelled with it (Go's `children`).
+    children: RefCell<Vec<Rc<Node>>>,
+    /// The tasks declared to cancel it, its own and its ancestors'.
+    cancellers: RefCell<Vec<TaskId>>,
+    /// An ancestor's cancellers were never declared (any task may cancel
+    /// it): nor may this one's be, or a wait on it could be judged with a
+    /// canceller left out.
+    open_ancestor: Cell<bool>,
+    /// `context.Background()`: never cancelled; its children are roots.
+    background: bool,
 }
 
 /// The `cancel` function `context.WithCancel` returns. Clones cancel the
@@ -62,72 +85,184 @@ pub struct CancelFunc {
     ctx: Context,
 }
 
-/// `context.WithCancel(ctx)`: a context and the function that cancels it.
-/// `name` names its done channel in reports (`"<name>.Done()"`).
+/// `context.WithCancel(context.Background())`: a context and the function
+/// that cancels it. `name` names its done channel in reports
+/// (`"<name>.Done()"`).
 pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
-    let name: String = name.into().into_owned();
-    let ctx = Context { done: Chan::signal(format!("{name}.Done()")), err: Rc::new(Cell::new(None)) };
-    (ctx.clone(), CancelFunc { ctx })
+    Context::background().with_cancel(name)
 }
 
-/// `context.WithTimeout(ctx, d)`: [`with_cancel`], and a timer that cancels
-/// it with [`DEADLINE_EXCEEDED`] after `timeout_ns` of virtual time, unless
-/// it was cancelled before. The timer is a background task
-/// (`"<name> timer"`), declared a canceller here, so that a wait on
+/// `context.WithTimeout(context.Background(), d)`: [`with_cancel`], and a
+/// timer that cancels it with [`DEADLINE_EXCEEDED`] after `timeout_ns` of
+/// virtual time, unless it was cancelled before. The timer is a background
+/// task (`"<name> timer"`), declared a canceller here, so that a wait on
 /// `ctx.Done()` is judged while it runs: the cancellers are then declared,
 /// and every other task that calls `cancel()` (Go's `defer cancel()`) must
 /// be declared too ([`CancelFunc::declare`]), on every seed alike.
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
-    let name: String = name.into().into_owned();
-    let (ctx, cancel) = with_cancel(name.clone());
-    let timer = cancel.clone();
-    let h = crate::spawn_background(format!("{name} timer"), async move {
-        crate::time::sleep(timeout_ns).await;
-        timer.cancel_with(DEADLINE_EXCEEDED).await;
-    });
-    cancel.declare_for(h.id());
-    (ctx, cancel)
+    Context::background().with_timeout(name, timeout_ns)
 }
 
 impl Context {
+    /// `context.Background()`: never cancelled. A wait on its `done()`
+    /// (Go's nil channel) never ends, and is reported so.
+    pub fn background() -> Context {
+        let done = Chan::signal("context.Background().Done()");
+        crate::rt::with(|s| s.declare_no_holders(done.id(), crate::rt::Dir::Send));
+        Context { node: Rc::new(Node::new(done, Vec::new(), false, true)) }
+    }
+
+    /// `context.WithCancel(ctx)`: a child of this context, cancelled by its
+    /// own `cancel()` or with this one (taking its error).
+    ///
+    /// ```
+    /// use sim::context;
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let (parent, cancel) = context::with_cancel("server");
+    ///     cancel.declare();
+    ///     let (child, _cancel_child) = parent.with_cancel("request");
+    ///     cancel.cancel().await; // the server shuts down: every request ends
+    ///     child.done().recv().await;
+    ///     assert_eq!(child.err(), Some(context::CANCELED));
+    /// });
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
+    pub fn with_cancel(&self, name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
+        let parent = &self.node;
+        if parent.err.get().is_some() {
+            // Go cancels the child at once: it shares the closed channel.
+            let node = Node::new(parent.done.clone(), Vec::new(), false, false);
+            node.err.set(parent.err.get());
+            let ctx = Context { node: Rc::new(node) };
+            return (ctx.clone(), CancelFunc { ctx });
+        }
+        let name: String = name.into().into_owned();
+        let done = Chan::signal(format!("{name}.Done()"));
+        let known = !parent.background
+            && !parent.open_ancestor.get()
+            && crate::rt::with(|s| s.end_known(parent.done.id(), crate::rt::Dir::Send));
+        let cancellers = parent.cancellers.borrow().clone();
+        for &t in &cancellers {
+            done.declare_sender_for(t);
+        }
+        let open = !parent.background && !known;
+        let node = Rc::new(Node::new(done, cancellers, open, false));
+        if !parent.background {
+            parent.children.borrow_mut().push(node.clone());
+        }
+        let ctx = Context { node };
+        (ctx.clone(), CancelFunc { ctx })
+    }
+
+    /// `context.WithTimeout(ctx, d)`: [`Context::with_cancel`], and a timer
+    /// that cancels the child as [`with_timeout`]'s does.
+    pub fn with_timeout(&self, name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
+        let name: String = name.into().into_owned();
+        let (ctx, cancel) = self.with_cancel(name.clone());
+        let timer = cancel.clone();
+        let h = crate::spawn_background(format!("{name} timer"), async move {
+            crate::time::sleep(timeout_ns).await;
+            timer.cancel_with(DEADLINE_EXCEEDED).await;
+        });
+        cancel.declare_for(h.id());
+        (ctx, cancel)
+    }
+
     /// `ctx.Done()`: closed once the context is cancelled. Receive from it,
     /// or select on [`Chan::recv_case`].
     pub fn done(&self) -> &Chan<()> {
-        &self.done
+        &self.node.done
     }
 
     /// `ctx.Err()`: `None` until the context is cancelled, then
     /// [`CANCELED`] or [`DEADLINE_EXCEEDED`].
     pub fn err(&self) -> Option<&'static str> {
-        self.err.get()
+        self.node.err.get()
+    }
+}
+
+impl Node {
+    fn new(done: Chan<()>, cancellers: Vec<TaskId>, open_ancestor: bool, background: bool) -> Node {
+        Node {
+            done,
+            err: Cell::new(None),
+            children: RefCell::new(Vec::new()),
+            cancellers: RefCell::new(cancellers),
+            open_ancestor: Cell::new(open_ancestor),
+            background,
+        }
     }
 }
 
 impl CancelFunc {
     /// `cancel()`: closes `ctx.Done()` unless it is closed already (then it
-    /// does nothing, as Go's does). A scheduling point.
+    /// does nothing, as Go's does), and then each context made from it that
+    /// is still open, with the same error. Each close is a scheduling point.
     ///
     /// # Panics
-    /// Once cancellers are declared, if the caller is not one of them (as a
-    /// send by an undeclared sender does), and the context is still open.
+    /// Once cancellers are declared, if the caller is not one of them, on
+    /// every call: a wait on `ctx.Done()` judged without it could have been
+    /// reported deadlocked.
     pub async fn cancel(&self) {
         self.cancel_with(CANCELED).await
     }
 
     async fn cancel_with(&self, why: &'static str) {
-        if self.ctx.done.close_once().await {
-            self.ctx.err.set(Some(why));
+        let root = &self.ctx.node;
+        crate::rt::with(|s| {
+            let (id, me) = (root.done.id(), s.current);
+            if s.declared_without(id, crate::rt::Dir::Send, me) {
+                s.touch(id);
+                panic!(
+                    "sim: task {me} (\"{}\") cancels context \"{}\", whose cancellers were declared without \
+                     it: declare every task that calls cancel(), when it starts (CancelFunc::declare, \
+                     CancelFunc::declare_for), or none (with_timeout declares its timer, so then every one)",
+                    s.tasks[me as usize].name,
+                    s.resources[id as usize].name.trim_end_matches(".Done()")
+                );
+            }
+        });
+        // Go closes the children under the parent's lock, one by one.
+        let mut open = vec![root.clone()];
+        while let Some(node) = open.pop() {
+            if node.done.close_once().await {
+                node.err.set(Some(why));
+                open.extend(node.children.borrow_mut().drain(..).rev());
+            }
         }
     }
 
     /// Declares that the current task may call [`CancelFunc::cancel`].
+    ///
+    /// # Panics
+    /// For a context made from one whose cancellers were never declared.
     pub fn declare(&self) {
-        self.ctx.done.declare_sender();
+        self.declare_for(crate::rt::with(|s| s.current));
     }
 
     /// Declares that task `task` may call [`CancelFunc::cancel`]: for a task
-    /// spawned with it, right after the spawn.
+    /// spawned with it, right after the spawn. It may then cancel every
+    /// context made from this one too.
     pub fn declare_for(&self, task: TaskId) {
-        self.ctx.done.declare_sender_for(task);
+        let root = &self.ctx.node;
+        if root.open_ancestor.get() {
+            let name = crate::rt::with(|s| s.resources[root.done.id() as usize].name.to_string());
+            panic!(
+                "sim: a canceller declared for context \"{}\", made from a context whose cancellers were never \
+                 declared: any task may cancel that one, and so this one; declare the parent's cancellers \
+                 first, or none",
+                name.trim_end_matches(".Done()")
+            );
+        }
+        let mut open = vec![root.clone()];
+        while let Some(node) = open.pop() {
+            node.done.declare_sender_for(task);
+            node.open_ancestor.set(false);
+            let mut c = node.cancellers.borrow_mut();
+            if !c.contains(&task) {
+                c.push(task);
+            }
+            open.extend(node.children.borrow().iter().cloned());
+        }
     }
 }

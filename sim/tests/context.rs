@@ -133,7 +133,13 @@ fn a_cancel_by_a_task_not_declared_is_a_model_error() {
     match &run.outcome {
         Outcome::Panic { task, message, .. } => {
             assert_eq!(task, "stranger");
-            assert!(message.contains("closes) channel \"req.Done()\", whose holders"), "{message}");
+            assert!(
+                message.starts_with(
+                    "sim: task 1 (\"stranger\") cancels context \"req\", whose cancellers were declared without it: \
+                     declare every task that calls cancel(), when it starts (CancelFunc::declare"
+                ),
+                "{message}"
+            );
         }
         o => panic!("{o}"),
     }
@@ -146,7 +152,10 @@ fn with_timeout_declares_its_timer_so_every_canceller_must_be_declared_on_every_
     // model error, on every seed alike (the timer once declared itself at
     // its first step, and the panic depended on the schedule); declared,
     // the run completes.
-    for declared in [false, true] {
+    // Also when the deadline passed first and the cancel closes nothing (a
+    // model writer's `WithTimeout(..); defer cancel()` passed on the seeds
+    // where the timer fired first, 76 of 2000).
+    for (declared, late) in [(false, false), (false, true), (true, false), (true, true)] {
         for seed in 0..50 {
             let run = Sim::new(seed).run(move || async move {
                 let (ctx, cancel) = context::with_timeout("req", 1_000);
@@ -154,17 +163,136 @@ fn with_timeout_declares_its_timer_so_every_canceller_must_be_declared_on_every_
                     cancel.declare();
                 }
                 sim::yield_now().await;
+                if late {
+                    sim::time::sleep(5_000).await;
+                }
                 cancel.cancel().await;
-                assert_eq!(ctx.err(), Some(CANCELED));
+                assert_eq!(ctx.err(), Some(if late { context::DEADLINE_EXCEEDED } else { CANCELED }));
             });
             match (&run.outcome, declared) {
                 (Outcome::Completed, true) => {}
                 (Outcome::Panic { task, message, .. }, false) => {
                     assert_eq!(task, "main");
-                    assert!(message.contains("closes) channel \"req.Done()\", whose holders"), "{message}");
+                    assert!(message.contains("cancels context \"req\", whose cancellers were declared"), "{message}");
                 }
-                (o, _) => panic!("declared {declared}, seed {seed}: {o}"),
+                (o, _) => panic!("declared {declared}, late {late}, seed {seed}: {o}"),
             }
         }
     }
+}
+
+#[test]
+fn a_child_is_cancelled_with_its_parent_and_takes_its_error() {
+    // Go's WithCancel(parent): the server's shutdown ends every request,
+    // and a request's grandchild; a request's own cancel ends no other.
+    for seed in 0..50 {
+        let run = Sim::new(seed).run(|| async {
+            let (server, shutdown) = context::with_timeout("server", 1_000);
+            shutdown.declare();
+            let (req1, cancel1) = server.with_cancel("req1");
+            let (req2, _cancel2) = server.with_cancel("req2");
+            let (call, _) = req2.with_cancel("call");
+            cancel1.declare();
+            cancel1.cancel().await;
+            assert_eq!((req1.err(), req2.err(), server.err()), (Some(CANCELED), None, None));
+            let waiter = spawn("handler", async move {
+                call.done().recv().await;
+                call.err()
+            });
+            // The deadline passes: every open descendant ends with its error.
+            assert_eq!(waiter.join().await, Some(context::DEADLINE_EXCEEDED));
+            assert_eq!(req2.err(), Some(context::DEADLINE_EXCEEDED));
+            assert_eq!(req1.err(), Some(CANCELED), "a cancelled child keeps its own error");
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_childs_cancellers_are_its_parents_declared_before_or_after_it_was_made() {
+    // main makes the child, then declares a closer of the parent: that task
+    // may cancel the child too (no undeclared-canceller panic), and while it
+    // runs a wait on the child's Done() is no deadlock. Where it returns
+    // without cancelling, the wait is found as it returns.
+    for cancels in [true, false] {
+        for seed in 0..50 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let (parent, cancel) = context::with_cancel("server");
+                cancel.declare();
+                let (child, _child_cancel) = parent.with_cancel("req");
+                let c = cancel.clone();
+                let h = spawn("signals", async move {
+                    sim::yield_now().await;
+                    if cancels {
+                        c.cancel().await;
+                    }
+                });
+                cancel.declare_for(h.id());
+                child.done().recv().await;
+            });
+            match run.outcome.deadlock() {
+                Some(d) => {
+                    assert!(!cancels, "seed {seed}: {d}");
+                    let names: Vec<&str> = d.cycle.iter().chain(&d.behind).map(|b| b.name.as_str()).collect();
+                    assert_eq!(names, ["main"], "seed {seed}: {d}");
+                    assert!(d.step < 100, "found as \"signals\" returns, not at the step limit: {d}");
+                    let text = d.to_string();
+                    assert!(
+                        text.contains(
+                            "\"main\" (task 0): waiting to receive from chan \"req.Done()\", and no task left that \
+                             may send on it or close it"
+                        ),
+                        "seed {seed}: {text}"
+                    );
+                }
+                None => assert!(cancels && run.outcome == Outcome::Completed, "seed {seed}: {}", run.outcome),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_child_of_a_context_anyone_may_cancel_may_not_declare_its_cancellers() {
+    let run = Sim::new(0).run(|| async {
+        let (parent, _cancel) = context::with_cancel("server");
+        let (_child, cancel) = parent.with_cancel("req");
+        cancel.declare();
+    });
+    match &run.outcome {
+        Outcome::Panic { task, message, .. } => {
+            assert_eq!(task, "main");
+            assert!(
+                message.starts_with(
+                    "sim: a canceller declared for context \"req\", made from a context whose cancellers were never \
+                     declared"
+                ),
+                "{message}"
+            );
+        }
+        o => panic!("{o}"),
+    }
+}
+
+#[test]
+fn a_child_of_a_cancelled_context_is_cancelled_at_once_and_background_never_is() {
+    let run = Sim::new(0).run(|| async {
+        let (parent, cancel) = context::with_cancel("server");
+        cancel.cancel().await;
+        let (child, child_cancel) = parent.with_cancel("req");
+        assert_eq!(child.err(), Some(CANCELED));
+        child.done().recv().await;
+        child_cancel.cancel().await; // nothing left to do, as in Go
+                                     // Background's Done() is Go's nil channel: a wait on it never ends.
+        context::Context::background().done().recv().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    assert!(d.global, "{d}");
+    assert!(
+        d.to_string().contains(
+            "\"main\" (task 0): waiting to receive from chan \"context.Background().Done()\", and no task left that \
+             may send on it or close it"
+        ),
+        "{d}"
+    );
 }

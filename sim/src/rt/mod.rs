@@ -190,7 +190,7 @@ impl Holders {
         self.mark_declared(step);
     }
 
-    fn mark_declared(&mut self, step: u64) {
+    pub(crate) fn mark_declared(&mut self, step: u64) {
         if !self.declared {
             self.declared = true;
             self.declared_at = step;
@@ -1312,6 +1312,24 @@ impl State {
     /// The model declared that task `t` holds one end of a channel or pipe.
     pub fn declare_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
         self.declare_holder(r, dir, t, false);
+    }
+
+    /// The model declared that nobody holds one end of `r` (Go's
+    /// `context.Background().Done()`, which nothing closes): waits on the
+    /// other end are dead by themselves.
+    pub fn declare_no_holders(&mut self, r: ResId, dir: Dir) {
+        let step = self.step;
+        self.end(r, dir).mark_declared(step);
+    }
+
+    /// True if one end of `r` has declared holders.
+    pub fn end_known(&self, r: ResId, dir: Dir) -> bool {
+        self.end_ref(r, dir).is_some_and(Holders::known)
+    }
+
+    /// True if one end of `r` has declared holders and `t` is not one of them.
+    pub fn declared_without(&self, r: ResId, dir: Dir, t: TaskId) -> bool {
+        self.end_ref(r, dir).is_some_and(|h| h.known() && !h.holds(t))
     }
 
     /// The model declared that task `t` only closes one end of a pipe (see [`Holders::declare_closer`]).
