@@ -289,7 +289,11 @@ fn explore_proves_or_finds_and_schedules_replay() {
     // Flink's pipeline has a Netty thread that sleeps: no reduction, and the report says why.
     let (code, out, _) = deadsim(&["explore", "flink", "--scenario", "pipeline", "--max-executions", "5"]);
     assert_eq!(code, 0);
-    assert!(out.contains("no failure in 5 executions, but the budget (--max-executions 5) ran out before every schedule was covered; the model uses virtual time, which every step moves, so the search ran without reduction"), "{out}");
+    assert!(out.contains("no failure in 5 executions, but the budget (--max-executions 5) ran out before every schedule was covered; the model uses virtual time, which every step moves, so the search ran without reduction, and without a bound it varies the last steps first: --preemptions 2 tries every schedule with few preemptions first\n"), "{out}");
+    // Within a bound, the hint is not given.
+    let (_, out, _) =
+        deadsim(&["explore", "flink", "--scenario", "pipeline", "--max-executions", "5", "--preemptions", "1"]);
+    assert!(out.contains("so the search ran without reduction\n"), "{out}");
     let (code, v) = json(&["explore", "flink", "--scenario", "pipeline", "--max-executions", "5", "--json"]);
     assert_eq!((code, &v["reduction"], &v["timed"]), (0, &json!(false), &json!(true)));
     let (code, v) = json(&["explore", "abba", "--json"]);
