@@ -35,7 +35,7 @@ where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    check(model, iterations, StrategyKind::Random)
+    Check::random().run(model, iterations)
 }
 
 /// [`check_random`] under PCT of depth `depth` (1 to 10: the number of
@@ -65,7 +65,106 @@ where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    check(model, iterations, pct(depth))
+    Check::pct(depth).run(model, iterations)
+}
+
+/// [`check_random`] and [`check_pct`] with settings: the step limit (a
+/// model that runs long, or one whose livelock should show sooner) and the
+/// virtual time of a step (`step_ns(0)`, for a model whose timers should
+/// not be overtaken by the steps between them; see [`crate::time`]).
+///
+/// ```
+/// use sim::testing::Check;
+/// // A ticker every microsecond and a worker: 1,000 steps are plenty.
+/// Check::pct(2).max_steps(1_000).step_ns(0).run(
+///     || async {
+///         let done = sim::sync::Chan::<()>::new("done", 1);
+///         let tx = done.clone();
+///         sim::spawn("worker", async move { tx.send(()).await });
+///         done.recv().await;
+///     },
+///     200,
+/// );
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Check {
+    strategy: StrategyKind,
+    max_steps: u64,
+    step_ns: Option<u64>,
+}
+
+impl Check {
+    /// Random scheduling, as [`check_random`].
+    pub fn random() -> Check {
+        Check { strategy: StrategyKind::Random, max_steps: crate::DEFAULT_MAX_STEPS, step_ns: None }
+    }
+
+    /// PCT of depth `depth`, as [`check_pct`].
+    ///
+    /// # Panics
+    /// When `depth` is not 1 to 10.
+    pub fn pct(depth: u32) -> Check {
+        Check { strategy: pct(depth), ..Check::random() }
+    }
+
+    /// Stops each run after `n` steps (a failure, `step-limit`).
+    pub fn max_steps(mut self, n: u64) -> Check {
+        self.max_steps = n;
+        self
+    }
+
+    /// Virtual nanoseconds per step ([`Sim::step_ns`]).
+    pub fn step_ns(mut self, ns: u64) -> Check {
+        self.step_ns = Some(ns);
+        self
+    }
+
+    /// Runs `model` on seeds `0..iterations`; panics at the first failing
+    /// seed with the report and how to replay it. `DEADSIM_SEED=N` runs
+    /// only seed N, with its trace.
+    pub fn run<F, Fut>(&self, model: F, iterations: u64)
+    where
+        F: Fn() -> Fut + Clone + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        check(model, iterations, self)
+    }
+
+    /// Replays seed `seed` with its trace printed to stderr; panics with its
+    /// report if it fails.
+    pub fn replay<F, Fut>(&self, model: F, seed: u64)
+    where
+        F: Fn() -> Fut + Clone + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        replay_with(model, seed, self)
+    }
+
+    /// One seed's run under these settings.
+    fn run_seed<F, Fut>(&self, model: &F, seed: u64, record: bool) -> crate::Run
+    where
+        F: Fn() -> Fut + Clone + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let step_ns = self.step_ns;
+        self.strategy.run_by(seed, record, self.max_steps, |sim| {
+            let sim = match step_ns {
+                Some(ns) => sim.step_ns(ns),
+                None => sim,
+            };
+            sim.run(model.clone())
+        })
+    }
+
+    /// How a failure's report says to replay seed `seed`.
+    fn replay_hint(&self, seed: u64) -> String {
+        let plain = self.max_steps == crate::DEFAULT_MAX_STEPS && self.step_ns.is_none();
+        match (self.strategy, plain) {
+            (StrategyKind::Random, true) => format!("sim::testing::replay(model, {seed})"),
+            (StrategyKind::Pct(d), true) => format!("sim::testing::replay_pct(model, {seed}, {d})"),
+            (_, false) => format!("the same Check's .replay(model, {seed})"),
+        }
+    }
 }
 
 /// `--strategy pct:D`, checked as the CLI checks it.
@@ -73,39 +172,35 @@ fn pct(depth: u32) -> StrategyKind {
     format!("pct:{depth}").parse().unwrap_or_else(|e| panic!("deadsim: check_pct: {e}"))
 }
 
-/// Seeds `0..iterations` of `model` under `strategy`, to the first failure.
-fn check<F, Fut>(model: F, iterations: u64, strategy: StrategyKind)
+/// Seeds `0..iterations` of `model` under `cfg`, to the first failure.
+fn check<F, Fut>(model: F, iterations: u64, cfg: &Check)
 where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
     if let Some(seed) = seed_from_env(std::env::var("DEADSIM_SEED").ok()).unwrap_or_else(|e| panic!("{e}")) {
-        replay_with(model, seed, strategy);
+        replay_with(model, seed, cfg);
         return;
     }
-    let under = match strategy {
+    let under = match cfg.strategy {
         StrategyKind::Random => String::new(),
         StrategyKind::Pct(d) => format!(" (PCT, depth {d})"),
-    };
-    let again = |seed: u64| match strategy {
-        StrategyKind::Random => format!("replay(model, {seed})"),
-        StrategyKind::Pct(d) => format!("replay_pct(model, {seed}, {d})"),
     };
     // The lock order over the seeds run, as `deadsim hunt` prints it: a
     // failure's report says what else the seeds showed (two locks taken in
     // both orders elsewhere, a lock held across a send).
     let mut order = crate::lockorder::LockOrder::default();
     for seed in 0..iterations {
-        let run = strategy.run_by(seed, false, crate::DEFAULT_MAX_STEPS, |sim| sim.run(model.clone()));
+        let run = cfg.run_seed(&model, seed, false);
         order.merge(&run.lock_order);
         if run.outcome.is_failure() {
             panic!(
                 "deadsim: seed {seed} of 0..{iterations}{under} failed after {} steps\n\n{}\n{}Replay it with its \
-                 trace: DEADSIM_SEED={seed} cargo test <this test>, or sim::testing::{}.",
+                 trace: DEADSIM_SEED={seed} cargo test <this test>, or {}.",
                 run.steps,
                 run.outcome,
                 lock_order_section(&order, &format!("seeds 0..={seed}")),
-                again(seed)
+                cfg.replay_hint(seed)
             );
         }
     }
@@ -159,16 +254,15 @@ where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    replay_with(model, seed, pct(depth))
+    replay_with(model, seed, &Check::pct(depth))
 }
 
-fn replay_with<F, Fut>(model: F, seed: u64, strategy: StrategyKind)
+fn replay_with<F, Fut>(model: F, seed: u64, cfg: &Check)
 where
     F: Fn() -> Fut + Clone + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    let run = strategy.run_by(seed, true, crate::DEFAULT_MAX_STEPS, |sim| sim.run(model.clone()));
-    report_replay(run, seed);
+    report_replay(cfg.run_seed(&model, seed, true), seed);
 }
 
 /// Prints a replayed run's events to stderr; panics with its report if it failed.
@@ -273,6 +367,31 @@ mod tests {
         assert_eq!(panic_message(|| check_pct(|| abba(true), 300, 3)), None, "A then B never deadlocks");
         let bad = panic_message(|| check_pct(|| abba(true), 1, 0)).expect("depth 0 is refused");
         assert!(bad.starts_with("deadsim: check_pct: "), "{bad}");
+    }
+
+    #[test]
+    fn a_check_with_settings_runs_them_and_replays_under_them() {
+        // A busy loop: the step limit set is the one hit.
+        let busy = || async {
+            loop {
+                crate::yield_now().await;
+            }
+        };
+        let msg = panic_message(|| Check::random().max_steps(50).run(busy, 10)).expect("a livelock fails");
+        assert!(msg.starts_with("deadsim: seed 0 of 0..10 failed after 50 steps"), "{msg}");
+        assert!(msg.contains("step limit: still running after 50 steps"), "{msg}");
+        assert!(msg.ends_with("or the same Check's .replay(model, 0)."), "{msg}");
+        let replayed = panic_message(|| Check::pct(2).max_steps(50).replay(busy, 0)).expect("and again");
+        assert!(replayed.contains("step limit: still running after 50 steps"), "{replayed}");
+        // The virtual time of a step: at 0 ns, steps move no clock.
+        let clock = || async {
+            crate::yield_now().await;
+            crate::check(crate::time::now() == 0, "the clock stood still");
+        };
+        assert_eq!(panic_message(|| Check::pct(2).step_ns(0).run(clock, 20)), None);
+        let moved = panic_message(|| Check::random().run(clock, 1)).expect("by default a step takes time");
+        assert!(moved.contains("invariant violated in \"main\": the clock stood still"), "{moved}");
+        assert!(moved.ends_with("or sim::testing::replay(model, 0)."), "{moved}");
     }
 
     #[test]
