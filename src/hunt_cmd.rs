@@ -85,7 +85,7 @@ pub struct HuntArgs {
 /// Prints "N schedules, R/s, Ts" (or "N executions", as `unit` says) on
 /// stderr every half second while `f` runs, when stderr is a terminal.
 /// `total` gives the share done when known (0: not known).
-pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<AtomicU64>>) -> T) -> T {
+pub fn with_progress<T>(total: u128, unit: &str, f: impl FnOnce(Option<&Arc<AtomicU64>>) -> T) -> T {
     if !std::io::stderr().is_terminal() {
         return f(None);
     }
@@ -104,6 +104,8 @@ pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<Atomi
         s.spawn(|| {
             // Wake often, print twice a second: the work never waits for this thread.
             let mut ticks = 0u32;
+            // The widest line printed, which the last clear must cover.
+            let mut widest = 0;
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(20));
                 ticks += 1;
@@ -117,9 +119,11 @@ pub fn with_progress<T>(total: u64, unit: &str, f: impl FnOnce(Option<&Arc<Atomi
                 } else {
                     String::new()
                 };
-                eprint!("\r{n}{share} {unit}, {:.0}/s, {t:.1}s   ", n as f64 / t.max(1e-9));
+                let line = format!("{n}{share} {unit}, {:.0}/s, {t:.1}s   ", n as f64 / t.max(1e-9));
+                widest = widest.max(line.len());
+                eprint!("\r{line}");
             }
-            eprint!("\r{:60}\r", "");
+            eprint!("\r{:widest$}\r", "");
         });
         let _done = Done(&done);
         f(Some(&counter))
@@ -166,7 +170,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         }
         run.outcome
     };
-    let r = with_progress(range.len(), "schedules", |progress| {
+    let r = with_progress(range.count(), "schedules", |progress| {
         let opts = HuntOptions {
             jobs: opts_base.0,
             keep_going: opts_base.1,
@@ -282,12 +286,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     if a.keep_going && r.covered.is_some() {
         let (p, lo, hi) = wilson(r.failures, r.schedules);
         println!(
-            "{label}: {} of {} failed ({:.3}%, 95% Wilson CI {:.3}%..{:.3}%), {}, strategy {}",
+            "{label}: {} of {} failed ({}, 95% Wilson CI {}..{}), {}, strategy {}",
             r.failures,
             crate::search_cmd::count(r.schedules, "schedule"),
-            100.0 * p,
-            100.0 * lo,
-            100.0 * hi,
+            percent(p),
+            percent(lo),
+            percent(hi),
             crate::search_cmd::count(r.distinct.len() as u64, "distinct failure"),
             a.kind
         );
@@ -657,7 +661,9 @@ pub fn hunt_matrix(
             .iter()
             .map(|(ri, ci, e, r, replay)| {
                 let verdict = row_verdict(r);
-                let matches = if default { json!(verdict == e.as_str()) } else { json!(null) };
+                // An interrupted cell has no verdict to match (the table shows `-`).
+                let matches =
+                    if default && verdict != "interrupted" { json!(verdict == e.as_str()) } else { json!(null) };
                 json!({grid.row_param: grid.rows[*ri], grid.col_param: grid.cols[*ci], "expected": e.as_str(),
                        "matches": matches, "verdict": verdict,
                        "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
@@ -677,11 +683,7 @@ pub fn hunt_matrix(
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "model": name,
             "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
             "default_workload": default, "stopped_early": interrupted, "complete": !interrupted,
-            "all_expected": if default {
-                json!(!interrupted && cells.iter().all(|c| row_verdict(&c.3) == c.2.as_str()))
-            } else {
-                json!(null)
-            }})
+            "all_expected": if default { all_expected(out.iter().map(|c| &c["matches"])) } else { json!(null) }})
         );
         return Ok(any);
     }
@@ -782,7 +784,8 @@ pub fn hunt_all(
                 let verdict = row_verdict(r);
                 json!({
                     "model": m.name(), "variant": v.label, "expected": v.expect.as_str(),
-                    "matches": verdict == v.expect.as_str(), "verdict": verdict,
+                    "matches": if verdict == "interrupted" { json!(null) } else { json!(verdict == v.expect.as_str()) },
+                    "verdict": verdict,
                     "seed": r.failure.as_ref().map(|f| f.0), "schedules": r.schedules,
                     "covered": r.covered.map_or("none".to_string(), |c| c.to_string()),
                     "cycle": r.failure.as_ref().map_or(json!([]), |f| cycle_json(&f.1)),
@@ -801,7 +804,7 @@ pub fn hunt_all(
             "{}",
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "seeds": range.to_string(),
                    "strategy": kind.to_string(), "stopped_early": interrupted, "complete": !interrupted,
-                   "all_expected": !interrupted && variants.iter().all(|v| v["matches"] == true), "variants": variants})
+                   "all_expected": all_expected(variants.iter().map(|v| &v["matches"])), "variants": variants})
         );
         return Ok(any);
     }
@@ -896,8 +899,10 @@ fn strategy_flag(kind: StrategyKind) -> String {
 
 /// The line after a table that Ctrl-C cut short.
 fn print_interrupted(what: &str, done: usize, total: usize, last: Option<&sim::hunt::HuntResult>) {
-    let covered = last.and_then(|r| r.covered).map_or("none".to_string(), |c| c.to_string());
-    println!("interrupted: {done} of {total} {what} hunted; the last one ran seeds {covered} only");
+    match last.and_then(|r| r.covered) {
+        Some(c) => println!("interrupted: {done} of {total} {what} hunted; the last one ran seeds {c} only"),
+        None => println!("interrupted: {done} of {total} {what} hunted; the last one ran no seed"),
+    }
 }
 
 /// "1 job", "2 jobs".
@@ -1242,5 +1247,55 @@ impl<'a> Shard<'a> {
             ));
         }
         Ok(())
+    }
+}
+
+/// A table's `all_expected` from its rows' `matches`: false if a row's
+/// verdict is not the one expected; else null if a row has none to match
+/// (Ctrl-C stopped it: not known, and no regression); else true.
+fn all_expected<'a>(matches: impl Iterator<Item = &'a serde_json::Value>) -> serde_json::Value {
+    let matches: Vec<&serde_json::Value> = matches.collect();
+    if matches.iter().any(|m| **m == false) {
+        json!(false)
+    } else if matches.iter().any(|m| m.is_null()) {
+        json!(null)
+    } else {
+        json!(true)
+    }
+}
+
+/// A share as a percentage: three decimals (`0.080%`), but two significant
+/// digits below 0.01% (`0.00017%`), where three decimals said `0.000%`
+/// beside a failure found, or for an interval's upper end above zero; and
+/// `0%` only for none.
+fn percent(share: f64) -> String {
+    let v = 100.0 * share;
+    if v == 0.0 {
+        return "0%".to_string();
+    }
+    if v >= 0.01 {
+        return format!("{v:.3}%");
+    }
+    let decimals = (1.0 - v.log10().floor()) as usize;
+    if decimals > 12 {
+        return format!("{v:.1e}%");
+    }
+    format!("{v:.decimals$}%")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_share_keeps_two_significant_digits_below_a_hundredth_of_a_percent() {
+        use super::percent;
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(percent(0.0008), "0.080%");
+        assert_eq!(percent(0.0113), "1.130%");
+        assert_eq!(percent(1.0), "100.000%");
+        // 1 of 600,000 and its interval's ends; 0 of 2,000,000's upper end.
+        assert_eq!(percent(1.0 / 600_000.0), "0.00017%");
+        assert_eq!(percent(2.94e-7), "0.000029%");
+        assert_eq!(percent(1.92e-6), "0.00019%");
+        assert_eq!(percent(1e-18), "1.0e-16%");
     }
 }

@@ -704,6 +704,17 @@ fn an_interrupted_hunt_reports_what_it_covered() {
         "{stdout}"
     );
     assert!(stdout.contains("interrupted: 2 of 16 variants hunted"), "{stdout}");
+    // In the JSON, the row stopped has no verdict to match: not a mismatch,
+    // and the table's all_expected is not known, not false.
+    let (code, stdout) =
+        interrupted_after_half_a_second(&["hunt", "--seeds", "0..1000000000", "--jobs", "1", "--json"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    let rows = v["variants"].as_array().expect("rows");
+    let last = rows.last().expect("a row");
+    assert_eq!((&last["verdict"], &last["matches"]), (&json!("interrupted"), &json!(null)), "{v}");
+    assert!(rows[..rows.len() - 1].iter().all(|r| r["matches"] == json!(true)), "{v}");
+    assert_eq!(v["all_expected"], json!(null), "{v}");
 }
 
 #[test]
