@@ -5,7 +5,10 @@
 //! lock held at the same time (`hold <lock>` slices, nesting is never
 //! required). Flow arrows go from each release of a lock to its next
 //! acquire; a counter per pipe follows its buffered bytes (and one per
-//! channel its buffered messages); a global instant marks the deadlock.
+//! channel its buffered messages); a global instant marks the deadlock, the
+//! broken invariant, the panic or the step limit. `otherData` names the run:
+//! model, parameters, seed (null for a run a schedule fixed), strategy,
+//! verdict, message and schedule string.
 //! Waits and holds still open at the end go on past it by a twentieth of
 //! the run, so the state a deadlock leaves has a width to see.
 //! Timestamps are microseconds of virtual time (the trace's nanoseconds / 1000).
@@ -54,7 +57,13 @@ pub fn export_model(m: &Model) -> String {
     let meta = &t.meta;
     ev.push(format!(
         r#"{{"ph":"M","pid":{PID},"name":"process_name","args":{{"name":{}}}}}"#,
-        js(&format!("deadsim {} {} ({})", meta.model, crate::layout::run_name(meta), meta.verdict))
+        js(&format!(
+            "deadsim {} {} ({}, strategy {})",
+            meta.model,
+            crate::layout::run_name(meta),
+            meta.verdict,
+            meta.strategy
+        ))
     ));
 
     // Lanes: every task, and as many lock lanes as it holds locks at once.
@@ -253,6 +262,29 @@ pub fn export_model(m: &Model) -> String {
             }
         }
     }
+    // Where an invariant broke or a task panicked (the run's one failure:
+    // the engine records the first), and the step limit, as the deadlock.
+    let end = |name: &str, task: u32, time: u64| {
+        format!(
+            r#"{{"ph":"i","s":"g","pid":{PID},"tid":{},"ts":{},"name":{},"cat":"outcome","args":{{"message":{}}}}}"#,
+            tid(task, 0),
+            us(time),
+            js(name),
+            js(&meta.message)
+        )
+    };
+    for e in &t.events {
+        let name = match e.kind {
+            EventKind::Check => "invariant violated",
+            EventKind::Panic => "panic",
+            _ => continue,
+        };
+        body.push((e.time, end(name, e.task, e.time)));
+    }
+    if meta.verdict == "step-limit" {
+        let last = t.events.last().map_or(0, |e| e.task);
+        body.push((meta.time_ns, end("step limit", last, meta.time_ns)));
+    }
     if let Some(d) = &t.deadlock {
         body.push((
             d.time,
@@ -269,12 +301,20 @@ pub fn export_model(m: &Model) -> String {
     idx.sort_by_key(|&i| (body[i].0, i));
 
     let mut out = String::with_capacity(256 + body.iter().map(|b| b.1.len() + 2).sum::<usize>());
+    // The run's identity, as the charts' title block gives it: a run a
+    // schedule string fixed (a replay, explore's, a shrunk one) has no seed.
+    let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
+    let seed = if crate::layout::named_by_schedule(meta) { "null".to_string() } else { meta.seed.to_string() };
     let _ = write!(
         out,
-        "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"model\":{},\"seed\":{},\"verdict\":{},\"deadsim\":{}}},\n\"traceEvents\":[\n",
+        "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"model\":{},\"params\":{},\"seed\":{seed},\"strategy\":{},\
+         \"verdict\":{},\"message\":{},\"schedule\":{},\"deadsim\":{}}},\n\"traceEvents\":[\n",
         js(&meta.model),
-        meta.seed,
+        js(&params.join(" ")),
+        js(&meta.strategy),
         js(&meta.verdict),
+        js(&meta.message),
+        js(&meta.replay),
         js(&meta.deadsim)
     );
     let n = ev.len() + idx.len();

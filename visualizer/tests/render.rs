@@ -3047,3 +3047,46 @@ fn a_reader_behind_a_queued_writer_is_not_drawn_held_by_it() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn perfetto_marks_every_outcome_and_names_the_run() {
+    let marks = |t: &Trace| -> (serde_json::Value, Vec<serde_json::Value>) {
+        let v: serde_json::Value = serde_json::from_str(&visualizer::perfetto::export(t).unwrap()).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let marks = ev.iter().filter(|e| e["ph"] == "i" && e["cat"] == "outcome").cloned().collect();
+        (v["otherData"].clone(), marks)
+    };
+    // A broken invariant: one mark (the trace's one check event), where the
+    // check is, with the message; the run named as the title block names it.
+    // (Seed 5 breaks two in one step.)
+    let params = [("fix".to_string(), "self-assign-clear".to_string())];
+    let t = *sim::models::find("flink").unwrap().configure(&params).unwrap().run(5, true).trace.unwrap();
+    let checks: Vec<_> = t.events.iter().filter(|e| e.kind == sim::trace::EventKind::Check).collect();
+    assert_eq!(checks.len(), 1, "a second broken invariant in the failing step is not recorded");
+    let (other, m) = marks(&t);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0]["name"], "invariant violated");
+    assert_eq!(m[0]["ts"].as_f64().unwrap(), checks[0].time as f64 / 1000.0);
+    assert_eq!(m[0]["args"]["message"], t.meta.message.as_str());
+    assert_eq!(other["seed"], t.meta.seed);
+    assert_eq!(other["strategy"], t.meta.strategy.as_str());
+    assert!(other["params"].as_str().unwrap().contains("fix=self-assign-clear"), "{other}");
+    assert_eq!(other["schedule"], t.meta.replay.as_str());
+    // A shrunk run is named by its schedule: no seed.
+    let (other, m) = marks(&committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock-shrunk.json"));
+    assert_eq!((other["seed"].clone(), other["strategy"].clone()), (serde_json::Value::Null, "shrink".into()));
+    assert!(m.is_empty(), "a deadlock has its own mark: {m:?}");
+    // A panic, and the step limit.
+    let panicked = sim::Sim::new(0).record(true).run(|| async { panic!("boom") });
+    let (_, m) = marks(panicked.trace.as_ref().unwrap());
+    assert_eq!(m.iter().map(|e| e["name"].as_str().unwrap()).collect::<Vec<_>>(), ["panic"]);
+    let busy = sim::Sim::new(0).record(true).max_steps(50).run(|| async {
+        loop {
+            sim::yield_now().await;
+        }
+    });
+    let t = busy.trace.unwrap();
+    let (_, m) = marks(&t);
+    assert_eq!(m.iter().map(|e| e["name"].as_str().unwrap()).collect::<Vec<_>>(), ["step limit"]);
+    assert_eq!(m[0]["ts"].as_f64().unwrap(), t.meta.time_ns as f64 / 1000.0);
+}
