@@ -276,9 +276,11 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     let label = crate::output::model_label(m, cfg);
     if r.stopped_early {
         match r.covered {
+            // As the JSON's message says it, when nothing was found.
             Some(_) => println!(
-                "{label}: {why} after {} (seeds {covered} covered of {range})",
-                crate::search_cmd::count(r.schedules, "schedule")
+                "{label}: {why} after {} (seeds {covered} covered of {range}){}",
+                crate::search_cmd::count(r.schedules, "schedule"),
+                if r.failure.is_none() { ", no failure in them" } else { "" }
             ),
             None => println!("{label}: {why} before any seed ran (seeds {range})"),
         }
@@ -313,7 +315,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 );
             }
             println!();
-            print!("{}", run.outcome);
+            crate::output::print_outcome(&run.outcome);
             println!();
             println!("{}", replay_line(m, cfg, run));
             println!(

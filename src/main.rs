@@ -521,7 +521,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 );
                 if failed {
                     println!();
-                    print!("{}", run.outcome);
+                    crate::output::print_outcome(&run.outcome);
                     println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
                 }
                 output::print_warnings(&run.lock_order.warnings());
@@ -543,6 +543,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             check_determinism,
             params,
         } => {
+            let strategy = strategy.trim();
             if strategy == "dfs" {
                 if let Some(flag) = [("--seeds", seeds.is_some()), ("--jobs", jobs.is_some())].iter().find(|f| f.1) {
                     return Err(UsageError(format!(

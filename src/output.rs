@@ -32,6 +32,17 @@ pub fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
     }
 }
 
+/// A failure's report, and for a run stopped at its step limit what the
+/// limit may mean (every command that reports one says it alike).
+pub fn print_outcome(o: &Outcome) {
+    print!("{o}");
+    if let Outcome::StepLimit { steps, .. } = o {
+        println!(
+            "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
+        );
+    }
+}
+
 /// The `cycle` of the JSON output: `[{"task", "id", "waits_for"}]` (the id
 /// tells apart tasks that share a name).
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {

@@ -113,7 +113,7 @@ pub fn print_events(run: &Run) {
         println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
     }
     println!();
-    print!("{}", run.outcome);
+    crate::output::print_outcome(&run.outcome);
 }
 
 /// The replay line printed under every failure.
@@ -506,12 +506,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 run.outcome.verdict_text(),
                 count(r.executions, "execution")
             );
-            print!("{}", run.outcome);
-            if let Outcome::StepLimit { steps, .. } = run.outcome {
-                println!(
-                    "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
-                );
-            }
+            crate::output::print_outcome(&run.outcome);
             println!("\n{}", replay_line(m, cfg, run));
         }
         None => println!("{label}: {message}"),
@@ -584,6 +579,13 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         Which::Seed(s, _) => Some(*s),
         Which::Schedule(_) => None,
     };
+    // Named as `run` names it: the variant, and the seed and its strategy
+    // (but the default) when there is one.
+    let what = match &which {
+        Which::Seed(seed, StrategyKind::Random) => format!("{} seed {seed}", model_label(m, cfg)),
+        Which::Seed(seed, kind) => format!("{} seed {seed} (strategy {kind})", model_label(m, cfg)),
+        Which::Schedule(_) => model_label(m, cfg),
+    };
     let failing = which.run(m, cfg, max_steps)?;
     // A run that does not fail has nothing to shrink (exit 0); a step-limit
     // run is a failure (exit 1, as everywhere) that is not shrunk, as a
@@ -611,11 +613,6 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
             out["from_seed"] = json!(from_seed);
             println!("{out}");
         } else {
-            // Named as `run` names it: the variant, and the seed when there is one.
-            let what = match from_seed {
-                Some(seed) => format!("{} seed {seed}", model_label(m, cfg)),
-                None => model_label(m, cfg),
-            };
             if step_limit {
                 println!(
                     "{what}: this run hits the step limit ({}), which is not shrunk: shrink needs a deadlock, \
@@ -662,28 +659,19 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         count(shrunk.original_steps, "step")
     );
     if shrunk.interrupted {
-        println!(
-            "{}: interrupted after {}; the smallest schedule so far:",
-            model_label(m, cfg),
-            count(shrunk.tries, "try")
-        );
+        println!("{what}: interrupted after {}; the smallest schedule so far:", count(shrunk.tries, "try"));
     }
     if !shrank {
-        println!(
-            "{}: not shrunk: still {from} after {}; same failure:\n",
-            model_label(m, cfg),
-            count(shrunk.tries, "try")
-        );
+        println!("{what}: not shrunk: still {from} after {}; same failure:\n", count(shrunk.tries, "try"));
     } else {
         println!(
-            "{}: shrunk from {from} to {} and {} ({}); same failure:\n",
-            model_label(m, cfg),
+            "{what}: shrunk from {from} to {} and {} ({}); same failure:\n",
             count(shrunk.preemptions as u64, "preemption"),
             count(run.steps, "step"),
             count(shrunk.tries, "try"),
         );
     }
-    print!("{}", run.outcome);
+    crate::output::print_outcome(&run.outcome);
     println!("\n{}", replay_line(m, cfg, run));
     // What the exploration of the schedules with fewer preemptions showed.
     let cut_at = match shrunk.limit_hit {

@@ -47,6 +47,8 @@ pub enum StrategyKind {
 impl std::str::FromStr for StrategyKind {
     type Err = String;
     fn from_str(s: &str) -> Result<StrategyKind, String> {
+        // Spaces around it are no part of it, as around a seed range.
+        let s = s.trim();
         match s {
             "random" => Ok(StrategyKind::Random),
             "pct" => Ok(StrategyKind::Pct(3)),
