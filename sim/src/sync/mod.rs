@@ -1,7 +1,8 @@
 //! Synchronization primitives known to the scheduler, mirroring the real ones:
 //! Go's `sync.Mutex` and `sync.RWMutex`, Java's monitors (`synchronized`,
 //! `wait`/`notify`), Go channels with `select`, a bounded byte [`Pipe`],
-//! atomic counters, and Go's [`WaitGroup`] and [`Cond`] (built on monitors).
+//! atomic counters, Go's [`WaitGroup`] and [`Cond`] (built on monitors), and
+//! Go's [`Once`] (on a mutex).
 //!
 //! Every operation that another task could observe is a scheduling point: the
 //! task yields to the scheduler first, and the operation takes effect when the
@@ -16,6 +17,7 @@ mod chan;
 mod cond;
 mod monitor;
 mod mutex;
+mod once;
 mod pipe;
 mod rwlock;
 mod select;
@@ -26,6 +28,7 @@ pub use chan::{Chan, RecvCase, SendCase};
 pub use cond::Cond;
 pub use monitor::{Enter, Exit, Monitor, MonitorGuard};
 pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
+pub use once::Once;
 pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
 pub use select::{select, Select, SelectCase};
