@@ -1,4 +1,4 @@
-//! The virtual clock: `sleep`, `now`, and Go's `time.After`.
+//! The virtual clock: `sleep`, `now`, and Go's `time.After` and `time.Ticker`.
 //!
 //! Every step advances the clock by the run's step cost; a sleeper becomes
 //! ready once the clock has passed its deadline, and when no task can run
@@ -93,6 +93,83 @@ pub fn after(ns: u64) -> crate::sync::Chan<()> {
         tx.send(()).await;
     });
     ch
+}
+
+/// Go's `time.Ticker`: every `period` of virtual time, a tick (the time) is
+/// sent on [`Ticker::c`], a channel of capacity 1; a tick the reader has not
+/// taken yet makes the next one be dropped, as Go's are. [`Ticker::stop`]
+/// stops the ticks and does not close the channel: a receive after it waits
+/// for good, and is reported so once the ticking task has returned.
+///
+/// The ticks come from a background task named after the ticker, declared
+/// the channel's sender. A period shorter than a step (100 ns by default,
+/// [`crate::Sim::step_ns`]) makes a tick due at every step: the ticker and a
+/// loop that drains it then never block, and PCT, which runs the
+/// highest-priority task that can, may run them alone until the step limit.
+/// Give a period of several steps, or a step cost of 0.
+///
+/// ```
+/// let run = sim::Sim::new(0).run(|| async {
+///     let ticker = sim::time::Ticker::new("heartbeat", 1_000);
+///     let first = ticker.c().recv().await.unwrap();
+///     let second = ticker.c().recv().await.unwrap();
+///     assert!(first >= 1_000 && second >= first + 1_000);
+///     ticker.stop();
+/// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
+/// ```
+#[derive(Clone)]
+pub struct Ticker {
+    c: crate::sync::Chan<u64>,
+    stopped: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl Ticker {
+    /// `time.NewTicker(period)`. `name` names the ticking task, and the
+    /// channel (`"<name>.C"`).
+    ///
+    /// # Panics
+    /// With a period of 0, as Go's `NewTicker` does ("non-positive interval").
+    pub fn new(name: impl Into<std::borrow::Cow<'static, str>>, period: u64) -> Ticker {
+        assert!(period > 0, "time: non-positive interval for NewTicker");
+        let name: String = name.into().into_owned();
+        let c = crate::sync::Chan::new(format!("{name}.C"), 1);
+        let stopped = std::rc::Rc::new(std::cell::Cell::new(false));
+        let (tx, stop) = (c.clone(), stopped.clone());
+        // Ticks at whole periods from now, as Go's runtime timer fires them.
+        let start = now();
+        let h = crate::spawn_background(name, async move {
+            let mut next = start;
+            loop {
+                next = next.saturating_add(period);
+                Sleep { ns: 0, state: 1, until: Some(next) }.await;
+                if stop.get() {
+                    return;
+                }
+                // A tick nobody took yet: this one is dropped.
+                let mut send = tx.send_case(now());
+                crate::sync::select(&mut [&mut send], true).await;
+                // A tick late by whole periods sends once, and goes on
+                // from the next period after now.
+                let t = now();
+                if t >= next.saturating_add(period) {
+                    next = t - (t - start) % period;
+                }
+            }
+        });
+        c.declare_sender_for(h.id());
+        Ticker { c, stopped }
+    }
+
+    /// `ticker.C`.
+    pub fn c(&self) -> &crate::sync::Chan<u64> {
+        &self.c
+    }
+
+    /// `ticker.Stop()`: no tick is sent after it. Not a scheduling point.
+    pub fn stop(&self) {
+        self.stopped.set(true);
+    }
 }
 
 /// Suspends the current task for `ns` virtual nanoseconds. A scheduling point.
