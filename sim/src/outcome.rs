@@ -24,6 +24,9 @@ pub enum Outcome {
         /// used up the steps (a busy loop, a ticker), or were left waiting
         /// to run (see [`RunningTask::started`]).
         running: Vec<RunningTask>,
+        /// The task names two or more tasks of the run have, sorted (as
+        /// [`Deadlock::shared`]): the report gives such a task's id.
+        shared: Vec<String>,
     },
     /// `sim::check` failed.
     Invariant { task: String, message: String, frames: Vec<FrameInfo> },
@@ -137,9 +140,10 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Deadlock(d) => write!(f, "{d}"),
-            Outcome::StepLimit { blocked, running, .. } => {
+            Outcome::StepLimit { blocked, running, shared: names, .. } => {
                 writeln!(f, "{}", self.summary())?;
                 let mut shared = shared_among(blocked);
+                shared.extend(names.iter().map(String::as_str));
                 // Two tasks able to run may share a name too (a pool of `worker`s).
                 let mut seen = BTreeSet::new();
                 for r in running {

@@ -732,7 +732,7 @@ fn notifies(s: &State, d: &Deadlock) -> Vec<LastNotify> {
 }
 
 /// The names two or more tasks have, sorted.
-fn shared_names(s: &State) -> Vec<String> {
+pub(crate) fn shared_names(s: &State) -> Vec<String> {
     let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for t in 0..s.tasks.len() {
         *count.entry(&s.tasks[t].name).or_default() += 1;

@@ -2141,3 +2141,25 @@ fn a_wait_on_a_lock_a_returned_task_holds_is_not_behind_an_unrelated_cycle() {
     }
     assert!(found > 0);
 }
+
+#[test]
+fn a_step_limit_report_gives_the_id_of_a_task_whose_name_others_have() {
+    // Two "worker"s: one returned, one loops with the channel main waits
+    // on. Only one is in the report, but the name alone would not say which.
+    let run = Sim::new(0).max_steps(500).run(|| async {
+        let ch: Chan<u32> = Chan::new("results", 0);
+        spawn("worker", async {}).join().await;
+        let tx = ch.clone();
+        let h = spawn("worker", async move {
+            let _keep = tx;
+            loop {
+                sim::yield_now().await;
+            }
+        });
+        ch.declare_sender_for(h.id());
+        ch.recv().await;
+    });
+    let text = run.outcome.to_string();
+    assert!(text.contains("which only these could serve: \"worker\" (task 2)\n"), "{text}");
+    assert!(text.contains("Still running at the limit: \"worker\" (task 2)\n"), "{text}");
+}

@@ -251,6 +251,7 @@ impl Execution {
                         steps: s.step,
                         blocked: crate::waitfor::blocked_tasks(s),
                         running: crate::waitfor::running_tasks(s),
+                        shared: crate::waitfor::shared_names(s),
                     };
                 }
             }
