@@ -1275,10 +1275,16 @@ fn percent(share: f64) -> String {
     if v == 0.0 {
         return "0%".to_string();
     }
-    if v >= 0.01 {
+    // Rounded to three decimals, 0.0095 and up reads 0.010%: two digits.
+    if v >= 0.0095 {
         return format!("{v:.3}%");
     }
-    let decimals = (1.0 - v.log10().floor()) as usize;
+    let mut decimals = (1.0 - v.log10().floor()) as usize;
+    // Rounding up to the next power of ten (0.00099996 to 0.00100) would
+    // give three digits: one decimal fewer.
+    if format!("{v:.decimals$}").parse::<f64>().is_ok_and(|r| r >= 10f64.powf(v.log10().floor() + 1.0)) {
+        decimals -= 1;
+    }
     if decimals > 12 {
         return format!("{v:.1e}%");
     }
@@ -1299,5 +1305,9 @@ mod tests {
         assert_eq!(percent(2.94e-7), "0.000029%");
         assert_eq!(percent(1.92e-6), "0.00019%");
         assert_eq!(percent(1e-18), "1.0e-16%");
+        // Rounding up to the next power of ten keeps two digits.
+        assert_eq!(percent(0.0000999996), "0.010%");
+        assert_eq!(percent(0.00000999996), "0.0010%");
+        assert_eq!(percent(0.000094), "0.0094%");
     }
 }

@@ -45,7 +45,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use crate::sync::Chan;
 use crate::TaskId;
@@ -76,6 +76,9 @@ struct Node {
     open_ancestor: Cell<bool>,
     /// `context.Background()`: never cancelled; its children are roots.
     background: bool,
+    /// The parent, whose `children` a cancel of this one leaves (Go's
+    /// `removeChild`); weak, so that a tree holds no cycle.
+    parent: Weak<Node>,
 }
 
 /// The `cancel` function `context.WithCancel` returns. Clones cancel the
@@ -89,7 +92,7 @@ pub struct CancelFunc {
 /// that cancels it. `name` names its done channel in reports
 /// (`"<name>.Done()"`).
 pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
-    Context::background().with_cancel(name)
+    child(None, name.into())
 }
 
 /// `context.WithTimeout(context.Background(), d)`: [`with_cancel`], and a
@@ -100,7 +103,66 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// and every other task that calls `cancel()` (Go's `defer cancel()`) must
 /// be declared too ([`CancelFunc::declare`]), on every seed alike.
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
-    Context::background().with_timeout(name, timeout_ns)
+    timed(child(None, name.into()), timeout_ns)
+}
+
+/// A context made from `parent` (none: from Background), as Go's
+/// `propagateCancel` links it.
+fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, CancelFunc) {
+    let parent = parent.filter(|p| !p.background);
+    let (done, err, cancellers, open) = match parent {
+        None => (Chan::signal(format!("{name}.Done()")), None, Vec::new(), false),
+        Some(p) => {
+            // Go cancels it as it is made if the parent is: its own channel,
+            // closed now. Either way the parent's cancellers are its own, so
+            // that who must be declared does not depend on which came first.
+            let err = p.err.get();
+            let done = match err {
+                Some(_) => Chan::signal_closed(format!("{name}.Done()")),
+                None => Chan::signal(format!("{name}.Done()")),
+            };
+            let known = !p.open_ancestor.get() && crate::rt::with(|s| s.end_known(p.done.id(), crate::rt::Dir::Send));
+            let cancellers = p.cancellers.borrow().clone();
+            for &t in &cancellers {
+                done.declare_sender_for(t);
+            }
+            (done, err, cancellers, !known)
+        }
+    };
+    let mut node = Node::new(done, cancellers, open, false);
+    node.err.set(err);
+    let linked = parent.filter(|p| p.err.get().is_none());
+    if let Some(p) = linked {
+        node.parent = Rc::downgrade(p);
+    }
+    let node = Rc::new(node);
+    if let Some(p) = linked {
+        p.children.borrow_mut().push(node.clone());
+    }
+    let ctx = Context { node };
+    (ctx.clone(), CancelFunc { ctx })
+}
+
+/// [`with_cancel`]'s context with a timer that cancels it with
+/// [`DEADLINE_EXCEEDED`] after `timeout_ns`: a background task, declared
+/// a canceller unless any task may cancel the context (its parent's
+/// cancellers were never declared), and not started for one already
+/// cancelled.
+fn timed((ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (Context, CancelFunc) {
+    if ctx.err().is_some() {
+        return (ctx, cancel);
+    }
+    let name = crate::rt::with(|s| s.resources[ctx.node.done.id() as usize].name.to_string());
+    let name = name.trim_end_matches(".Done()").to_string();
+    let timer = cancel.clone();
+    let h = crate::spawn_background(format!("{name} timer"), async move {
+        crate::time::sleep(timeout_ns).await;
+        timer.cancel_with(DEADLINE_EXCEEDED).await;
+    });
+    if !ctx.node.open_ancestor.get() {
+        cancel.declare_for(h.id());
+    }
+    (ctx, cancel)
 }
 
 impl Context {
@@ -128,44 +190,15 @@ impl Context {
     /// assert_eq!(run.outcome, sim::Outcome::Completed);
     /// ```
     pub fn with_cancel(&self, name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
-        let parent = &self.node;
-        if parent.err.get().is_some() {
-            // Go cancels the child at once: it shares the closed channel.
-            let node = Node::new(parent.done.clone(), Vec::new(), false, false);
-            node.err.set(parent.err.get());
-            let ctx = Context { node: Rc::new(node) };
-            return (ctx.clone(), CancelFunc { ctx });
-        }
-        let name: String = name.into().into_owned();
-        let done = Chan::signal(format!("{name}.Done()"));
-        let known = !parent.background
-            && !parent.open_ancestor.get()
-            && crate::rt::with(|s| s.end_known(parent.done.id(), crate::rt::Dir::Send));
-        let cancellers = parent.cancellers.borrow().clone();
-        for &t in &cancellers {
-            done.declare_sender_for(t);
-        }
-        let open = !parent.background && !known;
-        let node = Rc::new(Node::new(done, cancellers, open, false));
-        if !parent.background {
-            parent.children.borrow_mut().push(node.clone());
-        }
-        let ctx = Context { node };
-        (ctx.clone(), CancelFunc { ctx })
+        child(Some(&self.node), name.into())
     }
 
     /// `context.WithTimeout(ctx, d)`: [`Context::with_cancel`], and a timer
-    /// that cancels the child as [`with_timeout`]'s does.
+    /// that cancels the child as [`with_timeout`]'s does. Where any task may
+    /// cancel this context (its cancellers were never declared), so may any
+    /// the child, and its timer is not declared.
     pub fn with_timeout(&self, name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
-        let name: String = name.into().into_owned();
-        let (ctx, cancel) = self.with_cancel(name.clone());
-        let timer = cancel.clone();
-        let h = crate::spawn_background(format!("{name} timer"), async move {
-            crate::time::sleep(timeout_ns).await;
-            timer.cancel_with(DEADLINE_EXCEEDED).await;
-        });
-        cancel.declare_for(h.id());
-        (ctx, cancel)
+        timed(child(Some(&self.node), name.into()), timeout_ns)
     }
 
     /// `ctx.Done()`: closed once the context is cancelled. Receive from it,
@@ -190,6 +223,7 @@ impl Node {
             cancellers: RefCell::new(cancellers),
             open_ancestor: Cell::new(open_ancestor),
             background,
+            parent: Weak::new(),
         }
     }
 }
@@ -222,6 +256,12 @@ impl CancelFunc {
                 );
             }
         });
+        // Go's removeChild: a context cancelled by its own cancel leaves
+        // its parent's list, which a later cancel of the parent then need
+        // not walk.
+        if let Some(p) = root.parent.upgrade() {
+            p.children.borrow_mut().retain(|c| !Rc::ptr_eq(c, root));
+        }
         // Go closes the children under the parent's lock, one by one.
         let mut open = vec![root.clone()];
         while let Some(node) = open.pop() {

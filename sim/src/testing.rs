@@ -75,7 +75,7 @@ where
 ///
 /// ```
 /// use sim::testing::Check;
-/// // A ticker every microsecond and a worker: 1,000 steps are plenty.
+/// // A worker and its result: 1,000 steps are plenty, and no step takes time.
 /// Check::pct(2).max_steps(1_000).step_ns(0).run(
 ///     || async {
 ///         let done = sim::sync::Chan::<()>::new("done", 1);

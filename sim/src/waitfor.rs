@@ -869,6 +869,15 @@ fn declared_releasers(s: &State, t: TaskId, out: &mut Vec<TaskId>) {
                     _ => {}
                 }
             }
+            // Nobody left on the other end: those of its own side may still
+            // close it, as `own_side` counts them.
+            if out.is_empty() {
+                for (r, want) in other_ends(s, t) {
+                    if let Some(h) = own_end(s, r, other(want)).filter(|h| h.known()) {
+                        out.extend(h.iter_all().filter(live));
+                    }
+                }
+            }
         }
     }
     sort_dedup_from(out, 0);

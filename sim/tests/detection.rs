@@ -1820,6 +1820,20 @@ fn a_report_tells_the_closers_of_the_waiters_own_side_from_those_who_serve_it() 
         assert_ne!(bad, json);
         let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
         assert!(err.contains("closing[0]: task 0 is not a releaser"), "{err}");
+        for (bad, want) in [
+            (json.replace("\"closing\":[2]", "\"closing\":[2,2]"), "closing[1]: task 2 is given twice"),
+            (
+                json.replace("\"closing\":[2]", "\"closing\":[2],\"undeclared\":true"),
+                "closing: given with undeclared: true",
+            ),
+            (
+                json.replace("\"closing\":[2]", "\"closing\":[2],\"closers_only\":true"),
+                "closing: given with closers_only: true",
+            ),
+        ] {
+            let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+            assert!(err.contains(want), "{err}");
+        }
     }
     assert!(found > 0, "main takes mu first in some seed");
 }
@@ -2162,4 +2176,57 @@ fn a_step_limit_report_gives_the_id_of_a_task_whose_name_others_have() {
     let text = run.outcome.to_string();
     assert!(text.contains("which only these could serve: \"worker\" (task 2)\n"), "{text}");
     assert!(text.contains("Still running at the limit: \"worker\" (task 2)\n"), "{text}");
+}
+
+#[test]
+fn a_step_limit_report_names_the_closers_left_while_a_task_has_not_run() {
+    // main sends on "ch", whose declared receiver returned without
+    // receiving; "ticker", a declared sender too, may still close it. A
+    // task PCT never schedules ("late") once made the report say that no
+    // task was left to receive or close, with ticker listed as running.
+    use sim::scheduler::StrategyKind;
+    let mut seen = 0;
+    for late in [false, true] {
+        for seed in 0..100 {
+            let program = move || async move {
+                let tick: Chan<()> = Chan::new("ticker.C", 1);
+                let ch: Chan<u32> = Chan::new("ch", 0);
+                ch.declare_sender();
+                let (t1, t2, c) = (tick.clone(), tick.clone(), ch.clone());
+                let h = sim::spawn_background("ticker", async move {
+                    let _may_close = c;
+                    loop {
+                        sleep(1).await;
+                        let mut send = t1.send_case(());
+                        select(&mut [&mut send], true).await;
+                    }
+                });
+                tick.declare_sender_for(h.id());
+                ch.declare_sender_for(h.id());
+                let h = sim::spawn_background("keeper", async move { while t2.recv().await.is_some() {} });
+                tick.declare_receiver_for(h.id());
+                let h = spawn("reader", async {});
+                ch.declare_receiver_for(h.id());
+                h.join().await;
+                if late {
+                    spawn("late", async {});
+                }
+                ch.send(1).await;
+            };
+            let run = StrategyKind::Pct(1).run_by(seed, false, 2_000, |sim| sim.run(program));
+            let Outcome::StepLimit { blocked, .. } = &run.outcome else { continue };
+            let text = run.outcome.to_string();
+            if blocked.iter().any(|b| b.name == "main" && b.op == "send") {
+                seen += 1;
+                assert!(
+                    text.contains(
+                        "\"main\" (task 0): waiting to send on chan \"ch\", and no task left to serve it; only these \
+                         may still close it: \"ticker\"\n"
+                    ),
+                    "late {late}, seed {seed}: {text}"
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "main is blocked in its send at the limit in some seed");
 }

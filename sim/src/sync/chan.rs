@@ -107,6 +107,21 @@ impl Chan<()> {
     pub fn signal(name: impl Into<Cow<'static, str>>) -> Chan<()> {
         Chan::make(name.into(), 0, true)
     }
+
+    /// A signal channel closed as it is made, by the current task, inside
+    /// its step (`context`'s child of a cancelled parent, which Go cancels
+    /// as it is made): the close is recorded as any other, but makes the
+    /// task no holder of the send end, whose holders (the cancellers) the
+    /// maker declares as for an open one.
+    pub(crate) fn signal_closed(name: impl Into<Cow<'static, str>>) -> Chan<()> {
+        let ch = Chan::signal(name);
+        rt::with(|s| {
+            let id = ch.inner.id;
+            ch.inner.st.borrow_mut().closed = true;
+            s.record(s.current, EventKind::Close, Some(id), None, None, None, None);
+        });
+        ch
+    }
 }
 
 impl<T: 'static> Chan<T> {

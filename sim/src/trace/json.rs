@@ -1065,7 +1065,13 @@ impl Trace {
         if b.cond && !waits_in("sync.Cond") {
             return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
         }
-        // A closer is one of the releasers, of a channel or pipe wait.
+        // A closer is one of the releasers, of a channel or pipe wait, once;
+        // and a wait whose releasers are all closers, or not all known, has
+        // none set apart.
+        if !b.closing.is_empty() && (b.undeclared || b.closers_only) {
+            let flag = if b.undeclared { "undeclared" } else { "closers_only" };
+            return Err(format!("closing: given with {flag}: true, whose releasers are not split so"));
+        }
         for (i, &c) in b.closing.iter().enumerate() {
             if !matches!(b.op.as_str(), "send" | "recv" | "select" | "write" | "read")
                 || b.released_by_ids.len() != b.released_by.len()
@@ -1074,6 +1080,9 @@ impl Trace {
                 return Err(format!(
                     "closing[{i}]: task {c} is not a releaser (released_by_ids) of this channel or pipe wait"
                 ));
+            }
+            if b.closing[..i].contains(&c) {
+                return Err(format!("closing[{i}]: task {c} is given twice"));
             }
         }
         // A holder that returned is one of the releasers, of a lock wait.
