@@ -82,7 +82,7 @@ enum Command {
         /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores). Seeds go out 16 at a time, so S seeds use at most S/16 of them, rounded up
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
-        /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive: the same as `deadsim explore`)
+        /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive: `deadsim explore` with its defaults; it takes --preemptions and the budgets)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
         /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is
@@ -316,6 +316,16 @@ fn main() -> ExitCode {
                 eprintln!(
                     "deadsim: error: explore takes no seed: it runs every schedule, in order \
                      (`deadsim replay MODEL --seed N` runs one seed, `deadsim hunt MODEL --seeds A..B` many)"
+                );
+                return ExitCode::from(2);
+            }
+            // Nor is a strategy: explore is one (`hunt --strategy dfs`).
+            let explore_strategy = std::env::args().nth(1).as_deref() == Some("explore")
+                && first.starts_with("unexpected argument '--strategy'");
+            if explore_strategy {
+                eprintln!(
+                    "deadsim: error: explore takes no --strategy: it is the exhaustive one (`deadsim hunt MODEL \
+                     --strategy random|pct:D` searches seeds)"
                 );
                 return ExitCode::from(2);
             }

@@ -599,7 +599,7 @@ pub fn commit(flag: &str, set: sim::fsutil::Staged) -> Result<(), String> {
 fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::Staged, String> {
     for (path, _) in files {
         if path.is_dir() {
-            return Err(format!("{flag}: cannot write {}: it is a directory", path.display()));
+            return Err(format!("{flag}: {}: cannot write there (it is a folder, not a file)", path.display()));
         }
     }
     let mut set = sim::fsutil::Staged::default();
@@ -610,7 +610,7 @@ fn stage_all(flag: &str, files: &[(PathBuf, Vec<u8>)]) -> Result<sim::fsutil::St
         }
     }
     for (path, bytes) in files {
-        set.stage(path, bytes).map_err(|e| format!("{flag}: cannot write {}: {e}", path.display()))?;
+        set.stage(path, bytes).map_err(|e| format!("{flag}: {}: cannot write there ({e})", path.display()))?;
     }
     Ok(set)
 }
@@ -764,12 +764,14 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
     refuse_overwriting_input(&args.perfetto, &args.trace)?;
     crate::check_output("--perfetto", &Some(args.perfetto.clone())).map_err(|e| e.0)?;
     if args.perfetto.is_dir() {
-        return Err(format!("--perfetto {}: this is a directory; give a file name", args.perfetto.display()));
+        return Err(format!("--perfetto {}: cannot write there (it is a folder, not a file)", args.perfetto.display()));
     }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     beside_replay_check(&trace, &args.trace.display().to_string(), "exported", || {
         let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-        visualizer::write_file(&args.perfetto, json.as_bytes()).map_err(|e| format!("--perfetto: {e}"))?;
+        // Worded as --trace's: the flag, the path, then why.
+        sim::write_atomic(&args.perfetto, json.as_bytes())
+            .map_err(|e| format!("--perfetto {}: cannot write there ({e})", args.perfetto.display()))?;
         eprintln!("wrote {}", args.perfetto.display());
         Ok(())
     })

@@ -225,6 +225,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             "--strategy goes with --seed",
         ),
         (vec!["hunt", "abba", "--strategy", "dfs", "--keep-going"], "--keep-going does not apply to --strategy dfs"),
+        (vec!["explore", "abba", "--strategy", "pct"], "explore takes no --strategy: it is the exhaustive one"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--seeds", "0..5"], "--seeds does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--jobs", "2"], "--jobs does not apply to --strategy dfs"),
@@ -920,7 +921,10 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     let (code, out, err) = deadsim(&["run", "abba", "--render", &figs_arg, "--trace", tt.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(out.starts_with("abba seed 0: deadlock after 5 steps"), "{out}");
-    assert!(err.contains("--render: cannot write") && err.contains("it is a directory; --trace "), "{err}");
+    assert!(
+        err.contains("--render: ") && err.contains(": cannot write there (it is a folder, not a file); --trace "),
+        "{err}"
+    );
     assert!(err.contains(" was not written; the earlier trace there was removed; the report follows"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!tt.exists(), "the trace was written, or the older one left");
@@ -997,7 +1001,8 @@ fn replay_and_shrink_draw_their_run_with_render() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("it is a directory; --trace ") && err.ends_with("s2.json was not written; the report follows\n"),
+        err.contains("it is a folder, not a file); --trace ")
+            && err.ends_with("s2.json was not written; the report follows\n"),
         "{err}"
     );
     assert!(out.contains("same failure"), "{out}");
@@ -1163,6 +1168,14 @@ fn export_to_stdout_is_the_file_it_writes() {
     let file = dir.join("p.json");
     let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // Worded as --trace's errors: the flag, the path, then why.
+    let dir = file.parent().unwrap().to_str().unwrap().to_string();
+    let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", &dir]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err, format!("deadsim: error: --perfetto {dir}: cannot write there (it is a folder, not a file)\n"));
+    let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", "/proc/o.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("deadsim: error: --perfetto /proc/o.json: cannot write there ("), "{err}");
     let (code, out, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", "-"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, std::fs::read_to_string(&file).unwrap());
