@@ -288,3 +288,42 @@ fn a_monitor_held_across_another_monitors_wait_is_flagged() {
     }
     assert_eq!(kinds(&g), vec![], "{:?}", g.warnings());
 }
+
+#[test]
+fn a_cycle_through_read_locks_is_flagged_only_with_a_writer() {
+    // cockroach#3710's chain, RLock(Store.mu) -> Lock(bq) -> RLock(Store.mu),
+    // run by two tasks: without a writer of Store.mu no schedule deadlocks
+    // (explore exhausts them), and "two tasks running this code deadlock"
+    // was false; with one, the writer waits for a first read lock and the
+    // second waits behind it, and the cycle is flagged.
+    let chain = |writer: bool| {
+        Configured::of(if writer { "with-writer" } else { "readers" }, move || async move {
+            let (mu, bq) = (sim::sync::RwMutex::new("Store.mu"), sim::sync::Mutex::new("baseQueue.mu"));
+            for name in ["T1", "T2"] {
+                let (mu, bq) = (mu.clone(), bq.clone());
+                sim::spawn(name, async move {
+                    let _f = sim::frame_at("ForceRaftLogScanAndProcess", "store.go:10");
+                    let r = mu.rlock().await;
+                    let q = bq.lock().await;
+                    let r2 = mu.rlock().await;
+                    r2.runlock().await;
+                    q.unlock().await;
+                    r.runlock().await;
+                });
+            }
+            if writer {
+                sim::spawn("processRaft", async move {
+                    sim::time::sleep(1_000_000).await;
+                    mu.lock().await.unlock().await;
+                });
+            }
+        })
+    };
+    let readers = chain(false);
+    let x = sim::scheduler::explore(&readers, &sim::scheduler::ExploreConfig::default());
+    assert!(x.exhausted && x.failure.is_none());
+    let g = clean_graph(&readers, 50);
+    assert_eq!(kinds(&g), vec![WarningKind::RecursiveReadLock], "{:?}", g.warnings());
+    let g = clean_graph(&chain(true), 50);
+    assert!(kinds(&g).contains(&WarningKind::CircularDependency), "{:?}", g.warnings());
+}
