@@ -439,7 +439,7 @@ mod tests {
         // Seeds divisible by 37 "fail": the lowest in 100..1000 is 111.
         let run = |seed: u64| {
             if seed % 37 == 0 {
-                Outcome::StepLimit { steps: seed, blocked: Vec::new(), running: Vec::new(), shared: Vec::new() }
+                Outcome::StepLimit { steps: seed, blocked: Vec::new(), running: Box::default(), shared: Box::default() }
             } else {
                 Outcome::Completed
             }
@@ -456,7 +456,7 @@ mod tests {
         // other jobs' first seeds fail before the first job gets to 111.
         let from_111 = |seed: u64| {
             if seed >= 111 {
-                Outcome::StepLimit { steps: seed, blocked: Vec::new(), running: Vec::new(), shared: Vec::new() }
+                Outcome::StepLimit { steps: seed, blocked: Vec::new(), running: Box::default(), shared: Box::default() }
             } else {
                 std::thread::sleep(std::time::Duration::from_millis(2));
                 Outcome::Completed
@@ -472,8 +472,8 @@ mod tests {
     #[test]
     fn keep_going_counts_every_failure_and_groups_them() {
         let run = |seed: u64| match seed % 10 {
-            3 => Outcome::StepLimit { steps: 1, blocked: Vec::new(), running: Vec::new(), shared: Vec::new() },
-            7 => Outcome::StepLimit { steps: 2, blocked: Vec::new(), running: Vec::new(), shared: Vec::new() },
+            3 => Outcome::StepLimit { steps: 1, blocked: Vec::new(), running: Box::default(), shared: Box::default() },
+            7 => Outcome::StepLimit { steps: 2, blocked: Vec::new(), running: Box::default(), shared: Box::default() },
             _ => Outcome::Completed,
         };
         for jobs in [1, 3] {

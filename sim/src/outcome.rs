@@ -23,10 +23,12 @@ pub enum Outcome {
         /// The tasks able to run at the limit, in task order: those that
         /// used up the steps (a busy loop, a ticker), or were left waiting
         /// to run (see [`RunningTask::started`]).
-        running: Vec<RunningTask>,
+        /// (Boxed slices, here and below: an outcome is moved at the end of
+        /// every run, and a wider one costs every run.)
+        running: Box<[RunningTask]>,
         /// The task names two or more tasks of the run have, sorted (as
         /// [`Deadlock::shared`]): the report gives such a task's id.
-        shared: Vec<String>,
+        shared: Box<[String]>,
     },
     /// `sim::check` failed.
     Invariant { task: String, message: String, frames: Vec<FrameInfo> },

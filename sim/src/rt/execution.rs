@@ -252,8 +252,8 @@ impl Execution {
                     break Outcome::StepLimit {
                         steps: s.step,
                         blocked: crate::waitfor::blocked_tasks(s),
-                        running: crate::waitfor::running_tasks(s),
-                        shared: crate::waitfor::shared_names(s),
+                        running: crate::waitfor::running_tasks(s).into(),
+                        shared: crate::waitfor::shared_names(s).into(),
                     };
                 }
             }
