@@ -1275,9 +1275,11 @@ fn percent(share: f64) -> String {
     if v == 0.0 {
         return "0%".to_string();
     }
-    // Rounded to three decimals, 0.0095 and up reads 0.010%: two digits.
-    if v >= 0.0095 {
-        return format!("{v:.3}%");
+    // Three decimals while they show two digits (0.010% and up); judged on
+    // the rounded text, as the f64 nearest 0.0095 is just below it.
+    let three = format!("{v:.3}");
+    if three.parse::<f64>().is_ok_and(|r| r >= 0.01) {
+        return format!("{three}%");
     }
     let mut decimals = (1.0 - v.log10().floor()) as usize;
     // Rounding up to the next power of ten (0.00099996 to 0.00100) would
@@ -1309,5 +1311,7 @@ mod tests {
         assert_eq!(percent(0.0000999996), "0.010%");
         assert_eq!(percent(0.00000999996), "0.0010%");
         assert_eq!(percent(0.000094), "0.0094%");
+        // 19 of 200,000: the f64 is just below 0.0095.
+        assert_eq!(percent(19.0 / 200_000.0), "0.0095%");
     }
 }

@@ -552,7 +552,7 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
         "running": match &run.outcome {
             sim::Outcome::StepLimit { running, .. } => running
                 .iter()
-                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started}))
+                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started, "asleep": r.asleep}))
                 .collect::<Vec<_>>(),
             _ => Vec::new(),
         },

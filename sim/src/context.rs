@@ -17,8 +17,10 @@
 //! it, with its error, as Go's children are; so the parent's cancellers,
 //! declared before or after, are declared its cancellers too. A parent
 //! whose cancellers were never declared may be cancelled by any task, and
-//! so may its children: declaring a child's cancellers then panics, as it
-//! would leave them out. [`Context::background`] is never cancelled.
+//! so may its children: a child's own cancellers (a timeout's timer among
+//! them) are then kept, and declared once the parent's are, so a helper
+//! that makes a child and declares its cancel works under any parent.
+//! [`Context::background`] is never cancelled.
 //!
 //! ```
 //! use sim::context;
@@ -71,8 +73,8 @@ struct Node {
     /// The tasks declared to cancel it, its own and its ancestors'.
     cancellers: RefCell<Vec<TaskId>>,
     /// An ancestor's cancellers were never declared (any task may cancel
-    /// it): nor may this one's be, or a wait on it could be judged with a
-    /// canceller left out.
+    /// it): nor are this one's on its channel, or a wait on it could be
+    /// judged with a canceller left out; `cancellers` keeps them until then.
     open_ancestor: Cell<bool>,
     /// `context.Background()`: never cancelled; its children are roots.
     background: bool,
@@ -123,8 +125,10 @@ fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, Cancel
             };
             let known = !p.open_ancestor.get() && crate::rt::with(|s| s.end_known(p.done.id(), crate::rt::Dir::Send));
             let cancellers = p.cancellers.borrow().clone();
-            for &t in &cancellers {
-                done.declare_sender_for(t);
+            if known {
+                for &t in &cancellers {
+                    done.declare_sender_for(t);
+                }
             }
             (done, err, cancellers, !known)
         }
@@ -145,9 +149,8 @@ fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, Cancel
 
 /// [`with_cancel`]'s context with a timer that cancels it with
 /// [`DEADLINE_EXCEEDED`] after `timeout_ns`: a background task, declared
-/// a canceller unless any task may cancel the context (its parent's
-/// cancellers were never declared), and not started for one already
-/// cancelled.
+/// a canceller (kept, under a parent any task may cancel: see
+/// [`CancelFunc::declare_for`]), and not started for one already cancelled.
 fn timed((ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (Context, CancelFunc) {
     if ctx.err().is_some() {
         return (ctx, cancel);
@@ -159,9 +162,7 @@ fn timed((ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (Context, Can
         crate::time::sleep(timeout_ns).await;
         timer.cancel_with(DEADLINE_EXCEEDED).await;
     });
-    if !ctx.node.open_ancestor.get() {
-        cancel.declare_for(h.id());
-    }
+    cancel.declare_for(h.id());
     (ctx, cancel)
 }
 
@@ -196,7 +197,8 @@ impl Context {
     /// `context.WithTimeout(ctx, d)`: [`Context::with_cancel`], and a timer
     /// that cancels the child as [`with_timeout`]'s does. Where any task may
     /// cancel this context (its cancellers were never declared), so may any
-    /// the child, and its timer is not declared.
+    /// the child, and its timer is kept as a canceller until this one's
+    /// cancellers are declared.
     pub fn with_timeout(&self, name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
         timed(child(Some(&self.node), name.into()), timeout_ns)
     }
@@ -256,12 +258,6 @@ impl CancelFunc {
                 );
             }
         });
-        // Go's removeChild: a context cancelled by its own cancel leaves
-        // its parent's list, which a later cancel of the parent then need
-        // not walk.
-        if let Some(p) = root.parent.upgrade() {
-            p.children.borrow_mut().retain(|c| !Rc::ptr_eq(c, root));
-        }
         // Go closes the children under the parent's lock, one by one.
         let mut open = vec![root.clone()];
         while let Some(node) = open.pop() {
@@ -270,38 +266,51 @@ impl CancelFunc {
                 open.extend(node.children.borrow_mut().drain(..).rev());
             }
         }
+        // Go's removeChild, once it is closed (before, a parent's cancel
+        // in between would pass it by, and return with it open): a context
+        // cancelled by its own cancel leaves its parent's list, which a
+        // later cancel of the parent then need not walk.
+        if let Some(p) = root.parent.upgrade() {
+            p.children.borrow_mut().retain(|c| !Rc::ptr_eq(c, root));
+        }
     }
 
     /// Declares that the current task may call [`CancelFunc::cancel`].
-    ///
-    /// # Panics
-    /// For a context made from one whose cancellers were never declared.
     pub fn declare(&self) {
         self.declare_for(crate::rt::with(|s| s.current));
     }
 
     /// Declares that task `task` may call [`CancelFunc::cancel`]: for a task
     /// spawned with it, right after the spawn. It may then cancel every
-    /// context made from this one too.
+    /// context made from this one too. On a context made from one whose
+    /// cancellers were never declared (any task may cancel it, and so this
+    /// one), the canceller is kept, and declared with every other kept
+    /// under that one once its cancellers are declared.
     pub fn declare_for(&self, task: TaskId) {
         let root = &self.ctx.node;
-        if root.open_ancestor.get() {
-            let name = crate::rt::with(|s| s.resources[root.done.id() as usize].name.to_string());
-            panic!(
-                "sim: a canceller declared for context \"{}\", made from a context whose cancellers were never \
-                 declared: any task may cancel that one, and so this one; declare the parent's cancellers \
-                 first, or none",
-                name.trim_end_matches(".Done()")
-            );
-        }
+        // On a context any task may cancel (an ancestor's cancellers were
+        // never declared), the canceller is kept, not declared: its channel
+        // stays undeclared. Once the ancestor's are declared, every context
+        // under it declares all it kept (see below).
+        let keep_only = root.open_ancestor.get();
         let mut open = vec![root.clone()];
         while let Some(node) = open.pop() {
-            node.done.declare_sender_for(task);
-            node.open_ancestor.set(false);
             let mut c = node.cancellers.borrow_mut();
             if !c.contains(&task) {
                 c.push(task);
             }
+            if !keep_only {
+                if node.open_ancestor.replace(false) {
+                    // Known from now on: the cancellers kept while it was
+                    // not, a timer's among them, and this one.
+                    for &u in c.iter() {
+                        node.done.declare_sender_for(u);
+                    }
+                } else {
+                    node.done.declare_sender_for(task);
+                }
+            }
+            drop(c);
             open.extend(node.children.borrow().iter().cloned());
         }
     }

@@ -48,6 +48,10 @@ pub struct RunningTask {
     /// picks others while they can run (PCT, beside tasks that never block)
     /// starves it, and whatever it would have done never happens.
     pub started: bool,
+    /// Asleep (`sleep`, a timer), not runnable until its deadline.
+    pub asleep: bool,
+    /// For a task never scheduled, the step it was spawned in.
+    pub spawned_at: u64,
 }
 
 /// The verdicts of a failure, as [`Outcome::verdict`] names them.
@@ -160,19 +164,29 @@ impl fmt::Display for Outcome {
                         write_task(f, &[], blocked, b, &shared)?;
                     }
                 }
-                let names = |started: bool| -> Vec<String> {
-                    running.iter().filter(|r| r.started == started).map(|r| who(&shared, &r.name, r.task)).collect()
+                let names = |keep: &dyn Fn(&RunningTask) -> bool| -> Vec<String> {
+                    running.iter().filter(|r| keep(r)).map(|r| who(&shared, &r.name, r.task)).collect()
                 };
-                let (ran, never) = (names(true), names(false));
-                if !ran.is_empty() || !never.is_empty() {
+                let ran = names(&|r| r.started && !r.asleep);
+                let asleep = names(&|r| r.started && r.asleep);
+                // Starved: a task that could run from its spawn on, and never
+                // did, did none of what the blocked ones wait for; the step
+                // it was spawned in tells a long wait from a late spawn.
+                let never: Vec<String> = running
+                    .iter()
+                    .filter(|r| !r.started)
+                    .map(|r| format!("{} (spawned at step {})", who(&shared, &r.name, r.task), r.spawned_at))
+                    .collect();
+                if !ran.is_empty() || !asleep.is_empty() || !never.is_empty() {
                     writeln!(f)?;
                 }
                 if !ran.is_empty() {
                     writeln!(f, "Still running at the limit: {}", ran.join(", "))?;
                 }
+                if !asleep.is_empty() {
+                    writeln!(f, "Asleep at the limit: {}", asleep.join(", "))?;
+                }
                 if !never.is_empty() {
-                    // Starved: a task that could run from its spawn on, and
-                    // never did, did none of what the blocked ones wait for.
                     writeln!(f, "Never scheduled, though able to run since spawned: {}", never.join(", "))?;
                 }
                 Ok(())

@@ -143,12 +143,22 @@ impl Ticker {
             loop {
                 next = next.saturating_add(period);
                 Sleep { ns: 0, state: 1, until: Some(next) }.await;
+                // In the step the timer woke it in, with no scheduling point
+                // between: a stop() seen here is one that came before, and
+                // none can come between the look and the send (Go: "after
+                // Stop, no more ticks will be sent").
                 if stop.get() {
                     return;
                 }
+                let t = now();
                 // A tick nobody took yet: this one is dropped.
-                let mut send = tx.send_case(now());
-                crate::sync::select(&mut [&mut send], true).await;
+                rt::with(|s| {
+                    if tx.send_ready(s) {
+                        tx.send_now(s, t);
+                    } else {
+                        s.touch(tx.id());
+                    }
+                });
                 // A tick late by whole periods sends once, and goes on
                 // from the next period after now.
                 let t = now();

@@ -846,7 +846,13 @@ pub(crate) fn running_tasks(s: &State) -> Vec<crate::outcome::RunningTask> {
         .iter()
         .enumerate()
         .filter(|(_, x)| matches!(x.status, Status::Ready | Status::Sleeping))
-        .map(|(u, x)| crate::outcome::RunningTask { task: u as u32, name: x.name.to_string(), started: x.started })
+        .map(|(u, x)| crate::outcome::RunningTask {
+            task: u as u32,
+            name: x.name.to_string(),
+            started: x.started,
+            asleep: x.status == Status::Sleeping,
+            spawned_at: x.first_step,
+        })
         .collect()
 }
 

@@ -253,24 +253,53 @@ fn a_childs_cancellers_are_its_parents_declared_before_or_after_it_was_made() {
 }
 
 #[test]
-fn a_child_of_a_context_anyone_may_cancel_may_not_declare_its_cancellers() {
-    let run = Sim::new(0).run(|| async {
-        let (parent, _cancel) = context::with_cancel("server");
-        let (_child, cancel) = parent.with_cancel("req");
-        cancel.declare();
-    });
-    match &run.outcome {
-        Outcome::Panic { task, message, .. } => {
-            assert_eq!(task, "main");
-            assert!(
-                message.starts_with(
-                    "sim: a canceller declared for context \"req\", made from a context whose cancellers were never \
-                     declared"
-                ),
-                "{message}"
-            );
+fn a_childs_cancellers_kept_under_an_undeclared_parent_count_once_the_parents_are_declared() {
+    // A model writer's three cases, each once a false deadlock or a panic:
+    // the parent's cancellers declared after a WithTimeout child was made
+    // (the child's timer, then undeclared, was left out: "no task left" at
+    // step 3 while it ran); after a child whose cancel a task was given and
+    // declared (it panicked, as a child of an undeclared parent); and a
+    // helper that makes a child and declares its cancel, under a parent
+    // never declared (it panicked).
+    for case in 0..3 {
+        for seed in 0..30 {
+            let run = Sim::new(seed).max_steps(10_000).run(move || async move {
+                spawn_heartbeat();
+                let (parent, cancel) = context::with_cancel("p");
+                match case {
+                    0 => {
+                        let (child, _c) = parent.with_timeout("c", 1_000);
+                        cancel.declare();
+                        child.done().recv().await;
+                        assert_eq!(child.err(), Some(DEADLINE_EXCEEDED));
+                    }
+                    1 => {
+                        let (child, child_cancel) = parent.with_cancel("c");
+                        let cc = child_cancel.clone();
+                        let h = spawn("stopper", async move {
+                            sleep(500).await;
+                            cc.cancel().await;
+                        });
+                        child_cancel.declare_for(h.id());
+                        cancel.declare();
+                        child.done().recv().await;
+                        assert_eq!(child.err(), Some(CANCELED));
+                    }
+                    _ => {
+                        let p = parent.clone();
+                        spawn("helper", async move {
+                            let (rpc, cancel) = p.with_timeout("rpc", 1_000);
+                            cancel.declare();
+                            cancel.cancel().await;
+                            assert_eq!(rpc.err(), Some(CANCELED));
+                        })
+                        .join()
+                        .await;
+                    }
+                }
+            });
+            assert_eq!(run.outcome, Outcome::Completed, "case {case}, seed {seed}");
         }
-        o => panic!("{o}"),
     }
 }
 
@@ -368,4 +397,21 @@ fn a_child_cancelled_by_itself_leaves_its_parent_and_contexts_add_no_background_
     let t = run.trace.unwrap();
     let names: Vec<&str> = t.resources.iter().map(|r| r.name.as_str()).filter(|n| !n.starts_with("req")).collect();
     assert_eq!(names, ["server.Done()", "b.Done()"]);
+}
+
+#[test]
+fn every_child_is_done_once_its_parents_cancel_returns() {
+    // A handler's own cancel of its request racing the server's shutdown:
+    // the request once left the server's list before it was closed, and a
+    // shutdown in between returned with it open (77 of 300 seeds).
+    for seed in 0..300 {
+        let run = Sim::new(seed).run(|| async {
+            let (server, shutdown) = context::with_cancel("server");
+            let (req, cancel) = server.with_cancel("req");
+            spawn("handler", async move { cancel.cancel().await });
+            shutdown.cancel().await;
+            sim::check(req.err().is_some(), "the shutdown returned with a request open");
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+    }
 }

@@ -561,8 +561,11 @@ fn violated_invariant_and_step_limit_are_outcomes() {
             sim::yield_now().await;
         }
     });
-    let main = sim::RunningTask { task: 0, name: "main".into(), started: true };
-    assert_eq!(run.outcome, Outcome::StepLimit { steps: 500, blocked: vec![], running: vec![main].into(), shared: Box::default() });
+    let main = sim::RunningTask { task: 0, name: "main".into(), started: true, asleep: false, spawned_at: 1 };
+    assert_eq!(
+        run.outcome,
+        Outcome::StepLimit { steps: 500, blocked: vec![], running: vec![main].into(), shared: Box::default() }
+    );
     assert_eq!(
         run.outcome.to_string(),
         "step limit: still running after 500 steps\n\nStill running at the limit: \"main\"\n"

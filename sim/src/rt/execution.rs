@@ -471,7 +471,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             t.parent = parent;
             t.status = Status::Ready;
             t.started = false;
-            t.first_step = 0;
+            t.first_step = s.step;
             t.frames.clear();
             t.granted = None;
             t.wait_gen = 0;
@@ -487,7 +487,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             parent,
             status: Status::Ready,
             started: false,
-            first_step: 0,
+            first_step: s.step,
             frames: Vec::new(),
             granted: None,
             wait_gen: 0,

@@ -106,7 +106,8 @@ pub(crate) struct Task {
     pub status: Status,
     pub started: bool,
     /// The step the task first ran in (once `started`): declarations are
-    /// taken only in it (see [`State::check_declared_in_time`]).
+    /// taken only in it (see [`State::check_declared_in_time`]). Before, the
+    /// step it was spawned in (a step-limit report says how long it waited).
     pub first_step: u64,
     pub frames: Vec<Frame>,
     /// Set when another task completed this task's blocked operation for it
