@@ -44,10 +44,6 @@ pub struct OrderEdge {
     /// The same lock (one object, not one name) read-locked again while
     /// held for reading: recursive read locking.
     pub recursive: bool,
-    /// `to` is an RWMutex: an edge into it can close a deadlock only if
-    /// some task write-locks it ([`LockOrder::written`]); readers never
-    /// block readers.
-    pub to_rw: bool,
 }
 
 /// "`task` blocked in `op` on `resource` (at `op_at`) while holding `lock`".
@@ -68,8 +64,6 @@ pub struct LockOrder {
     pub edges: Vec<OrderEdge>,
     /// One entry per (lock, resource), the first seen.
     pub held_across: Vec<HeldAcross>,
-    /// The RWMutexes, by name, some task asked to write-lock, first seen first.
-    pub written: Vec<Cow<'static, str>>,
 }
 
 /// What a warning is about.
@@ -136,24 +130,11 @@ impl LockOrder {
                 self.held_across.push(h.clone());
             }
         }
-        for w in &other.written {
-            if !self.written.contains(w) {
-                self.written.push(w.clone());
-            }
-        }
     }
 
-    /// True if there is no fact (a run that only write-locked an RWMutex
-    /// has one, though it alone reports nothing).
+    /// True if there is nothing to report.
     pub fn is_empty(&self) -> bool {
-        self.edges.is_empty() && self.held_across.is_empty() && self.written.is_empty()
-    }
-
-    /// True for an edge into an RWMutex nobody write-locks: taking it can
-    /// never wait (cockroach#3710's `RLock -> Lock -> RLock` run by two
-    /// tasks and no writer deadlocks in no schedule), so it closes no cycle.
-    fn never_waits(&self, e: &OrderEdge) -> bool {
-        e.to_rw && !self.written.contains(&e.to)
+        self.edges.is_empty() && self.held_across.is_empty()
     }
 
     /// Every distinct warning, potential deadlocks first, in a fixed order.
@@ -163,7 +144,7 @@ impl LockOrder {
         let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         // An edge from a name to itself is apart: a read lock taken again
         // (below), or two locks of one name nested (with the class nesting).
-        for e in self.edges.iter().filter(|e| e.from != e.to && !self.never_waits(e)) {
+        for e in self.edges.iter().filter(|e| e.from != e.to) {
             adj.entry(&e.from).or_default().insert(&e.to);
             adj.entry(&e.to).or_default();
         }
@@ -207,7 +188,7 @@ impl LockOrder {
         let class_of =
             |name: &str, class: Option<&'static str>| class.map(str::to_string).unwrap_or_else(|| name.to_string());
         let mut cadj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for e in self.edges.iter().filter(|e| !self.never_waits(e)) {
+        for e in &self.edges {
             let (a, b) = (class_of(&e.from, e.class_from), class_of(&e.to, e.class_to));
             cadj.entry(b.clone()).or_default();
             if a != b {
@@ -229,11 +210,11 @@ impl LockOrder {
 ",
                 );
                 for w in cycle.windows(2).chain(std::iter::once([cycle[cycle.len() - 1], cycle[0]].as_slice())) {
-                    if let Some(e) = self.edges.iter().find(|e| {
-                        !self.never_waits(e)
-                            && class_of(&e.from, e.class_from) == w[0]
-                            && class_of(&e.to, e.class_to) == w[1]
-                    }) {
+                    if let Some(e) = self
+                        .edges
+                        .iter()
+                        .find(|e| class_of(&e.from, e.class_from) == w[0] && class_of(&e.to, e.class_to) == w[1])
+                    {
                         report.push_str(&format!(
                             "-> {} then {}: \"{}\" took \"{}\" at {} while holding \"{}\", taken at {}\n",
                             w[0],
@@ -280,7 +261,7 @@ impl LockOrder {
             }
         }
         for h in &self.held_across {
-            for e in self.edges.iter().filter(|e| e.to == h.lock && !e.recursive && !self.never_waits(e)) {
+            for e in self.edges.iter().filter(|e| e.to == h.lock && !e.recursive) {
                 out.push(Warning {
                     kind: WarningKind::ChainIntoBlocking,
                     summary: format!(
@@ -404,8 +385,6 @@ pub struct SeedGraph {
     edges: LowestSeed<OrderEdge>,
     /// (lock, resource) -> (seed, position in that run, entry).
     held_across: LowestSeed<HeldAcross>,
-    /// RWMutex name -> (seed, position in that run) it was first write-locked in.
-    written: BTreeMap<Cow<'static, str>, (u64, usize)>,
 }
 
 /// A fact by its two names, with the seed and position it was first seen at.
@@ -420,9 +399,6 @@ impl SeedGraph {
         for (i, h) in run.held_across.iter().enumerate() {
             keep_lowest(&mut self.held_across, (h.lock.clone(), h.resource.clone()), (seed, i, h));
         }
-        for (i, w) in run.written.iter().enumerate() {
-            keep_lowest_written(&mut self.written, w, (seed, i));
-        }
     }
 
     /// The facts of seeds up to `last` (inclusive), in the order a one-by-one
@@ -433,14 +409,7 @@ impl SeedGraph {
             v.sort_by_key(|(seed, i, _)| (*seed, *i));
             v.into_iter().map(|(_, _, x)| x.clone()).collect()
         }
-        let mut written: Vec<(&(u64, usize), &Cow<'static, str>)> =
-            self.written.iter().filter(|(_, at)| at.0 <= last).map(|(w, at)| (at, w)).collect();
-        written.sort();
-        LockOrder {
-            edges: ordered(&self.edges, last),
-            held_across: ordered(&self.held_across, last),
-            written: written.into_iter().map(|(_, w)| w.clone()).collect(),
-        }
+        LockOrder { edges: ordered(&self.edges, last), held_across: ordered(&self.held_across, last) }
     }
 }
 
@@ -454,9 +423,6 @@ impl SeedGraph {
         }
         for (k, (seed, i, h)) in &other.held_across {
             keep_lowest(&mut self.held_across, k.clone(), (*seed, *i, h));
-        }
-        for (w, &at) in &other.written {
-            keep_lowest_written(&mut self.written, w, at);
         }
     }
 
@@ -472,7 +438,7 @@ impl SeedGraph {
             .map(|(seed, i, e)| {
                 json!({"seed": seed, "i": i, "from": e.from, "to": e.to, "class_from": e.class_from,
                        "class_to": e.class_to, "from_at": frame(&e.from_at), "to_at": frame(&e.to_at), "task": e.task,
-                       "recursive": e.recursive, "to_rw": e.to_rw})
+                       "recursive": e.recursive})
             })
             .collect();
         let held: Vec<_> = self
@@ -484,13 +450,7 @@ impl SeedGraph {
                        "resource": h.resource, "op_at": frame(&h.op_at), "task": h.task})
             })
             .collect();
-        let written: Vec<_> = self
-            .written
-            .iter()
-            .filter(|(_, at)| at.0 <= last)
-            .map(|(w, (seed, i))| json!({"seed": seed, "i": i, "lock": w}))
-            .collect();
-        json!({"edges": edges, "held_across": held, "written": written})
+        json!({"edges": edges, "held_across": held})
     }
 
     /// The graph [`SeedGraph::to_json`] wrote. Frame names, sites and lock
@@ -521,7 +481,6 @@ impl SeedGraph {
                 task: text(e, "task")?,
                 // Absent from a shard of a deadsim before it was kept.
                 recursive: e["recursive"].as_bool().unwrap_or(false),
-                to_rw: e["to_rw"].as_bool().unwrap_or(false),
             };
             let key = (edge.from.clone(), edge.to.clone());
             keep_lowest(&mut g.edges, key, (num(e, "seed")?, num(e, "i")? as usize, &edge));
@@ -545,10 +504,6 @@ impl SeedGraph {
             let key = (fact.lock.clone(), fact.resource.clone());
             keep_lowest(&mut g.held_across, key, (num(h, "seed")?, num(h, "i")? as usize, &fact));
         }
-        // Absent from a shard of a deadsim before it was kept.
-        for w in v["written"].as_array().map_or(&[][..], |a| a.as_slice()) {
-            keep_lowest_written(&mut g.written, &text(w, "lock")?, (num(w, "seed")?, num(w, "i")? as usize));
-        }
         Ok(g)
     }
 }
@@ -567,8 +522,8 @@ impl SeedGraph {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SeenFacts {
-    /// (first name, second name, kind: 0 an edge, 1 held across, 2 written).
-    keys: BTreeSet<(Cow<'static, str>, Cow<'static, str>, u8)>,
+    /// (first name, second name, is a held-across fact).
+    keys: BTreeSet<(Cow<'static, str>, Cow<'static, str>, bool)>,
 }
 
 impl SeenFacts {
@@ -576,38 +531,20 @@ impl SeenFacts {
     pub fn any_new(&mut self, run: &LockOrder) -> bool {
         let mut new = false;
         for e in &run.edges {
-            let key = (e.from.clone(), e.to.clone(), 0);
+            let key = (e.from.clone(), e.to.clone(), false);
             if !self.keys.contains(&key) {
                 self.keys.insert(key);
                 new = true;
             }
         }
         for h in &run.held_across {
-            let key = (h.lock.clone(), h.resource.clone(), 1);
-            if !self.keys.contains(&key) {
-                self.keys.insert(key);
-                new = true;
-            }
-        }
-        for w in &run.written {
-            let key = (w.clone(), Cow::Borrowed(""), 2);
+            let key = (h.lock.clone(), h.resource.clone(), true);
             if !self.keys.contains(&key) {
                 self.keys.insert(key);
                 new = true;
             }
         }
         new
-    }
-}
-
-/// [`keep_lowest`] for a written RWMutex's name.
-fn keep_lowest_written(m: &mut BTreeMap<Cow<'static, str>, (u64, usize)>, w: &Cow<'static, str>, at: (u64, usize)) {
-    match m.get_mut(w) {
-        Some(cur) if *cur <= at => {}
-        Some(cur) => *cur = at,
-        None => {
-            m.insert(w.clone(), at);
-        }
     }
 }
 
@@ -664,7 +601,6 @@ mod tests {
             to_at: None,
             task: Cow::Borrowed("t"),
             recursive: false,
-            to_rw: false,
         }
     }
 
@@ -675,54 +611,16 @@ mod tests {
         let g = LockOrder {
             edges: vec![edge("x1", "y1", Some("X"), Some("Y")), edge("y2", "x2", Some("Y"), Some("X"))],
             held_across: vec![],
-            written: vec![],
         };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::ClassCircularDependency]);
         // Nesting within one class is information, not a class cycle.
-        let g = LockOrder { edges: vec![edge("x1", "x2", Some("X"), Some("X"))], held_across: vec![], written: vec![] };
+        let g = LockOrder { edges: vec![edge("x1", "x2", Some("X"), Some("X"))], held_across: vec![] };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::SameClassNesting]);
         // An instance cycle of unclassed locks is reported once, not again per class.
-        let g = LockOrder {
-            edges: vec![edge("a", "b", None, None), edge("b", "a", None, None)],
-            held_across: vec![],
-            written: vec![],
-        };
+        let g = LockOrder { edges: vec![edge("a", "b", None, None), edge("b", "a", None, None)], held_across: vec![] };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::CircularDependency]);
-    }
-
-    #[test]
-    fn a_cycle_into_an_rwmutex_nobody_write_locks_is_none() {
-        // cockroach#3710's chain run by two tasks without a writer:
-        // RLock(mu) -> Lock(bq) -> RLock(mu). Readers never wait for
-        // readers, so the cycle closes no deadlock; with a writer of mu
-        // anywhere, the writer waits for the first read lock and the
-        // second waits behind it: a deadlock.
-        let into_mu = OrderEdge { to_rw: true, ..edge("bq", "mu", None, None) };
-        let mut g =
-            LockOrder { edges: vec![edge("mu", "bq", None, None), into_mu], held_across: vec![], written: vec![] };
-        assert!(g.warnings().is_empty(), "{:?}", g.warnings());
-        g.written.push(Cow::Borrowed("mu"));
-        let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
-        assert_eq!(kinds, vec![WarningKind::CircularDependency]);
-        // A writer seen in another run counts, through merge and through a
-        // hunt's graph (the lowest seed it was seen at) and its shard JSON.
-        let mut cycle = g.clone();
-        cycle.written.clear();
-        let writer = LockOrder { edges: vec![], held_across: vec![], written: vec![Cow::Borrowed("mu")] };
-        let mut merged = cycle.clone();
-        merged.merge(&writer);
-        assert_eq!(merged.warnings().len(), 1);
-        let mut graph = SeedGraph::default();
-        graph.add(7, &writer);
-        graph.add(3, &cycle);
-        assert!(graph.up_to(6).warnings().is_empty());
-        assert_eq!(graph.up_to(7).warnings().len(), 1);
-        let again = SeedGraph::from_json(&graph.to_json(u64::MAX)).unwrap();
-        assert_eq!(again.up_to(u64::MAX), graph.up_to(u64::MAX));
-        let mut seen = SeenFacts::default();
-        assert!(seen.any_new(&cycle) && seen.any_new(&writer) && !seen.any_new(&writer));
     }
 }

@@ -163,7 +163,6 @@ impl Execution {
                 st.pending_ops.clear();
                 st.clear_lock_edges();
                 st.held_across.clear();
-                st.rw_written.clear();
                 st.joining = 0;
                 st.notes.clear();
                 st.notifiers.clear();
@@ -209,7 +208,6 @@ impl Execution {
                 lock_edges: Vec::new(),
                 edge_rows: [0; 64],
                 held_across: Vec::new(),
-                rw_written: Vec::new(),
                 joining: 0,
                 notes: Default::default(),
                 notifiers: Vec::new(),
@@ -405,7 +403,7 @@ impl Execution {
                 .collect();
             Box::new(Recorded { recorder, tasks, resources })
         });
-        let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() && s.rw_written.is_empty() {
+        let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() {
             crate::lockorder::LockOrder::default()
         } else {
             let name = |r: u32| s.resources[r as usize].name.clone();
@@ -424,10 +422,8 @@ impl Execution {
                         to_at,
                         task: task(t),
                         recursive: from == to,
-                        to_rw: s.resources[to as usize].kind == crate::rt::ResKind::RwMutex,
                     })
                     .collect(),
-                written: s.rw_written.iter().map(|&r| name(r)).collect(),
                 held_across: s
                     .held_across
                     .iter()

@@ -506,9 +506,6 @@ pub(crate) struct State {
     pub edge_rows: [u64; 64],
     /// Locks held while blocked in a send, a write or a monitor's wait(), one per (lock, resource).
     pub held_across: Vec<RawHeldAcross>,
-    /// The RWMutexes some task asked to write-lock, first asked first: one
-    /// never asked blocks no reader, and a lock-order cycle into it is none.
-    pub rw_written: Vec<ResId>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
     pub joining: u32,
     /// Each notified monitor's last notify.

@@ -99,10 +99,6 @@ impl RwMutex {
                     // The last reader handed the lock over (see `runlock`).
                     return Poll::Ready(RwWriteGuard { id, held: true });
                 }
-                // A writer, for the lock-order graph (see `State::rw_written`).
-                if !s.rw_written.contains(&id) {
-                    s.rw_written.push(id);
-                }
                 let here = s.hold_here();
                 let (writer, pending, readers) = st(s, id);
                 if writer.is_some() || pending.is_some() {
