@@ -244,7 +244,9 @@ impl LockOrder {
             // (`transfer(a, b)` over two "account" mutexes).
             let by_name = (e.from == e.to && e.class_from.is_none() && e.class_to.is_none()).then_some(e.from.as_ref());
             if let Some((a, b)) = by_name.map(|n| (n, n)).or(e.class_from.zip(e.class_to)) {
-                if a == b && !e.recursive && seen_class.insert(a) {
+                // (Two Onces, one's function calling the other's Do, is
+                // Go's lazy initialisation, not a nesting to annotate.)
+                if a == b && !e.recursive && a != "sync.Once" && seen_class.insert(a) {
                     out.push(Warning {
                         kind: WarningKind::SameClassNesting,
                         summary: format!("two instances of lock class {a} nested: \"{}\" then \"{}\"", e.from, e.to),

@@ -140,8 +140,16 @@ impl Check {
         replay_with(model, seed, self)
     }
 
-    /// One seed's run under these settings.
-    fn run_seed<F, Fut>(&self, model: &F, seed: u64, record: bool) -> crate::Run
+    /// One seed's run under these settings, for a sweep that wants every
+    /// seed's outcome rather than the first failure (`record`: keep its
+    /// trace).
+    ///
+    /// ```
+    /// use sim::testing::Check;
+    /// let run = Check::pct(2).max_steps(500).run_seed(&|| async { sim::yield_now().await }, 7, false);
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
+    pub fn run_seed<F, Fut>(&self, model: &F, seed: u64, record: bool) -> crate::Run
     where
         F: Fn() -> Fut + Clone + 'static,
         Fut: Future<Output = ()> + 'static,

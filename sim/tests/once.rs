@@ -57,3 +57,17 @@ fn a_function_that_calls_do_on_its_own_once_deadlocks() {
         "{text}"
     );
 }
+
+#[test]
+fn one_once_inside_another_is_no_nesting_to_annotate() {
+    // Lazy initialisation: config's function reads the logger, whose own
+    // Once runs inside. Two locks of class sync.Once nested: Go's pattern,
+    // not an INFO on nesting two instances of one class.
+    let run = Sim::new(0).run(|| async {
+        let (config, logger) = (Once::new("configOnce"), Once::new("loggerOnce"));
+        config.call_once(|| async move { logger.call_once(|| async {}).await }).await;
+    });
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert_eq!(run.lock_order.edges.len(), 1, "{:?}", run.lock_order);
+    assert!(run.lock_order.warnings().is_empty(), "{:?}", run.lock_order.warnings());
+}

@@ -339,9 +339,19 @@ impl Execution {
                         });
                     }
                 }
-                Err(_) => {
+                Err(payload) => {
                     // The future stays in its cell: teardown drops it with the others.
-                    let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_default();
+                    // The hook's message has the location; without it (a test
+                    // set its own hook over ours since), the payload's.
+                    let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| {
+                        if let Some(s) = payload.downcast_ref::<&str>() {
+                            s.to_string()
+                        } else if let Some(s) = payload.downcast_ref::<String>() {
+                            s.clone()
+                        } else {
+                            "non-string panic payload".to_string()
+                        }
+                    });
                     s.record(t, EventKind::Panic, None, None, None, None, None);
                     let frames = stack_of(s, t);
                     // A panic outranks a failure recorded earlier in the same step.

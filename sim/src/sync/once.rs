@@ -9,10 +9,10 @@ use super::Mutex;
 
 /// Go's `sync.Once`: [`Once::call_once`] runs its function the first time
 /// only. A call that comes while the first one runs waits for it to finish,
-/// as Go's `Do` does: on a mutex of lock class `sync.Once`, which reports
-/// and charts show. So a function that calls `call_once` on its own `Once`
-/// again deadlocks, as in Go, and is reported as a task waiting for a lock
-/// it holds.
+/// as Go's `Do` does: on a mutex of lock class `sync.Once` (the locks chart
+/// gives the class; a report, the frame `sync.(*Once).Do`). So a function
+/// that calls `call_once` on its own `Once` again deadlocks, as in Go, and
+/// is reported as a task waiting for a lock it holds.
 ///
 /// ```
 /// use sim::sync::Once;
