@@ -604,7 +604,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
-            let kind = strategy_kind(&strategy)?;
+            let kind = strategy_kind(strategy)?;
             let max_steps = max_steps.unwrap_or(sim::DEFAULT_MAX_STEPS);
             if check_determinism && model.is_none() {
                 return Err(UsageError(

@@ -1787,7 +1787,7 @@ fn a_report_tells_the_closers_of_the_waiters_own_side_from_those_who_serve_it() 
         let run = Sim::new(seed).record(true).max_steps(10_000).run(|| async {
             let (p, mu) = (Pipe::<u8>::new("conn", 0), Mutex::new("mu"));
             let (r, c) = (p.clone(), p.clone());
-            let (mu_r, mu_c) = (mu.clone(), mu.clone());
+            let (mu_r, mu_c) = (mu, mu);
             spawn("reader", async move {
                 r.declare_reader();
                 drop(mu_r.lock().await);
