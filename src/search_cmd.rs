@@ -552,7 +552,8 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
         "running": match &run.outcome {
             sim::Outcome::StepLimit { running, .. } => running
                 .iter()
-                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started, "asleep": r.asleep}))
+                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started, "asleep": r.asleep,
+                    "spawned_at": r.spawned_at}))
                 .collect::<Vec<_>>(),
             _ => Vec::new(),
         },

@@ -81,6 +81,9 @@ struct Node {
     /// The parent, whose `children` a cancel of this one leaves (Go's
     /// `removeChild`); weak, so that a tree holds no cycle.
     parent: Weak<Node>,
+    /// Closed, and every context under it too, by the cancel that closed
+    /// it: a later cancel need not walk it again.
+    settled: Cell<bool>,
 }
 
 /// The `cancel` function `context.WithCancel` returns. Clones cancel the
@@ -135,6 +138,7 @@ fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, Cancel
     };
     let mut node = Node::new(done, cancellers, open, false);
     node.err.set(err);
+    node.settled.set(err.is_some());
     let linked = parent.filter(|p| p.err.get().is_none());
     if let Some(p) = linked {
         node.parent = Rc::downgrade(p);
@@ -226,6 +230,7 @@ impl Node {
             open_ancestor: Cell::new(open_ancestor),
             background,
             parent: Weak::new(),
+            settled: Cell::new(false),
         }
     }
 }
@@ -247,7 +252,14 @@ impl CancelFunc {
         let root = &self.ctx.node;
         crate::rt::with(|s| {
             let (id, me) = (root.done.id(), s.current);
-            if s.declared_without(id, crate::rt::Dir::Send, me) {
+            // Kept cancellers (under a parent not declared yet) are declared
+            // ones too: a caller left out of them is told now, on every
+            // seed, not only once the parent's are declared.
+            let kept = root.open_ancestor.get() && {
+                let c = root.cancellers.borrow();
+                !c.is_empty() && !c.contains(&me)
+            };
+            if kept || s.declared_without(id, crate::rt::Dir::Send, me) {
                 s.touch(id);
                 panic!(
                     "sim: task {me} (\"{}\") cancels context \"{}\", whose cancellers were declared without \
@@ -259,12 +271,22 @@ impl CancelFunc {
             }
         });
         // Go closes the children under the parent's lock, one by one.
-        let mut open = vec![root.clone()];
+        let (mut open, mut closed) = (vec![root.clone()], Vec::new());
         while let Some(node) = open.pop() {
             if node.done.close_once().await {
                 node.err.set(Some(why));
-                open.extend(node.children.borrow_mut().drain(..).rev());
+                open.extend(node.children.borrow().iter().rev().cloned());
+                closed.push(node);
+            } else if !node.settled.get() {
+                // Closed by a cancel still under way (the context's own):
+                // Go's parent waits on the child's lock until that one has
+                // closed its children; this walk closes them too, so it
+                // returns with none open.
+                open.extend(node.children.borrow().iter().rev().cloned());
             }
+        }
+        for node in closed {
+            node.settled.set(true);
         }
         // Go's removeChild, once it is closed (before, a parent's cancel
         // in between would pass it by, and return with it open): a context

@@ -343,15 +343,19 @@ impl Execution {
                     // The future stays in its cell: teardown drops it with the others.
                     // The hook's message has the location; without it (a test
                     // set its own hook over ours since), the payload's.
-                    let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| {
-                        if let Some(s) = payload.downcast_ref::<&str>() {
-                            s.to_string()
-                        } else if let Some(s) = payload.downcast_ref::<String>() {
-                            s.clone()
-                        } else {
-                            "non-string panic payload".to_string()
-                        }
-                    });
+                    // The hook's one only if it is this panic's: a panic a task
+                    // caught itself leaves the hook's message behind.
+                    let own = if let Some(s) = payload.downcast_ref::<&str>() {
+                        s.to_string()
+                    } else if let Some(s) = payload.downcast_ref::<String>() {
+                        s.clone()
+                    } else {
+                        "non-string panic payload".to_string()
+                    };
+                    let message = match LAST_PANIC.with(|p| p.borrow_mut().take()) {
+                        Some(hooked) if hooked.starts_with(&own) => hooked,
+                        _ => own,
+                    };
                     s.record(t, EventKind::Panic, None, None, None, None, None);
                     let frames = stack_of(s, t);
                     // A panic outranks a failure recorded earlier in the same step.
