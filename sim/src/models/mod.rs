@@ -343,8 +343,20 @@ fn canonical(kind: ParamKind, text: &str) -> String {
     match kind {
         ParamKind::Flag if text.is_empty() => "true".to_string(),
         ParamKind::Int { .. } => text.parse::<u64>().map_or_else(|_| text.to_string(), |n| n.to_string()),
-        // `+ 0.0` writes -0 as 0; `{}` is the shortest text that reads back the same.
-        ParamKind::Float { .. } => text.parse::<f64>().map_or_else(|_| text.to_string(), |x| (x + 0.0).to_string()),
+        // `+ 0.0` writes -0 as 0; `{}` is the shortest text that reads back
+        // the same, but writes a tiny one out in full (1e-320 in 320
+        // digits): below 1e-4, `{:e}` (1e-320).
+        ParamKind::Float { .. } => text.parse::<f64>().map_or_else(
+            |_| text.to_string(),
+            |x| {
+                let x = x + 0.0;
+                if x != 0.0 && x.abs() < 1e-4 {
+                    format!("{x:e}")
+                } else {
+                    x.to_string()
+                }
+            },
+        ),
         _ => text.to_string(),
     }
 }
@@ -365,6 +377,19 @@ pub fn find(name: &str) -> Result<&'static dyn Model, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tiny_decimal_parameter_is_written_short_and_reads_back() {
+        let kind = ParamKind::Float { min: 0.0, max: 1.0 };
+        assert_eq!(canonical(kind, "1e-320"), "1e-320");
+        assert_eq!(canonical(kind, "0.00001"), "1e-5");
+        assert_eq!(canonical(kind, ".50"), "0.5");
+        assert_eq!(canonical(kind, "-0"), "0");
+        for t in ["1e-320", "0.000123456789", "0.3"] {
+            let c = canonical(kind, t);
+            assert_eq!(c.parse::<f64>().unwrap(), t.parse::<f64>().unwrap(), "{t} -> {c}");
+        }
+    }
 
     fn configured(model: &str, given: &[(&str, &str)]) -> Configured {
         let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
