@@ -114,7 +114,7 @@ pub fn write_charts_and_trace(
         skipped = set.commit(t).map_err(UsageError)?;
     }
     for f in charts {
-        eprintln!("wrote {}", f.display());
+        eprintln!("wrote {}", one_line(&f.display().to_string()));
     }
     for line in skipped {
         eprintln!("{line}");
@@ -169,7 +169,7 @@ pub fn write_trace_before_report(path: &Path, t: &sim::trace::Trace) -> Result<(
 pub fn no_trace(path: &Path) {
     // If a trace cannot go, the search's result still stands: a warning.
     let said = remove_older_trace(path);
-    eprintln!("no failure, so no trace was written to {}{said}", path.display());
+    eprintln!("no failure, so no trace was written to {}{said}", one_line(&path.display().to_string()));
 }
 
 /// True if the file at `path` starts as a deadsim trace does.

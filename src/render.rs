@@ -386,7 +386,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         write_all("-o", &rendered)?;
         // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
         for (path, _) in &rendered {
-            eprintln!("wrote {}", path.display());
+            eprintln!("wrote {}", crate::output::one_line(&path.display().to_string()));
         }
         if all {
             for line in leave_out(&args, &m, &origin)? {
@@ -772,7 +772,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         // Worded as --trace's: the flag, the path, then why.
         sim::write_atomic(&args.perfetto, json.as_bytes())
             .map_err(|e| format!("--perfetto {}: cannot write there ({e})", args.perfetto.display()))?;
-        eprintln!("wrote {}", args.perfetto.display());
+        eprintln!("wrote {}", crate::output::one_line(&args.perfetto.display().to_string()));
         Ok(())
     })
 }
