@@ -274,6 +274,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         return written.map(|()| r.failure.is_some());
     }
     let label = crate::output::model_label(m, cfg);
+    // A shard's text names the shard and the whole range it is part of (its
+    // JSON has them as fields).
+    let range = match a.shard {
+        Some((i, n)) => format!("{range}, shard {i}/{n} of {}", a.range),
+        None => range.to_string(),
+    };
     if r.stopped_early {
         match r.covered {
             // As the JSON's message says it, when nothing was found.

@@ -348,6 +348,9 @@ fn shards_merge_into_the_unsharded_result() {
         std::fs::write(&f, out).unwrap();
         files.push(f.to_str().unwrap().to_string());
     }
+    // A shard's text names the shard and the whole range.
+    let (_, out, _) = deadsim(&["hunt", "abba", "--fixed", "--seeds", "0..100", "--shard", "1/3"]);
+    assert!(out.starts_with("abba --fixed: no failure in 33 schedules (seeds 33..=65, shard 1/3 of 0..=99,"), "{out}");
     let mut args = vec!["merge"];
     args.extend(files.iter().map(|s| s.as_str()));
     let (code, merged) = json(&args);
