@@ -523,6 +523,7 @@ mod tests {
             returned: Vec::new(),
             closers_only: false,
             closing: Vec::new(),
+            full: None,
             counter: None,
             cond: false,
         };

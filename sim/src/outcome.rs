@@ -328,6 +328,11 @@ pub struct BlockedTask {
     /// report says Wait, Signal and Broadcast. Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cond: bool,
+    /// A `send` on a buffered channel: its capacity, every slot of which
+    /// is taken (a report says "buffer full, 6 of 6"). Left out of the JSON
+    /// for any other wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<u64>,
 }
 
 /// A task that returned holding the lock a blocked task waits for.
@@ -628,6 +633,9 @@ fn write_task(
     write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, b.phrase(), kind, b.target_among(shared))?;
     if let (Some(n), true) = (b.counter, wait_group) {
         write!(f, " (counter {n})")?;
+    }
+    if let (Some(n), "send") = (b.full, b.op.as_str()) {
+        write!(f, " (buffer full, {n} of {n})")?;
     }
     if !b.released_by.is_empty() {
         let who = b.releasers(shared);

@@ -977,7 +977,13 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         _ => None,
     };
     let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some("sync.Cond"));
+    // A send blocked on a buffered channel: its buffer is full.
+    let full = match wait {
+        Wait::Send(r) => s.resources[r as usize].capacity.filter(|&c| c > 0),
+        _ => None,
+    };
     BlockedTask {
+        full,
         cond,
         counter,
         closers_only,

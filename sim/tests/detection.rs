@@ -2241,3 +2241,41 @@ fn a_step_limit_report_names_the_closers_left_while_a_task_has_not_run() {
     }
     assert!(seen > 0, "main is blocked in its send at the limit in some seed");
 }
+
+#[test]
+fn a_send_blocked_on_a_full_buffer_says_so() {
+    // cockroach#18101's leak: the worker fills a buffered channel whose
+    // receiver returned. The report says the buffer is full, and the trace
+    // keeps it; a capacity that is not the channel's is refused.
+    let run = Sim::new(0).record(true).run(|| async {
+        let ch: Chan<u32> = Chan::new("readyForImportCh", 2);
+        let (tx, rx) = (ch.clone(), ch.clone());
+        let w = spawn("restore.func1", async move {
+            tx.declare_sender();
+            for i in 0..3 {
+                tx.send(i).await;
+            }
+        });
+        spawn("restore", async move {
+            rx.declare_receiver();
+        })
+        .join()
+        .await;
+        w.join().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    let text = d.to_string();
+    assert!(
+        text.contains(
+            "\"restore.func1\" (task 1): waiting to send on chan \"readyForImportCh\" (buffer full, 2 of 2), and no \
+             task left that may receive from it or close it"
+        ),
+        "{text}"
+    );
+    let json = run.trace.unwrap().to_json();
+    assert!(sim::trace::Trace::from_json(&json).is_ok());
+    let bad = json.replace("\"full\":2", "\"full\":3");
+    assert_ne!(bad, json);
+    let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+    assert!(err.contains("full: 3, but the task is not in a send on a channel of capacity 3"), "{err}");
+}

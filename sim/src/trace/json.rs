@@ -1062,6 +1062,16 @@ impl Trace {
                         sync.WaitGroup)"
                 .into());
         }
+        // A full buffer is a channel send's, and as large as the channel's.
+        if let Some(n) = b.full {
+            let cap = b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.capacity);
+            if b.op != "send" || b.kind != "chan" || cap != Some(n) {
+                return Err(format!(
+                    "full: {n}, but the task is not in a send on a channel of capacity {n} (its op is {:?})",
+                    b.op
+                ));
+            }
+        }
         if b.cond && !waits_in("sync.Cond") {
             return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
         }
