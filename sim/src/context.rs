@@ -108,7 +108,8 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// and every other task that calls `cancel()` (Go's `defer cancel()`) must
 /// be declared too ([`CancelFunc::declare`]), on every seed alike.
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
-    timed(child(None, name.into()), timeout_ns)
+    let name = name.into();
+    timed(&name, child(None, name.clone()), timeout_ns)
 }
 
 /// A context made from `parent` (none: from Background), as Go's
@@ -155,12 +156,10 @@ fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, Cancel
 /// [`DEADLINE_EXCEEDED`] after `timeout_ns`: a background task, declared
 /// a canceller (kept, under a parent any task may cancel: see
 /// [`CancelFunc::declare_for`]), and not started for one already cancelled.
-fn timed((ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (Context, CancelFunc) {
+fn timed(name: &str, (ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (Context, CancelFunc) {
     if ctx.err().is_some() {
         return (ctx, cancel);
     }
-    let name = crate::rt::with(|s| s.resources[ctx.node.done.id() as usize].name.to_string());
-    let name = name.trim_end_matches(".Done()").to_string();
     let timer = cancel.clone();
     let h = crate::spawn_background(format!("{name} timer"), async move {
         crate::time::sleep(timeout_ns).await;
@@ -204,7 +203,8 @@ impl Context {
     /// the child, and its timer is kept as a canceller until this one's
     /// cancellers are declared.
     pub fn with_timeout(&self, name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
-        timed(child(Some(&self.node), name.into()), timeout_ns)
+        let name = name.into();
+        timed(&name, child(Some(&self.node), name.clone()), timeout_ns)
     }
 
     /// `ctx.Done()`: closed once the context is cancelled. Receive from it,
