@@ -82,9 +82,19 @@ enum Command {
         /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores). Seeds go out 16 at a time, so S seeds use at most S/16 of them, rounded up
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         jobs: Option<usize>,
-        /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive: `deadsim explore` with its defaults; it takes --preemptions and the budgets)
+        /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive, as `deadsim explore`: it takes
+        /// --preemptions, --no-reduction, --max-executions, --max-steps and --time-budget)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
+        /// With --strategy dfs: only schedules with at most K preemptions (as explore's)
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        preemptions: Option<u32>,
+        /// With --strategy dfs: explore without partial-order reduction (every interleaving)
+        #[arg(long)]
+        no_reduction: bool,
+        /// With --strategy dfs: stop after N executions [default: 1000000]
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        max_executions: Option<u64>,
         /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is
         /// removed); needs a model
         #[arg(long, value_name = "FILE")]
@@ -353,6 +363,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// Explore's execution budget unless `--max-executions` gives one.
+const EXPLORE_MAX_EXECUTIONS: u64 = 1_000_000;
+
 /// The flags of `deadsim explore`.
 #[derive(clap::Args)]
 struct ExploreCli {
@@ -365,7 +378,7 @@ struct ExploreCli {
     #[arg(long)]
     no_reduction: bool,
     /// Stop after N executions
-    #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_EXECUTIONS, allow_hyphen_values = true)]
     max_executions: u64,
     /// Stop a run after N steps
     #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
@@ -543,6 +556,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             seeds,
             jobs,
             strategy,
+            preemptions,
+            no_reduction,
+            max_executions,
             trace,
             json,
             max_steps,
@@ -554,6 +570,19 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             params,
         } => {
             let strategy = strategy.trim();
+            if strategy != "dfs" {
+                let dfs_only = [
+                    ("--preemptions", preemptions.is_some()),
+                    ("--no-reduction", no_reduction),
+                    ("--max-executions", max_executions.is_some()),
+                ];
+                if let Some((flag, _)) = dfs_only.iter().find(|(_, set)| *set) {
+                    return Err(UsageError(format!(
+                        "{flag} applies to --strategy dfs only (the exhaustive search, as deadsim explore); \
+                         --strategy {strategy} runs seeds"
+                    )));
+                }
+            }
             if strategy == "dfs" {
                 if let Some(flag) = [("--seeds", seeds.is_some()), ("--jobs", jobs.is_some())].iter().find(|f| f.1) {
                     return Err(UsageError(format!(
@@ -592,14 +621,16 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 let name =
                     model.ok_or_else(|| UsageError("--strategy dfs needs a model: deadsim explore <model>".into()))?;
                 let (m, cfg) = configure(&name, &params)?;
+                if max_executions == Some(0) {
+                    return Err(UsageError("--max-executions must be at least 1".into()));
+                }
                 let a = search_cmd::ExploreArgs {
-                    preemptions: None,
-                    no_reduction: false,
-                    max_executions: 1_000_000,
+                    preemptions,
+                    no_reduction,
+                    max_executions: max_executions.unwrap_or(EXPLORE_MAX_EXECUTIONS),
                     max_steps: max_steps.unwrap_or(sim::DEFAULT_MAX_STEPS),
                     trace,
                     json,
-                    via_hunt: true,
                     time_budget,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
@@ -714,7 +745,6 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 max_steps: e.max_steps,
                 trace: e.trace,
                 json: e.json,
-                via_hunt: false,
                 time_budget,
             };
             search_cmd::explore_cmd(m, &cfg, a)

@@ -149,8 +149,6 @@ pub struct ExploreArgs {
     pub max_steps: u64,
     pub trace: Option<PathBuf>,
     pub json: bool,
-    /// Run as `hunt --strategy dfs`, which has no `--max-executions`.
-    pub via_hunt: bool,
     /// Stop taking executions after this long (`--time-budget`).
     pub time_budget: Option<std::time::Duration>,
 }
@@ -264,10 +262,6 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         (true, false) => format!(
             "the time budget (--time-budget {}) ran out",
             crate::secs(a.time_budget.map_or(0.0, |d| d.as_secs_f64()))
-        ),
-        (false, _) if a.via_hunt => format!(
-            "the budget of {} (`deadsim explore` sets it with --max-executions) ran out",
-            count(a.max_executions, "execution")
         ),
         (false, _) => format!("the budget (--max-executions {}) ran out", a.max_executions),
     };

@@ -229,6 +229,13 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--seeds", "0..5"], "--seeds does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--jobs", "2"], "--jobs does not apply to --strategy dfs"),
+        (
+            vec!["hunt", "abba", "--preemptions", "2"],
+            "--preemptions applies to --strategy dfs only (the exhaustive search, as deadsim explore); --strategy random runs seeds",
+        ),
+        (vec!["hunt", "abba", "--strategy", "pct", "--no-reduction"], "--no-reduction applies to --strategy dfs only"),
+        (vec!["hunt", "abba", "--max-executions", "9"], "--max-executions applies to --strategy dfs only"),
+        (vec!["hunt", "abba", "--strategy", "dfs", "--max-executions", "0"], "--max-executions must be at least 1"),
         (vec!["hunt", "--check-determinism"], "--check-determinism needs one model"),
         (
             vec!["hunt", "ttrpc", "--matrix", "--check-determinism"],
@@ -739,6 +746,12 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     assert_eq!((v["stopped"].as_str(), v["executions"].as_u64()), (Some("max-executions"), Some(3)), "{v}");
     let (_, v) = json(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50", "--json"]);
     assert_eq!((v["stopped"].as_str(), v["proved_within"].as_u64()), (Some("max-executions"), Some(1)), "{v}");
+    // `hunt --strategy dfs` is the same search, with the same flags.
+    let args = ["abba", "--fixed", "--preemptions", "3", "--max-executions", "50", "--json"];
+    let (_, h) = json(&[&["hunt", "--strategy", "dfs"][..], &args].concat());
+    assert_eq!(h, json(&[&["explore"][..], &args].concat()).1);
+    let (_, h) = json(&["hunt", "abba", "--fixed", "--strategy", "dfs", "--no-reduction", "--json"]);
+    assert_eq!((h["reduction"].as_bool(), h["executions"].as_u64()), (Some(false), Some(160)), "{h}");
     let (_, stdout, _) = deadsim(&["explore", "abba", "--fixed", "--preemptions", "3", "--max-executions", "50"]);
     assert!(stdout.contains("before every schedule within 2 preemptions (on the way to the 3 asked for) was covered (every schedule within 1 preemption was covered"), "{stdout}");
     // Exhausted below the bound asked for (no schedule has more than 6
