@@ -173,12 +173,18 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
     let others = |i: usize| -> Vec<String> {
         let own = &base[i].1;
         let Some(spec) = spec(i) else { return Vec::new() };
-        let all: Vec<String> = match spec.kind {
+        let mut all: Vec<String> = match spec.kind {
             ParamKind::Flag => vec!["true".into(), "false".into()],
             ParamKind::Choice(words) => words.iter().map(|w| w.to_string()).collect(),
             ParamKind::Int { min, max } => (min..=max.min(min.saturating_add(63))).map(|n| n.to_string()).collect(),
             ParamKind::Float { .. } => vec![],
         };
+        // A number given where the schedule was recorded without it: its
+        // default, which the low whole numbers need not reach (ttrpc's
+        // 4000 payload bytes) and a fraction has no list to hold.
+        if !all.iter().any(|v| v == spec.default) {
+            all.push(spec.default.to_string());
+        }
         all.into_iter().filter(|v| v != own).collect()
     };
     let small = |i: usize| spec(i).is_some_and(|s| matches!(s.kind, ParamKind::Flag | ParamKind::Choice(_)));

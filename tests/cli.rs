@@ -327,6 +327,15 @@ fn explore_proves_or_finds_and_schedules_replay() {
             vec!["replay", "flink", "--scenario", "minimal", "--schedule", "ds1:flink:e2217295:0"],
             "(`flink --scenario minimal --exclusive 1` gives its fingerprint)",
         ),
+        // A number given off its default, where the schedule was recorded with the default.
+        (
+            vec!["replay", "ttrpc", "--unregistered-fraction", "0.5", "--schedule", "ds1:ttrpc:07cb6a48:0"],
+            "(`ttrpc` gives its fingerprint)",
+        ),
+        (
+            vec!["replay", "ttrpc", "--request-bytes", "5000", "--schedule", "ds1:ttrpc:07cb6a48:0"],
+            "(`ttrpc` gives its fingerprint)",
+        ),
         (vec!["replay", "abba", "--schedule", "ds1:abba:zz:1"], "fingerprint `zz` is not 8 hex digits"),
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
