@@ -84,6 +84,9 @@ struct Node {
     /// Closed, and every context under it too, by the cancel that closed
     /// it: a later cancel need not walk it again.
     settled: Cell<bool>,
+    /// The task of its timer (a `with_timeout` context's), which a cancel
+    /// stops as Go's `timerCtx.cancel` stops its timer.
+    timer: Cell<Option<TaskId>>,
 }
 
 /// The `cancel` function `context.WithCancel` returns. Clones cancel the
@@ -106,7 +109,25 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// task (`"<name> timer"`), declared a canceller here, so that a wait on
 /// `ctx.Done()` is judged while it runs: the cancellers are then declared,
 /// and every other task that calls `cancel()` (Go's `defer cancel()`) must
-/// be declared too ([`CancelFunc::declare`]), on every seed alike.
+/// be declared too ([`CancelFunc::declare`]), on every seed alike. A
+/// cancel before the deadline (its own, or a parent's) stops the timer, as
+/// Go's does: its task ends in that step, and the run's clock does not go
+/// on to a deadline that no longer cancels anything.
+///
+/// ```
+/// use sim::context;
+/// let run = sim::Sim::new(0).run(|| async {
+///     let (ctx, cancel) = context::with_timeout("rpc", 5_000_000_000);
+///     cancel.declare();
+///     cancel.cancel().await; // the call returned: Go's defer cancel()
+///     assert_eq!(ctx.err(), Some(context::CANCELED));
+///     let reply: sim::sync::Chan<()> = sim::sync::Chan::new("reply", 0);
+///     reply.recv().await; // nobody sends
+/// });
+/// // Found as it blocks, not 5 s later at the stopped timer's deadline.
+/// assert!(matches!(run.outcome, sim::Outcome::Deadlock(_)));
+/// assert!(run.time_ns < 1_000_000, "{}", run.time_ns);
+/// ```
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
     let name = name.into();
     timed(&name, child(None, name.clone()), timeout_ns)
@@ -166,6 +187,7 @@ fn timed(name: &str, (ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (
         timer.cancel_with(DEADLINE_EXCEEDED).await;
     });
     cancel.declare_for(h.id());
+    ctx.node.timer.set(Some(h.id()));
     (ctx, cancel)
 }
 
@@ -231,6 +253,7 @@ impl Node {
             background,
             parent: Weak::new(),
             settled: Cell::new(false),
+            timer: Cell::new(None),
         }
     }
 }
@@ -285,8 +308,16 @@ impl CancelFunc {
                 open.extend(node.children.borrow().iter().rev().cloned());
             }
         }
+        let me = crate::rt::with(|s| s.current);
         for node in closed {
             node.settled.set(true);
+            // Go's timerCtx.cancel stops the timer once the context and its
+            // children are closed: the timer task ends where it sleeps, and
+            // the run does not wait for a deadline that no longer cancels
+            // anything. (A timer cancelling its own context is the caller.)
+            if let Some(t) = node.timer.get().filter(|&t| t != me) {
+                crate::rt::with(|s| crate::rt::execution::stop_timer_task(s, t));
+            }
         }
         // Go's removeChild, once it is closed (before, a parent's cancel
         // in between would pass it by, and return with it open): a context

@@ -99,7 +99,8 @@ pub fn after(ns: u64) -> crate::sync::Chan<()> {
 /// sent on [`Ticker::c`], a channel of capacity 1; a tick the reader has not
 /// taken yet makes the next one be dropped, as Go's are. [`Ticker::stop`]
 /// stops the ticks and does not close the channel: a receive after it waits
-/// for good, and is reported so once the ticking task has returned.
+/// for good, and is reported so (the ticking task ends at the stop, or at
+/// its next wake-up if it was already woken for a tick).
 ///
 /// The ticks come from a background task named after the ticker, declared
 /// the channel's sender. A period shorter than a step (100 ns by default,
@@ -122,6 +123,8 @@ pub fn after(ns: u64) -> crate::sync::Chan<()> {
 pub struct Ticker {
     c: crate::sync::Chan<u64>,
     stopped: std::rc::Rc<std::cell::Cell<bool>>,
+    /// The ticking task, which `stop` ends where it sleeps.
+    task: crate::TaskId,
 }
 
 impl Ticker {
@@ -168,7 +171,7 @@ impl Ticker {
             }
         });
         c.declare_sender_for(h.id());
-        Ticker { c, stopped }
+        Ticker { c, stopped, task: h.id() }
     }
 
     /// `ticker.C`.
@@ -177,8 +180,12 @@ impl Ticker {
     }
 
     /// `ticker.Stop()`: no tick is sent after it. Not a scheduling point.
+    /// The ticking task ends here if it sleeps until its next tick (or has
+    /// not started), as Go's runtime timer is taken off its heap; one woken
+    /// for a tick and not run yet returns when it runs, without sending.
     pub fn stop(&self) {
         self.stopped.set(true);
+        rt::with(|s| crate::rt::execution::stop_timer_task(s, self.task));
     }
 }
 

@@ -477,3 +477,65 @@ fn a_second_cancel_of_a_cancelled_tree_is_one_step() {
     });
     assert_eq!(run.outcome, Outcome::Completed);
 }
+
+/// The events of the task named `name`: kind and step.
+fn events_of(run: &sim::Run, name: &str) -> Vec<(sim::trace::EventKind, u64)> {
+    let trace = run.trace.as_ref().expect("recorded");
+    let id = trace.tasks.iter().find(|t| t.name == name).expect("the task").id;
+    trace.events.iter().filter(|e| e.task == id).map(|e| (e.kind, e.step)).collect()
+}
+
+#[test]
+fn a_cancel_stops_the_timer_of_its_context_and_of_those_made_from_it() {
+    use sim::trace::EventKind::{Finish, Sleep, Spawn};
+    // Go's timerCtx.cancel stops its timer: the timer task ends in the
+    // cancel's step, asleep or not started yet, and a wait nobody serves is
+    // then found as it blocks, not at the deadline of a timer that no
+    // longer cancels anything.
+    for (case, started) in [("own", true), ("own, at once", false), ("parent's", true)] {
+        let run = Sim::new(0).record(true).run(move || async move {
+            let (parent, cancel_parent) = context::with_cancel("server");
+            cancel_parent.declare();
+            let (ctx, cancel) = parent.with_timeout("req", 5_000_000_000);
+            cancel.declare();
+            if started {
+                // The timer's task runs and goes to sleep.
+                sleep(1_000).await;
+            }
+            if case == "parent's" {
+                cancel_parent.cancel().await;
+            } else {
+                cancel.cancel().await;
+            }
+            assert_eq!(ctx.err(), Some(CANCELED));
+            let reply: Chan<()> = Chan::new("reply", 0);
+            reply.recv().await;
+        });
+        assert!(matches!(run.outcome, Outcome::Deadlock(_)), "{case}: {}", run.outcome);
+        assert!(run.time_ns < 1_000_000, "{case}: found at {} ns", run.time_ns);
+        let timer = events_of(&run, "req timer");
+        let kinds: Vec<_> = timer.iter().map(|e| e.0).collect();
+        let want = if started { vec![Spawn, Sleep, Finish] } else { vec![Spawn, Finish] };
+        assert_eq!(kinds, want, "{case}: {timer:?}");
+        // Finished in the step of main's close of the context's channel.
+        let trace = run.trace.as_ref().unwrap();
+        let close = trace.events.iter().filter(|e| e.kind == sim::trace::EventKind::Close).last().unwrap();
+        assert_eq!(timer.last().unwrap().1, close.step, "{case}");
+    }
+}
+
+#[test]
+fn a_timer_that_fired_is_not_stopped_and_its_error_stays() {
+    // The deadline passes while main sleeps: the timer cancels, and main's
+    // cancel after it does nothing (Go's Stop on a fired timer).
+    let run = Sim::new(0).record(true).run(|| async {
+        let (ctx, cancel) = context::with_timeout("req", 1_000);
+        cancel.declare();
+        sleep(10_000).await;
+        cancel.cancel().await;
+        assert_eq!(ctx.err(), Some(DEADLINE_EXCEEDED));
+    });
+    assert_eq!(run.outcome, Outcome::Completed, "{}", run.outcome);
+    let timer = events_of(&run, "req timer");
+    assert!(timer.iter().any(|e| e.0 == sim::trace::EventKind::Wake), "{timer:?}");
+}

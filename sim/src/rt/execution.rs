@@ -541,6 +541,32 @@ fn report_pending(s: &mut State) {
     s.pending_ops = ops;
 }
 
+/// Ends task `t`, a timer's, where it waits for its deadline: Go's
+/// `timer.Stop` on a timer that has not fired, whose function then never
+/// runs. A timer asleep leaves the timer queue, and one not started yet
+/// never starts; either is finished in the current step (its `finish`
+/// event there), so a run does not go on to a deadline nothing waits for.
+/// One that has woken (its deadline passed) runs on, as a fired Go timer
+/// does, and `false` says so. The future stays in its cell until the
+/// execution's teardown drops it.
+pub(crate) fn stop_timer_task(s: &mut State, t: TaskId) -> bool {
+    let task = &s.tasks[t as usize];
+    match task.status {
+        Status::Sleeping => s.timers.retain(|r| r.0 .2 != t),
+        Status::Ready if !task.started => {
+            s.unstarted -= 1;
+            if s.unstarted == 0 && !s.scratch.undecided.is_empty() {
+                s.judge_after_step();
+            }
+        }
+        _ => return false,
+    }
+    // What the task would have done next depends on this step, as a wake's.
+    s.touch(crate::scheduler::Footprint::task_resource(t));
+    finish_task(s, t);
+    true
+}
+
 fn finish_task(s: &mut State, t: TaskId) {
     let task = &mut s.tasks[t as usize];
     task.status = Status::Finished;
