@@ -47,7 +47,7 @@ pub struct RenderArgs {
     #[arg(long, default_value = "1", value_name = "N", allow_hyphen_values = true)]
     scale: String,
     /// The title line's text, in place of "Timeline · MODEL · seed N ·
-    /// VERDICT"; the lines under it (parameters, outcome) stay
+    /// VERDICT"; the lines under it (chart, model and seed, parameters, outcome) stay
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
     /// The timeline's lanes, in this order: task names, comma-separated,

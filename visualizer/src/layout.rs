@@ -36,8 +36,9 @@ pub fn named_by_schedule(meta: &sim::trace::Meta) -> bool {
 /// Draws the title block from `y` and returns the y below it.
 ///
 /// Line 1: chart, model, seed and verdict, or the caller's `custom` title
-/// (`--title`), wrapped over up to two lines. Line 2: parameters,
-/// strategy, length, deadsim version; for a run named by its schedule,
+/// (`--title`), wrapped over up to two lines. Line 2: (under a custom
+/// title, first the chart, model and seed), parameters, strategy, length,
+/// deadsim version; for a run named by its schedule,
 /// then the schedule string. Last: the outcome message.
 pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32) -> i32 {
     let meta = &m.trace.meta;
@@ -71,12 +72,18 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32)
 
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
     let mut parts = Vec::new();
-    if !params.is_empty() {
-        parts.push(params.join(" "));
-    }
     // No-break spaces inside each part: a wrapped line breaks between the
     // parameters and at the dots, not inside "deadsim 0.1.0".
     let keep = |t: String| t.replace(' ', "\u{a0}");
+    if custom.is_some() {
+        // What the own first line said, but for its verdict (the outcome
+        // line below gives it): without the seed the figure could not be
+        // made again, and the charts of one `--chart all` would look alike.
+        parts.push(keep(format!("{what} · {} · {}", meta.model, run_name(meta))));
+    }
+    if !params.is_empty() {
+        parts.push(params.join(" "));
+    }
     parts.push(keep(format!("strategy {}", meta.strategy)));
     parts.push(keep(columns::steps(meta.steps)));
     parts.push(keep(format!("{} virtual", columns::duration(meta.time_ns))));

@@ -455,8 +455,9 @@ pub struct Options {
     /// is checked for both formats.
     pub scale: u32,
     /// The title line's text, in place of "Timeline · abba · seed 3 ·
-    /// deadlock". The lines under it (parameters, strategy, the outcome)
-    /// stay: they say how to reproduce the figure.
+    /// deadlock". The lines under it stay, the first opening with the
+    /// chart, model and seed: with the parameters, strategy and outcome,
+    /// they say how to reproduce the figure.
     pub title: Option<String>,
     /// The timeline's lanes: task names, or patterns with `*` (any run of
     /// characters), drawn in the order given (a pattern's tasks in trace
