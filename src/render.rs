@@ -520,11 +520,17 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedChart
     // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`). A
     // replayed schedule or a shrunk run is not a seed's: it is named by its
     // schedule (`abba-a5167e82-shrink-1c9e4b07-timeline.png`).
-    let run = match trace.meta.strategy.as_str() {
+    let mut run = match trace.meta.strategy.as_str() {
         "random" => format!("seed{}", trace.meta.seed),
         s @ ("replay" | "shrink") => format!("{s}-{:08x}", fnv1a(trace.meta.replay.as_bytes())),
         s => format!("seed{}-{}", trace.meta.seed, s.replace(':', "")),
     };
+    // A run stopped by --max-steps is another run than the whole one (a
+    // limit it did not reach changes nothing): its charts must not replace
+    // the whole run's (`abba-a5167e82-seed0-limit3-timeline.png`).
+    if trace.meta.verdict == "step-limit" {
+        run.push_str(&format!("-limit{}", trace.meta.steps));
+    }
     let args = RenderArgs {
         trace: PathBuf::from(format!("{}-{fingerprint}-{run}.json", trace.meta.model)),
         out: Some(out.to_path_buf()),

@@ -984,6 +984,18 @@ fn replay_and_shrink_draw_their_run_with_render() {
         let f = format!("abba-a5167e82-seed0-{c}.png");
         assert_eq!(std::fs::read(format!("{figs}{f}")).unwrap(), std::fs::read(format!("{run_figs}{f}")).unwrap());
     }
+    // A run --max-steps stopped is another run: named apart, it leaves the
+    // whole run's charts as they were.
+    let (code, _, err) = deadsim(&["run", "abba", "--seed", "0", "--max-steps", "3", "--render", &run_figs]);
+    assert_eq!(code, 1, "{err}");
+    let mut both: Vec<String> = want.map(|c| format!("abba-a5167e82-seed0-{c}.png")).into();
+    both.push("abba-a5167e82-seed0-limit3-timeline.png".into());
+    both.sort();
+    assert_eq!(names(&run_figs), both, "{err}");
+    for c in want {
+        let f = format!("abba-a5167e82-seed0-{c}.png");
+        assert_eq!(std::fs::read(format!("{figs}{f}")).unwrap(), std::fs::read(format!("{run_figs}{f}")).unwrap());
+    }
     // shrink: the shrunk run's charts, then its trace; the charts draw that trace.
     let shrunk = format!("{}/", dir.join("shrunk").display());
     let t = dir.join("s.json");
