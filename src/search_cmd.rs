@@ -709,6 +709,17 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         println!("The model did not replay the same way in the search of fewer preemptions ({why}): nothing is claimed of them.");
         return written.map(|()| true);
     }
+    // The search keeps the budget's last tries back to check a schedule it
+    // finds: "4997 tries" beside "--max-tries 5000 ran out" says why.
+    let ran_out = format!("The try budget (--max-tries {max_tries}) ran out");
+    let kept = match max_tries.saturating_sub(shrunk.tries) {
+        0 => String::new(),
+        kept => format!(
+            "\n({} of the {max_tries} ran: the search keeps the last {} back to check a schedule it finds.)",
+            shrunk.tries,
+            if kept == 1 { "one".to_string() } else { kept.to_string() }
+        ),
+    };
     match (shrunk.fewest, shrunk.budget_spent) {
         (true, spent) => {
             if p == 0 {
@@ -717,12 +728,10 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
                 println!("No schedule with fewer preemptions fails this way{cut_at}: every one was tried.");
             }
             if spent {
-                println!("The try budget (--max-tries {max_tries}) ran out before its steps were cut further: a larger one may shorten it.");
+                println!("{ran_out} before its steps were cut further: a larger one may shorten it.{kept}");
             }
         }
-        (false, true) => println!(
-            "The try budget (--max-tries {max_tries}) ran out while {where_it_was}: a larger one may shrink it further."
-        ),
+        (false, true) => println!("{ran_out} while {where_it_was}: a larger one may shrink it further.{kept}"),
         (false, false) if shrunk.interrupted => println!("Interrupted while {where_it_was}."),
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
