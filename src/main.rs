@@ -25,6 +25,7 @@ use sim::scheduler::StrategyKind;
 #[command(
     name = "deadsim",
     version,
+    propagate_version = true,
     about = "Reproduce real concurrency deadlocks deterministically, seed by seed",
     long_about = "deadsim runs models of concurrent systems under a seeded scheduler, finds wait-for \
                   cycles (deadlocks) through locks, monitors, channels and pipes, and replays any seed \
@@ -415,6 +416,15 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
         if !p.to_string_lossy().ends_with('/') && name.eq_ignore_ascii_case(".json") {
             return Err(UsageError(format!(
                 "{flag} {}: a name that is only an extension; put a name before it (run{name})",
+                p.display()
+            )));
+        }
+        // JSON under a chart's name would be opened as an image, and fail.
+        let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if let (true, Some(ext @ ("png" | "svg"))) = (!["--render", "-o"].contains(&flag), ext.as_deref()) {
+            return Err(UsageError(format!(
+                "{flag} {}: .{ext} is a chart's name, and this output is JSON (name it .json; deadsim render \
+                 draws charts)",
                 p.display()
             )));
         }

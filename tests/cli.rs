@@ -170,6 +170,16 @@ fn traces_are_identical_across_processes() {
 }
 
 #[test]
+fn every_command_answers_version() {
+    let want = format!(" {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["--version"][..], &["render", "--version"], &["hunt", "-V"]] {
+        let (code, out, err) = deadsim(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.starts_with("deadsim") && out.ends_with(&want), "{args:?}: {out}");
+    }
+}
+
+#[test]
 fn bad_usage_exits_2_with_one_line_naming_the_problem() {
     for (args, needle) in [
         (vec!["run", "nope"], "unknown model `nope`"),
@@ -205,6 +215,11 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["export", "t.json", "--perfetto", "./.JSON"], "--perfetto ./.JSON: a name that is only an extension"),
         (vec!["render", "-"], "-: a trace is read from a file, not from stdin"),
         (vec!["export", "-", "--perfetto", "p.json"], "-: a trace is read from a file, not from stdin"),
+        (
+            vec!["export", "t.json", "--perfetto", "p.PNG"],
+            "--perfetto p.PNG: .png is a chart's name, and this output is JSON (name it .json; deadsim render draws charts)",
+        ),
+        (vec!["run", "abba", "--trace", "fig.svg"], "--trace fig.svg: .svg is a chart's name, and this output is JSON"),
         (vec![], "no command given: one of models, run, hunt, replay, explore, shrink, render, export, merge, bench"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
         (vec!["render", "t.json", "-o", ".jpg"], "-o .jpg: a name that is only an extension; put a name before it"),
@@ -1740,8 +1755,12 @@ fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was()
     #[cfg(unix)]
     std::os::unix::fs::symlink("abba-a5167e82-seed0-timeline.png", dir.join("link.json")).unwrap();
     let before_link = read_all();
-    for (trace, chart) in [(locks.clone(), "seed0-locks.png"), (dir.join("link.json"), "seed0-timeline.png")] {
-        if !trace.exists() && trace != locks {
+    // By its name: a chart's extension, refused before the run.
+    let (code, out, err) = deadsim(&["run", "abba", "--trace", locks.to_str().unwrap(), "--render", &figs]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains(".png is a chart's name, and this output is JSON"), "{err}");
+    for (trace, chart) in [(dir.join("link.json"), "seed0-timeline.png")] {
+        if !trace.exists() {
             continue; // no links here
         }
         let (code, out, err) = deadsim(&["run", "abba", "--trace", trace.to_str().unwrap(), "--render", &figs]);
@@ -1759,7 +1778,7 @@ fn a_trace_named_as_one_of_the_charts_is_refused_and_every_file_left_as_it_was()
     let (code, _, err) =
         deadsim(&["run", "abba", "--trace", other.to_str().unwrap(), "--render", &format!("{}/", fresh.display())]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("the same file as the chart"), "{err}");
+    assert!(err.contains(".png is a chart's name"), "{err}");
     assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "a file was written");
 }
 
