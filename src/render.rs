@@ -55,6 +55,10 @@ pub struct RenderArgs {
     /// named [default: every task alive in the window]
     #[arg(long, value_name = "NAMES", allow_hyphen_values = true)]
     tasks: Option<String>,
+    /// Give each task the colour it has in OTHER's charts (tasks matched by
+    /// name): a figure of a fix then colours its threads as the bug's figure does
+    #[arg(long = "colours-of", visible_alias = "colors-of", value_name = "OTHER")]
+    colours_of: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -326,8 +330,26 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
+    let other = match &args.colours_of {
+        Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
+        None => None,
+    };
     beside_replay_check(&trace, &origin, "drawn", || {
         let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+        let m = match (&other, &args.colours_of) {
+            (Some(other), Some(p)) => {
+                let o = Model::new(other).map_err(|e| format!("--colours-of {}: {e}", p.display()))?;
+                let (m, matched) = m.with_colours_of(&o);
+                if matched == 0 {
+                    eprintln!(
+                        "note: --colours-of {}: no task there has the name of one in {origin}; the colours are {origin}'s own",
+                        p.display()
+                    );
+                }
+                m
+            }
+            _ => m,
+        };
         if let Some(list) = &args.tasks {
             visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
         }
@@ -542,6 +564,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedChart
         scale: "1".into(),
         title: None,
         tasks: None,
+        colours_of: None,
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
@@ -799,6 +822,7 @@ mod tests {
             scale: "1".into(),
             title: None,
             tasks: None,
+            colours_of: None,
         }
     }
 

@@ -1882,6 +1882,32 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     assert!(text.contains("Figure 1: AB/BA") && !text.contains("abba · seed 0"), "{text}");
     assert!(text.contains("1 of 3 tasks drawn, the ones selected"), "{text}");
 
+    // --colours-of: the fix's figure colours each thread as the bug's does
+    // (by themselves they differ: the bug's cycle takes the first colours).
+    let fixed = dir.join("fixed.json");
+    assert_eq!(deadsim(&["run", "abba", "--fixed", "--trace", fixed.to_str().unwrap()]).0, 0);
+    let colours = |trace: &std::path::Path, extra: &[&str]| -> Vec<String> {
+        let out = dir.join("c.svg");
+        let mut args = vec!["render", trace.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, _, err) = deadsim(&args);
+        assert_eq!(code, 0, "{err}");
+        let svg = std::fs::read_to_string(&out).unwrap();
+        // Each lane's name is drawn after its colour swatch.
+        ["main", "T1", "T2"]
+            .map(|name| {
+                let at = svg.find(&format!(">\n{name}\n</text>")).unwrap();
+                let swatch = &svg[svg[..at].rfind("<rect ").unwrap()..];
+                let fill = swatch.find("fill=\"#").unwrap();
+                swatch[fill + 6..fill + 13].to_string()
+            })
+            .into()
+    };
+    let bug = colours(&trace, &[]);
+    assert_ne!(colours(&fixed, &[]), bug);
+    assert_eq!(colours(&fixed, &["--colours-of", t]), bug);
+    assert_eq!(colours(&fixed, &["--colors-of", t]), bug);
+
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [
         (&["--scale", "0"][..], "--scale 0: expected 1..=4"),
@@ -1898,6 +1924,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         (&["--tasks", "T1,"], "--tasks T1,: an empty name"),
         (&["--tasks", "T3"], "no task is named `T3` (the trace has main, T1, T2)"),
         (&["--tasks", "T1", "--chart", "locks"], "--tasks: selects the timeline's lanes; --chart locks has none"),
+        (&["--colours-of", "no-such.json"], "--colours-of no-such.json: cannot read"),
     ] {
         let svg = dir.join("x.svg");
         let out = if args.contains(&"svg") { svg.to_str().unwrap() } else { p };

@@ -214,6 +214,9 @@ pub struct Model<'a> {
     /// Each task's name as the charts give it: with its id after it when
     /// another task has the same name (see [`Model::task_name`]).
     labels: Arc<Vec<String>>,
+    /// Colour slots given from another trace's charts, by task
+    /// ([`Model::with_colours_of`]); empty when none were.
+    pinned: Arc<Vec<Option<u32>>>,
 }
 
 /// A stretch of a task's state between two points `(position, late)`:
@@ -304,6 +307,36 @@ fn colour_slots(trace: &Trace, tracks: &[TaskTrack], (a, b): (u64, u64), drawn: 
         by_task[t as usize] = slot;
     }
     by_task
+}
+
+/// Gives the tasks of `pinned` their slots; a task whose slot is now
+/// another's (pinned) takes one no task has, if any is left.
+fn pin(slots: &mut [u32], pinned: &[Option<u32>]) {
+    if pinned.iter().all(Option::is_none) {
+        return;
+    }
+    let taken: Vec<u32> = pinned.iter().flatten().copied().collect();
+    let mut used = vec![false; crate::palette::TASK_COLOURS as usize];
+    for (t, slot) in slots.iter_mut().enumerate() {
+        if let Some(p) = pinned.get(t).copied().flatten() {
+            *slot = p;
+        }
+    }
+    for (t, &slot) in slots.iter().enumerate() {
+        if pinned.get(t).copied().flatten().is_some() || !taken.contains(&slot) {
+            if let Some(u) = used.get_mut(slot as usize) {
+                *u = true;
+            }
+        }
+    }
+    for (t, slot) in slots.iter_mut().enumerate() {
+        if pinned.get(t).copied().flatten().is_none() && taken.contains(slot) {
+            if let Some(free) = used.iter().position(|u| !u) {
+                used[free] = true;
+                *slot = free as u32;
+            }
+        }
+    }
 }
 
 /// `colour_slots` for a trace of no more tasks than colours: every task
@@ -698,6 +731,7 @@ impl<'a> Model<'a> {
             colour_slots: slots,
             drawn: vec![],
             labels,
+            pinned: Arc::new(Vec::new()),
         };
         if m.tasks.len() > crate::palette::TASK_COLOURS as usize {
             // The tasks the wait-for graph draws (each its own node) come
@@ -729,8 +763,42 @@ impl<'a> Model<'a> {
         if self.tasks.len() <= crate::palette::TASK_COLOURS as usize {
             return None;
         }
-        let slots = colour_slots(self.trace, &self.tasks, (a, b), &self.drawn);
+        let mut slots = colour_slots(self.trace, &self.tasks, (a, b), &self.drawn);
+        pin(&mut slots, &self.pinned);
         (slots != self.colour_slots).then(|| Model { colour_slots: slots, ..self.clone() })
+    }
+
+    /// This model with each task that `other` has too (the same name, as
+    /// the charts give it) in the colour it has in `other`'s charts, and
+    /// the number of such tasks. The others keep theirs, or take a colour
+    /// no task has where theirs is taken. For a pair of figures, a bug and
+    /// its fix, whose threads must look alike: the fixed run has no cycle,
+    /// whose tasks would take the first colours.
+    ///
+    /// ```
+    /// let abba = sim::models::find("abba").unwrap();
+    /// let trace = |fixed: &str| {
+    ///     let m = abba.configure(&[("fixed".into(), fixed.into())]).unwrap();
+    ///     m.run(0, true).trace.unwrap()
+    /// };
+    /// let (bug, fix) = (trace("false"), trace("true"));
+    /// let (bug, fix) = (visualizer::Model::new(&bug).unwrap(), visualizer::Model::new(&fix).unwrap());
+    /// // T1 leads the cycle, so it has the first colour; in the fixed run main has it.
+    /// assert_ne!(fix.task_colour(1), bug.task_colour(1));
+    /// let (fix, matched) = fix.with_colours_of(&bug);
+    /// assert_eq!(matched, 3); // main, T1, T2
+    /// assert_eq!(fix.task_colour(1), bug.task_colour(1));
+    /// ```
+    pub fn with_colours_of(&self, other: &Model) -> (Model<'a>, usize) {
+        let pinned: Vec<Option<u32>> = self
+            .labels
+            .iter()
+            .map(|l| other.labels.iter().position(|o| o == l).map(|u| other.colour_slots[u]))
+            .collect();
+        let matched = pinned.iter().flatten().count();
+        let mut slots = self.colour_slots.clone();
+        pin(&mut slots, &pinned);
+        (Model { colour_slots: slots, pinned: Arc::new(pinned), ..self.clone() }, matched)
     }
 
     /// The colour of task `t`, the same in every chart drawn from this
