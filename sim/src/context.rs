@@ -238,6 +238,11 @@ impl Context {
     /// `ctx.Err()`: `None` until the context is cancelled, then
     /// [`CANCELED`] or [`DEADLINE_EXCEEDED`].
     pub fn err(&self) -> Option<&'static str> {
+        // A read of the context's state, which an exhaustive search must
+        // order against the cancel that closes its channel: without it, a
+        // check of `ctx.Err()` before a send was taken for independent of
+        // the cancel, and a leak was "proved" impossible.
+        crate::access(self.node.done.id(), false);
         self.node.err.get()
     }
 }

@@ -68,6 +68,17 @@ enum Op {
     Choose,
     Sleep(u64),
     Yield,
+    /// Reads a primitive's state without a scheduling point of its own:
+    /// `len` of channel 1, the pipe's bytes buffered, the atomic's `peek`,
+    /// the context's `err`, the WaitGroup's count, the `Once`'s `is_done`.
+    /// Each must be ordered against the operations that change that state.
+    Peek(u8),
+    /// `cancel()` of the context.
+    Cancel,
+    /// `wg.Add(1)`: a write of the WaitGroup's counter, no scheduling point.
+    WgAdd,
+    /// `once.Do` of a function that yields.
+    OnceDo,
     /// Spawns a child that runs one of [`child`]'s small programs, in the
     /// background (never joined: the run ends without it) or joined by
     /// this task as it ends.
@@ -110,6 +121,10 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Op::Choose),
         (0..3u64).prop_map(|n| Op::Sleep(n * 100)),
         Just(Op::Yield),
+        (0..6u8).prop_map(Op::Peek),
+        Just(Op::Cancel),
+        Just(Op::WgAdd),
+        Just(Op::OnceDo),
         (0..5u8, any::<bool>()).prop_map(|(k, background)| Op::Spawn(k, background)),
     ]
 }
@@ -155,6 +170,9 @@ struct World {
     /// A plain variable; its accesses are declared against `var_guard`.
     var: Rc<Cell<u8>>,
     var_guard: Mutex,
+    ctx: (sim::context::Context, sim::context::CancelFunc),
+    wg: sim::sync::WaitGroup,
+    once: sim::sync::Once,
     /// What each task saw, by task name, with the resource its writes and
     /// main's final read of it are declared against (`sim::access`): main
     /// joins no background child, so its read races with their writes.
@@ -277,6 +295,25 @@ async fn step(w: &World, op: &Op, held: &mut Vec<Held>, name: &str) {
         Op::Choose => note(format!("c={}", sim::choose(2))),
         Op::Sleep(ns) => sim::time::sleep(ns).await,
         Op::Yield => sim::yield_now().await,
+        Op::Peek(k) => {
+            // A step of its own, as VarRead's: the read is what it does.
+            sim::yield_now().await;
+            let seen = match k {
+                0 => w.chans[1].len() as u64,
+                1 => w.pipe.buffered(),
+                2 => w.atomic.peek(),
+                3 => w.ctx.0.err().is_some() as u64,
+                4 => w.wg.count(),
+                _ => w.once.is_done() as u64,
+            };
+            note(format!("p{k}={seen}"));
+        }
+        Op::Cancel => w.ctx.1.cancel().await,
+        Op::WgAdd => {
+            sim::yield_now().await;
+            w.wg.add(1);
+        }
+        Op::OnceDo => w.once.call_once(|| sim::yield_now()).await,
         Op::Spawn(..) => unreachable!("run_task spawns"),
     }
 }
@@ -295,6 +332,9 @@ fn model(program: &[Vec<Op>]) -> Configured {
                 atomic: AtomicU64::new("x", 0),
                 var: Rc::new(Cell::new(0)),
                 var_guard: Mutex::new("var"),
+                ctx: sim::context::with_cancel("ctx"),
+                wg: sim::sync::WaitGroup::new("wg"),
+                once: sim::sync::Once::new("once"),
                 logs: Rc::default(),
             };
             // A log for every task the program may spawn, made up front:
@@ -573,4 +613,23 @@ fn a_pipe_write_that_fails_on_a_closed_end_races_with_the_close() {
         ],
     );
     assert!(reduced < brute, "{reduced} vs {brute}");
+}
+
+#[test]
+fn a_read_of_a_primitives_state_races_with_what_changes_it() {
+    // `len(ch)`, a pipe's bytes buffered, an atomic's peek, `ctx.Err()`, a
+    // WaitGroup's count and `Once`'s done read state without a scheduling
+    // point: each must be ordered against the operation that changes it, or
+    // the search runs one order and misses the other (a worker that checks
+    // `ctx.Err()` before sending leaked in the order it never tried).
+    for (k, change) in
+        [(0, Op::Send(1, 1)), (1, Op::PipeWrite(1)), (2, Op::Add(1)), (3, Op::Cancel), (4, Op::WgAdd), (5, Op::OnceDo)]
+    {
+        let p = vec![vec![Op::Peek(k)], vec![change.clone()]];
+        let m = model(&p);
+        let (reduced, _, _) = outcomes(&m, true, None).expect("small enough");
+        let seen: BTreeSet<&str> =
+            reduced.iter().filter_map(|sig| sig.split(&format!("p{k}=")).nth(1)?.get(..1)).collect();
+        assert_eq!(seen, BTreeSet::from(["0", "1"]), "{change:?}: {reduced:?}");
+    }
 }

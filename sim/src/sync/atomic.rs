@@ -38,8 +38,11 @@ impl AtomicU64 {
         self.id
     }
 
-    /// The value, read outside any step (for invariants and reports).
+    /// The value, read without a scheduling point (for invariants and
+    /// reports). Read in a step, it is a read of the atomic, which an
+    /// exhaustive search orders against the atomic's updates.
     pub fn peek(&self) -> u64 {
+        crate::access(self.id, false);
         self.value.get()
     }
 

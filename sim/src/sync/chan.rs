@@ -182,8 +182,10 @@ impl<T: 'static> Chan<T> {
         rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, task));
     }
 
-    /// Messages buffered now (`len(ch)`).
+    /// Messages buffered now (`len(ch)`). A read of the channel's state,
+    /// which an exhaustive search orders against its sends and receives.
     pub fn len(&self) -> usize {
+        crate::access(self.inner.id, false);
         self.inner.st.borrow().buf.len()
     }
 

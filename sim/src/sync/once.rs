@@ -41,8 +41,10 @@ impl Once {
         Once { m: Mutex::with_class(name, Some("sync.Once")), done: Rc::new(Cell::new(false)) }
     }
 
-    /// True once a `call_once` function has returned.
+    /// True once a `call_once` function has returned. A read of the
+    /// `Once`'s state, which an exhaustive search orders against the store.
     pub fn is_done(&self) -> bool {
+        crate::access(self.m.id(), false);
         self.done.get()
     }
 

@@ -134,8 +134,10 @@ impl<M: 'static> Pipe<M> {
         self.inner.id
     }
 
-    /// Bytes in the buffer now.
+    /// Bytes in the buffer now. A read of the pipe's state, which an
+    /// exhaustive search orders against its writes and reads.
     pub fn buffered(&self) -> u64 {
+        crate::access(self.inner.id, false);
         self.inner.st.borrow().buffered
     }
 

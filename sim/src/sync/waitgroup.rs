@@ -66,8 +66,10 @@ impl WaitGroup {
         self.m.id()
     }
 
-    /// The counter now.
+    /// The counter now. A read of the WaitGroup's state, which an
+    /// exhaustive search orders against `add`, `done` and `wait`.
     pub fn count(&self) -> u64 {
+        crate::access(self.m.id(), false);
         self.count.get()
     }
 
