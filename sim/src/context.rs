@@ -100,7 +100,7 @@ pub struct CancelFunc {
 /// that cancels it. `name` names its done channel in reports
 /// (`"<name>.Done()"`).
 pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
-    child(None, name.into())
+    child(None, name.into(), false)
 }
 
 /// `context.WithTimeout(context.Background(), d)`: [`with_cancel`], and a
@@ -112,7 +112,8 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// be declared too ([`CancelFunc::declare`]), on every seed alike. A
 /// cancel before the deadline (its own, or a parent's) stops the timer, as
 /// Go's does: its task ends in that step, and the run's clock does not go
-/// on to a deadline that no longer cancels anything.
+/// on to a deadline that no longer cancels anything. A timeout of 0 (a
+/// deadline already past) is cancelled as it is made, with no timer.
 ///
 /// ```
 /// use sim::context;
@@ -130,20 +131,24 @@ pub fn with_cancel(name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) 
 /// ```
 pub fn with_timeout(name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
     let name = name.into();
-    timed(&name, child(None, name.clone()), timeout_ns)
+    timed(&name, child(None, name.clone(), timeout_ns == 0), timeout_ns)
 }
 
 /// A context made from `parent` (none: from Background), as Go's
-/// `propagateCancel` links it.
-fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, CancelFunc) {
+/// `propagateCancel` links it; `expired`, one whose deadline has passed as
+/// it is made (a timeout of 0), which Go cancels at once with
+/// [`DEADLINE_EXCEEDED`] unless the parent's cancel came first.
+fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>, expired: bool) -> (Context, CancelFunc) {
     let parent = parent.filter(|p| !p.background);
+    let expired = expired.then_some(DEADLINE_EXCEEDED);
     let (done, err, cancellers, open) = match parent {
+        None if expired.is_some() => (Chan::signal_closed(format!("{name}.Done()")), expired, Vec::new(), false),
         None => (Chan::signal(format!("{name}.Done()")), None, Vec::new(), false),
         Some(p) => {
             // Go cancels it as it is made if the parent is: its own channel,
             // closed now. Either way the parent's cancellers are its own, so
             // that who must be declared does not depend on which came first.
-            let err = p.err.get();
+            let err = p.err.get().or(expired);
             let done = match err {
                 Some(_) => Chan::signal_closed(format!("{name}.Done()")),
                 None => Chan::signal(format!("{name}.Done()")),
@@ -161,7 +166,8 @@ fn child(parent: Option<&Rc<Node>>, name: Cow<'static, str>) -> (Context, Cancel
     let mut node = Node::new(done, cancellers, open, false);
     node.err.set(err);
     node.settled.set(err.is_some());
-    let linked = parent.filter(|p| p.err.get().is_none());
+    // One cancelled as it is made is in no parent's list (Go's removeChild).
+    let linked = parent.filter(|_| err.is_none());
     if let Some(p) = linked {
         node.parent = Rc::downgrade(p);
     }
@@ -216,7 +222,7 @@ impl Context {
     /// assert_eq!(run.outcome, sim::Outcome::Completed);
     /// ```
     pub fn with_cancel(&self, name: impl Into<Cow<'static, str>>) -> (Context, CancelFunc) {
-        child(Some(&self.node), name.into())
+        child(Some(&self.node), name.into(), false)
     }
 
     /// `context.WithTimeout(ctx, d)`: [`Context::with_cancel`], and a timer
@@ -226,7 +232,7 @@ impl Context {
     /// cancellers are declared.
     pub fn with_timeout(&self, name: impl Into<Cow<'static, str>>, timeout_ns: u64) -> (Context, CancelFunc) {
         let name = name.into();
-        timed(&name, child(Some(&self.node), name.clone()), timeout_ns)
+        timed(&name, child(Some(&self.node), name.clone(), timeout_ns == 0), timeout_ns)
     }
 
     /// `ctx.Done()`: closed once the context is cancelled. Receive from it,

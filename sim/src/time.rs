@@ -54,6 +54,13 @@ use std::task::{Context, Poll};
 use crate::rt::{self, Status};
 use crate::trace::EventKind;
 
+/// The latest deadline a sleep or timer can have: Go's longest duration
+/// (`math.MaxInt64` nanoseconds, about 292 years). A longer sleep ends
+/// there, so the clock, which each step then moves on by the step cost,
+/// stays far from the end of `u64` (a deadline of `clock + ns` once
+/// wrapped round to the past, waking the sleeper at once).
+pub const END_OF_TIME: u64 = i64::MAX as u64;
+
 /// The virtual time in nanoseconds.
 pub fn now() -> u64 {
     rt::with(|s| {
@@ -189,7 +196,8 @@ impl Ticker {
     }
 }
 
-/// Suspends the current task for `ns` virtual nanoseconds. A scheduling point.
+/// Suspends the current task for `ns` virtual nanoseconds (at most until
+/// [`END_OF_TIME`]). A scheduling point.
 pub async fn sleep(ns: u64) {
     Sleep { ns, state: 0, until: None }.await
 }
@@ -218,7 +226,7 @@ impl Future for Sleep {
                 rt::with(|s| {
                     let t = s.current;
                     s.timed_step();
-                    let at = until.map_or(s.clock + ns, |u| u.max(s.clock));
+                    let at = until.unwrap_or(s.clock.saturating_add(ns)).min(END_OF_TIME).max(s.clock);
                     s.record(t, EventKind::Sleep, None, Some(at - s.clock), None, None, None);
                     s.timer_seq += 1;
                     s.timers.push(Reverse((at, s.timer_seq, t)));

@@ -539,3 +539,38 @@ fn a_timer_that_fired_is_not_stopped_and_its_error_stays() {
     let timer = events_of(&run, "req timer");
     assert!(timer.iter().any(|e| e.0 == sim::trace::EventKind::Wake), "{timer:?}");
 }
+
+#[test]
+fn a_timeout_of_zero_is_cancelled_as_it_is_made_and_one_of_u64_max_never_is() {
+    // Go's WithDeadline cancels at once a context whose deadline has
+    // passed: Err() is DeadlineExceeded and Done() closed before any step.
+    // A parent's cancel that came first gives its own error.
+    for parent_cancelled in [false, true] {
+        let run = Sim::new(0).record(true).run(move || async move {
+            let (parent, cancel_parent) = context::with_cancel("server");
+            cancel_parent.declare();
+            if parent_cancelled {
+                cancel_parent.cancel().await;
+            }
+            let (ctx, cancel) = parent.with_timeout("req", 0);
+            cancel.declare();
+            let want = if parent_cancelled { CANCELED } else { DEADLINE_EXCEEDED };
+            assert_eq!(ctx.err(), Some(want));
+            let mut done = ctx.done().recv_case();
+            assert_eq!(select(&mut [&mut done], true).await, Some(0), "Done() is closed");
+            let (top, _c) = context::with_timeout("top", 0);
+            assert_eq!(top.err(), Some(DEADLINE_EXCEEDED));
+            // The deadline at the end of time never comes, and does not
+            // wrap round to now.
+            let (late, cancel_late) = context::with_timeout("late", u64::MAX);
+            cancel_late.declare();
+            sleep(1_000).await;
+            assert_eq!(late.err(), None);
+            cancel_late.cancel().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "parent cancelled: {parent_cancelled}: {}", run.outcome);
+        // No timer task was started for either: only "late"'s.
+        let tasks: Vec<String> = run.trace.unwrap().tasks.into_iter().map(|t| t.name).collect();
+        assert_eq!(tasks, ["main", "late timer"], "parent cancelled: {parent_cancelled}");
+    }
+}

@@ -694,3 +694,25 @@ fn an_unlock_or_exit_dropped_before_its_first_poll_releases_as_its_guard_would()
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }
 }
+
+#[test]
+fn a_sleep_to_the_end_of_time_neither_wraps_nor_overflows() {
+    // Go's time.Sleep(math.MaxInt64): asleep for good. The deadline was
+    // `clock + ns`, which wrapped (a release build woke the sleeper at once)
+    // or overflowed (a debug build panicked inside the library). Now a
+    // deadline ends at END_OF_TIME (Go's longest duration), and the steps
+    // after it move the clock on from there.
+    let run = Sim::new(0).record(true).run(|| async {
+        let forever = spawn("forever", async {
+            sleep(u64::MAX).await;
+            sim::time::now()
+        });
+        sleep(1_000).await;
+        assert!((1_000..2_000).contains(&sim::time::now()), "main woke at {}", sim::time::now());
+        // Joined: nothing else can run, so the clock jumps to the deadline.
+        let woke = forever.join().await;
+        assert!((sim::time::END_OF_TIME..sim::time::END_OF_TIME + 1_000).contains(&woke), "{woke}");
+        assert!(sim::time::now() > sim::time::END_OF_TIME);
+    });
+    assert_eq!(run.outcome, Outcome::Completed, "{}", run.outcome);
+}
