@@ -321,7 +321,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 );
             }
             println!();
-            crate::output::print_outcome(&run.outcome);
+            crate::output::print_outcome(run);
             println!();
             println!("{}", replay_line(m, cfg, run));
             println!(

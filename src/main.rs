@@ -554,7 +554,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 );
                 if failed {
                     println!();
-                    crate::output::print_outcome(&run.outcome);
+                    crate::output::print_outcome(&run);
                     println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
                 }
                 output::print_warnings(&run.lock_order.warnings());

@@ -34,12 +34,17 @@ pub fn print_table<const N: usize>(rows: &[[String; N]], right: &[bool; N]) {
 
 /// A failure's report, and for a run stopped at its step limit what the
 /// limit may mean (every command that reports one says it alike).
-pub fn print_outcome(o: &Outcome) {
+pub fn print_outcome(run: &sim::Run) {
+    let o = &run.outcome;
     print!("{o}");
     if let Outcome::StepLimit { steps, .. } = o {
         println!(
             "(--max-steps {steps}: a run that only takes long needs a larger one; one that never ends is a livelock)"
         );
+        let strategy = run.trace.as_ref().map_or("", |t| t.meta.strategy.as_str());
+        if let Some(note) = sim::outcome::unfair_limit_note(strategy) {
+            println!("{note}");
+        }
     }
 }
 

@@ -113,7 +113,7 @@ pub fn print_events(run: &Run) {
         println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
     }
     println!();
-    crate::output::print_outcome(&run.outcome);
+    crate::output::print_outcome(run);
 }
 
 /// The replay line printed under every failure.
@@ -506,7 +506,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                 run.outcome.verdict_text(),
                 count(r.executions, "execution")
             );
-            crate::output::print_outcome(&run.outcome);
+            crate::output::print_outcome(run);
             println!("\n{}", replay_line(m, cfg, run));
         }
         None => println!("{label}: {message}"),
@@ -672,7 +672,7 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
             count(shrunk.tries, "try"),
         );
     }
-    crate::output::print_outcome(&run.outcome);
+    crate::output::print_outcome(run);
     println!("\n{}", replay_line(m, cfg, run));
     // What the exploration of the schedules with fewer preemptions showed.
     let cut_at = match shrunk.limit_hit {

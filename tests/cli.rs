@@ -1936,3 +1936,24 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         assert!(!png.exists() && !svg.exists(), "{args:?} left a picture");
     }
 }
+
+#[test]
+fn a_step_limit_says_what_the_limit_may_mean_and_under_pct_or_explore_that_they_are_unfair() {
+    let hint = "(--max-steps 5: a run that only takes long needs a larger one; one that never ends is a livelock)";
+    let pct = "PCT runs the highest-priority task whenever it can";
+    let dfs = "An exhaustive search tries unfair schedules too";
+    for (args, note) in [
+        (&["run", "abba", "--fixed", "--max-steps", "5"][..], None),
+        (&["run", "abba", "--fixed", "--max-steps", "5", "--strategy", "pct"], Some(pct)),
+        (&["hunt", "abba", "--fixed", "--max-steps", "5", "--strategy", "pct:2", "--seeds", "0..3"], Some(pct)),
+        (&["hunt", "abba", "--fixed", "--max-steps", "5", "--seeds", "0..3"], None),
+        (&["explore", "abba", "--fixed", "--max-steps", "5"], Some(dfs)),
+    ] {
+        let (code, out, err) = deadsim(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(out.contains(hint), "{args:?}: {out}");
+        for n in [pct, dfs] {
+            assert_eq!(out.contains(n), note == Some(n), "{args:?}: {out}");
+        }
+    }
+}

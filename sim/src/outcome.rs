@@ -77,6 +77,37 @@ pub fn verdict_words(code: &str) -> &str {
     }
 }
 
+/// What a step limit may mean under `strategy` (a trace's `meta.strategy`)
+/// when that strategy need not be fair: PCT, which runs the
+/// highest-priority task that can run, and an exhaustive search, which
+/// tries the unfair schedules too. A task that never blocks (a loop around
+/// a select with a default case, a busy wait, a ticker and its reader) can
+/// then run alone until the limit, in a program Go's scheduler would end.
+/// `None` for random search, which is fair in the long run.
+///
+/// ```
+/// assert!(sim::outcome::unfair_limit_note("pct:3").unwrap().starts_with("PCT runs"));
+/// assert_eq!(sim::outcome::unfair_limit_note("random"), None);
+/// ```
+pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
+    if strategy.starts_with("pct") {
+        Some(
+            "PCT runs the highest-priority task whenever it can: a task that never blocks (a loop around a \
+             select with a default case, a busy wait, a ticker and its reader) may have run alone to the limit, \
+             where a fair scheduler such as Go's would have let the others end it. If random search passes, \
+             that is the likely cause.",
+        )
+    } else if strategy == "dfs" {
+        Some(
+            "An exhaustive search tries unfair schedules too: in this one a task that never blocks (a loop \
+             around a select with a default case, a busy wait, a ticker and its reader) may have run alone to \
+             the limit, where a fair scheduler such as Go's would have let the others end it.",
+        )
+    } else {
+        None
+    }
+}
+
 impl Outcome {
     /// `no-deadlock`, a failure's (`deadlock`, `step-limit`, `invariant`,
     /// `panic`), or a stopped run's (`diverged`, `pruned`): see [`VERDICTS`].

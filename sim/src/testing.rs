@@ -203,14 +203,24 @@ where
         order.merge(&run.lock_order);
         if run.outcome.is_failure() {
             panic!(
-                "deadsim: seed {seed} of 0..{iterations}{under} failed after {} steps\n\n{}\n{}Replay it with its \
+                "deadsim: seed {seed} of 0..{iterations}{under} failed after {} steps\n\n{}\n{}{}Replay it with its \
                  trace: DEADSIM_SEED={seed} cargo test <this test>, or {}.",
                 run.steps,
                 run.outcome,
+                unfair_note(&run.outcome, &cfg.strategy.to_string()),
                 lock_order_section(&order, &format!("seeds 0..={seed}")),
                 cfg.replay_hint(seed)
             );
         }
+    }
+}
+
+/// For a step limit under PCT, what it may mean (see
+/// [`crate::outcome::unfair_limit_note`]), on a line of its own.
+fn unfair_note(outcome: &crate::Outcome, strategy: &str) -> String {
+    match (outcome, crate::outcome::unfair_limit_note(strategy)) {
+        (crate::Outcome::StepLimit { .. }, Some(note)) => format!("{note}\n\n"),
+        _ => String::new(),
     }
 }
 
@@ -296,9 +306,10 @@ fn report_replay(run: crate::Run, seed: u64) {
     };
     if run.outcome.is_failure() {
         panic!(
-            "deadsim: seed {seed} failed after {} steps\n\n{}\n{}{written}",
+            "deadsim: seed {seed} failed after {} steps\n\n{}\n{}{}{written}",
             run.steps,
             run.outcome,
+            unfair_note(&run.outcome, &trace.meta.strategy),
             lock_order_section(&run.lock_order, &format!("seed {seed}"))
         );
     }
@@ -389,8 +400,15 @@ mod tests {
         assert!(msg.starts_with("deadsim: seed 0 of 0..10 failed after 50 steps"), "{msg}");
         assert!(msg.contains("step limit: still running after 50 steps"), "{msg}");
         assert!(msg.ends_with("or the same Check's .replay(model, 0)."), "{msg}");
+        // Random search is fair in the long run: no note of PCT's unfairness.
+        assert!(!msg.contains("highest-priority"), "{msg}");
         let replayed = panic_message(|| Check::pct(2).max_steps(50).replay(busy, 0)).expect("and again");
         assert!(replayed.contains("step limit: still running after 50 steps"), "{replayed}");
+        // Under PCT a step limit may be its unfairness: the report says so.
+        let under_pct = panic_message(|| Check::pct(2).max_steps(50).run(busy, 10)).expect("a livelock fails");
+        for msg in [&replayed, &under_pct] {
+            assert!(msg.contains("PCT runs the highest-priority task whenever it can"), "{msg}");
+        }
         // The virtual time of a step: at 0 ns, steps move no clock.
         let clock = || async {
             crate::yield_now().await;
