@@ -522,6 +522,7 @@ mod tests {
             undeclared: false,
             returned: Vec::new(),
             closers_only: false,
+            only_itself: false,
             closing: Vec::new(),
             full: None,
             counter: None,

@@ -344,6 +344,12 @@ pub struct BlockedTask {
     /// close the end (and so fail the wait). Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closers_only: bool,
+    /// For a channel or pipe wait with no releaser: the waiter itself is
+    /// the one task left that may serve it or close it (Go's `<-stopCh`
+    /// before its own `defer close(stopCh)`), which it cannot while it
+    /// waits. Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_itself: bool,
     /// For a channel or pipe wait whose other end is still held: those of
     /// `released_by_ids` declared only to close the waiter's own side (a
     /// running `conn.Close()`). They end the wait by closing the end, which
@@ -738,6 +744,9 @@ fn write_task(
         write!(f, ", and no task left that may call Done on it")?;
     } else if b.in_cond() {
         write!(f, ", and no task left that may signal it")?;
+    } else if let (Some(what), true) = (dead_by_itself(&b.op), b.only_itself) {
+        // Not "no task left": the waiter is left, and is the one.
+        write!(f, ", and no task but itself may {what}, which it cannot while it waits")?;
     } else if let Some(what) = dead_by_itself(&b.op) {
         // Dead by itself: every task that may notify it (every live task,
         // or the notifiers the model declared), or every declared holder of

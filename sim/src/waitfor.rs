@@ -900,7 +900,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     // A task holding both ends of the channel or pipe it waits on cannot
     // release itself while it waits: the report leaves it out (the search
     // keeps the edge). A lock it holds itself is the deadlock, and stays.
+    let mut only_itself = false;
     if !matches!(wait, Wait::Lock(_) | Wait::RLock(_) | Wait::Drain(_)) {
+        only_itself = released.contains(&t);
         released.retain(|&u| u != t);
     }
     let (waits_for, resource, kind) = match wait {
@@ -982,7 +984,10 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         Wait::Send(r) => s.resources[r as usize].capacity.filter(|&c| c > 0),
         _ => None,
     };
+    // Itself the one left: "no task left" would leave out the waiter.
+    let only_itself = only_itself && released.is_empty() && !undeclared;
     BlockedTask {
+        only_itself,
         full,
         cond,
         counter,

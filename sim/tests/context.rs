@@ -213,7 +213,8 @@ fn a_childs_cancellers_are_its_parents_declared_before_or_after_it_was_made() {
     // main makes the child, then declares a closer of the parent: that task
     // may cancel the child too (no undeclared-canceller panic), and while it
     // runs a wait on the child's Done() is no deadlock. Where it returns
-    // without cancelling, the wait is found as it returns.
+    // without cancelling, the wait is found as it returns: main, declared
+    // too, is the one canceller left, and it waits.
     for cancels in [true, false] {
         for seed in 0..50 {
             let run = Sim::new(seed).max_steps(10_000).run(move || async move {
@@ -240,8 +241,8 @@ fn a_childs_cancellers_are_its_parents_declared_before_or_after_it_was_made() {
                     let text = d.to_string();
                     assert!(
                         text.contains(
-                            "\"main\" (task 0): waiting to receive from chan \"req.Done()\", and no task left that \
-                             may send on it or close it"
+                            "\"main\" (task 0): waiting to receive from chan \"req.Done()\", and no task but itself \
+                             may send on it or close it, which it cannot while it waits"
                         ),
                         "seed {seed}: {text}"
                     );

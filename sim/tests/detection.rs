@@ -2279,3 +2279,46 @@ fn a_send_blocked_on_a_full_buffer_says_so() {
     let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
     assert!(err.contains("full: 3, but the task is not in a send on a channel of capacity 3"), "{err}");
 }
+
+#[test]
+fn a_wait_only_the_waiter_itself_could_end_says_so_not_no_task_left() {
+    // Go's `<-stopCh` before the task's own `defer close(stopCh)`: the
+    // waiter is the one declared holder of the send end, and cannot close
+    // it while it waits. "no task left that may send on it or close it"
+    // left out the very task that may.
+    let run = Sim::new(0).record(true).run(|| async {
+        let stop = Chan::signal("stopCh");
+        stop.declare_sender();
+        sim::spawn("other", async { sleep(10_000).await });
+        stop.recv().await;
+        stop.close().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    let text = d.to_string();
+    assert!(
+        text.contains(
+            "\"main\" (task 0): waiting to receive from chan \"stopCh\", and no task but itself may send on it or \
+             close it, which it cannot while it waits\n"
+        ),
+        "{text}"
+    );
+    assert!(d.cycle[0].only_itself && d.cycle[0].released_by.is_empty(), "{text}");
+    // The trace keeps it and reads back; beside a releaser it is refused.
+    let json = run.trace.unwrap().to_json();
+    assert!(sim::trace::Trace::from_json(&json).unwrap().deadlock.unwrap().cycle[0].only_itself);
+    let bad = json.replace("\"only_itself\":true", "\"only_itself\":true,\"undeclared\":true");
+    assert_ne!(bad, json);
+    let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+    assert!(err.contains("only_itself: true, but the wait is not a channel or pipe wait with no releaser"), "{err}");
+    // Another task on the other end: no such note.
+    let run = Sim::new(0).run(|| async {
+        let stop = Chan::signal("stopCh");
+        stop.declare_sender();
+        let s = stop.clone();
+        let h = sim::spawn("closer", async move { s.recv().await });
+        stop.declare_sender_for(h.id());
+        stop.recv().await;
+    });
+    let text = run.outcome.to_string();
+    assert!(!text.contains("but itself"), "{text}");
+}

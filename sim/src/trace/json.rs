@@ -1078,6 +1078,16 @@ impl Trace {
         // A closer is one of the releasers, of a channel or pipe wait, once;
         // and a wait whose releasers are all closers, or not all known, has
         // none set apart.
+        if b.only_itself
+            && (!b.released_by.is_empty()
+                || b.undeclared
+                || !matches!(b.op.as_str(), "send" | "recv" | "select" | "write" | "read"))
+        {
+            return Err(
+                "only_itself: true, but the wait is not a channel or pipe wait with no releaser, its ends declared"
+                    .into(),
+            );
+        }
         if !b.closing.is_empty() && (b.undeclared || b.closers_only) {
             let flag = if b.undeclared { "undeclared" } else { "closers_only" };
             return Err(format!("closing: given with {flag}: true, whose releasers are not split so"));
