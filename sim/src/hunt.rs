@@ -537,6 +537,8 @@ mod tests {
                 behind: Vec::new(),
                 running: Vec::new(),
                 running_ids: Vec::new(),
+                waiting: Vec::new(),
+                waiting_ids: Vec::new(),
                 shared: Vec::new(),
                 notifies: Vec::new(),
             })))

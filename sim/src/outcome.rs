@@ -260,6 +260,15 @@ pub struct Deadlock {
     /// kept it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub running_ids: Vec<u32>,
+    /// Tasks blocked when a partial deadlock was found but not in it (a
+    /// running task may yet release them: a loop waiting on a ticker that
+    /// the deadlock leaves running for good; or parked in the background),
+    /// by name, in task order. Left out of a trace when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<String>,
+    /// The same tasks by id, in the same order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_ids: Vec<u32>,
     /// The task names two or more tasks of the run have (a pool of
     /// `worker`s), sorted: the report gives such a task's id beside its
     /// name. Left out of a trace when empty.
@@ -400,7 +409,7 @@ impl Deadlock {
     /// use sim::outcome::{Deadlock, LastNotify};
     /// let d = Deadlock {
     ///     global: true, step: 3, time: 300, cycle: vec![], behind: vec![], running: vec![],
-    ///     running_ids: vec![], shared: vec![], notifies: vec![],
+    ///     running_ids: vec![], waiting: vec![], waiting_ids: vec![], shared: vec![], notifies: vec![],
     /// };
     /// let n = LastNotify { monitor: "inner".into(), resource: 1, last: None };
     /// assert_eq!(d.notify_line(&n), "Monitor \"inner\" was never notified.");
@@ -826,6 +835,16 @@ impl fmt::Display for Deadlock {
             };
             writeln!(f)?;
             writeln!(f, "Still running: {}", names.join(", "))?;
+        }
+        if !self.waiting.is_empty() {
+            // Not stuck for good, but not running either: a thread dump
+            // names them too (a leaked loop on a ticker is one).
+            let names: Vec<String> = if self.waiting_ids.len() == self.waiting.len() {
+                self.waiting.iter().zip(&self.waiting_ids).map(|(n, &id)| who(&shared, n, id)).collect()
+            } else {
+                self.waiting.iter().map(|n| format!("\"{n}\"")).collect()
+            };
+            writeln!(f, "Blocked too, outside the deadlock: {}", names.join(", "))?;
         }
         Ok(())
     }

@@ -610,6 +610,8 @@ pub(crate) fn detect_global(s: &mut State) -> Deadlock {
             behind: blocked,
             running: Vec::new(),
             running_ids: Vec::new(),
+            waiting: Vec::new(),
+            waiting_ids: Vec::new(),
             shared: shared_names(s),
             notifies: Vec::new(),
         };
@@ -637,6 +639,10 @@ fn report(s: &State, global: bool) -> Deadlock {
     let cycle = pick_cycle(s, &dead, global);
     let behind =
         (0..n as TaskId).filter(|&u| dead[u as usize] && !cycle.contains(&u)).map(|u| blocked_task(s, u)).collect();
+    let waiting_ids: Vec<u32> = (0..n as TaskId)
+        .filter(|&u| !dead[u as usize] && matches!(s.tasks[u as usize].status, Status::Blocked(_)))
+        .collect();
+    let waiting = waiting_ids.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect();
     let mut d = Deadlock {
         global,
         step: s.step,
@@ -645,6 +651,8 @@ fn report(s: &State, global: bool) -> Deadlock {
         behind,
         running,
         running_ids,
+        waiting,
+        waiting_ids,
         shared: shared_names(s),
         notifies: Vec::new(),
     };

@@ -2322,3 +2322,38 @@ fn a_wait_only_the_waiter_itself_could_end_says_so_not_no_task_left() {
     let text = run.outcome.to_string();
     assert!(!text.contains("but itself"), "{text}");
 }
+
+#[test]
+fn a_partial_deadlock_names_the_blocked_tasks_outside_it() {
+    // kubernetes#70277's leak: a goroutine loops on a ticker or a stop
+    // channel nobody will close. It is blocked when the deadlock is found,
+    // but the ticker will release it: not in the deadlock, not running,
+    // and it was named nowhere.
+    let run = Sim::new(0).record(true).run(|| async {
+        let stop = Chan::signal("stopCh");
+        stop.declare_sender();
+        let s = stop.clone();
+        sim::spawn("poller", async move {
+            let tick = sim::time::Ticker::new("tick", 100_000);
+            loop {
+                let (mut t, mut d) = (tick.c().recv_case(), s.recv_case());
+                if select(&mut [&mut t, &mut d], false).await == Some(1) {
+                    return;
+                }
+            }
+        });
+        sleep(5_000).await;
+        stop.recv().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    let text = d.to_string();
+    assert!(text.ends_with("Still running: \"tick\"\nBlocked too, outside the deadlock: \"poller\"\n"), "{text}");
+    assert_eq!((d.waiting.as_slice(), d.waiting_ids.as_slice()), (&["poller".to_string()][..], &[1][..]));
+    // The trace keeps them, and reads back; a list the events do not give is refused.
+    let json = run.trace.unwrap().to_json();
+    assert_eq!(sim::trace::Trace::from_json(&json).unwrap().deadlock.unwrap().waiting_ids, [1]);
+    let bad = json.replace("\"waiting_ids\":[1]", "\"waiting_ids\":[2]");
+    assert_ne!(bad, json);
+    let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+    assert!(err.contains("deadlock.waiting_ids: [2], but the events leave tasks [1] blocked outside"), "{err}");
+}

@@ -799,6 +799,19 @@ impl Trace {
                 d.running_ids
             ));
         }
+        // The blocked tasks the report leaves out, where kept (a trace from
+        // before has none): by name and id, in task order.
+        let outside: Vec<u32> =
+            (0..self.tasks.len() as u32).filter(|&t| left[t as usize] == Left::Blocked && !seen[t as usize]).collect();
+        if !(d.waiting.is_empty() && d.waiting_ids.is_empty()) {
+            let names: Vec<&str> = outside.iter().map(|&t| self.tasks[t as usize].name.as_str()).collect();
+            if d.waiting_ids != outside || d.waiting != names {
+                return Err(format!(
+                    "deadlock.waiting_ids: {:?}, but the events leave tasks {outside:?} blocked outside the report",
+                    d.waiting_ids
+                ));
+            }
+        }
 
         if d.global != able.is_empty() {
             return Err(if d.global {
