@@ -78,6 +78,13 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool, clo
     let Status::Blocked(wait) = s.tasks[t as usize].status else { return false };
     match wait {
         Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) => match &s.resources[r as usize].st {
+            // Handed to another task to unlock: any task might (Go's), so
+            // the releasers are not known; the edge to the task that
+            // locked stays for a report once no task can run.
+            ResState::Mutex { holder: Some(h) } if h.handed => {
+                out.push(h.task);
+                return false;
+            }
             ResState::Mutex { holder } => out.extend(holder.map(|h| h.task)),
             ResState::Monitor { owner, .. } => out.extend(owner.map(|h| h.task)),
             ResState::RwLock { writer, pending, readers } => {

@@ -2357,3 +2357,47 @@ fn a_partial_deadlock_names_the_blocked_tasks_outside_it() {
     let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
     assert!(err.contains("deadlock.waiting_ids: [2], but the events leave tasks [1] blocked outside"), "{err}");
 }
+
+#[test]
+fn a_mutex_handed_to_another_task_to_unlock_is_no_deadlock_while_that_one_may() {
+    // Go lets any goroutine unlock a mutex. main locks, hands the guard to
+    // "unlocker", and waits for "sender", which waits for the lock: a cycle
+    // main -> sender -> main if the task that locked must unlock, reported
+    // at once. Handed off, the run completes; and where the new owner
+    // returns without unlocking, the wait is found once no task can run.
+    for unlocks in [true, false] {
+        for seed in 0..100 {
+            let run = Sim::new(seed).run(move || async move {
+                let mu = Mutex::new("mu");
+                let ch: Chan<u32> = Chan::new("ch", 0);
+                ch.declare_receiver();
+                let g = mu.lock().await;
+                g.hand_off();
+                sim::spawn("unlocker", async move {
+                    sleep(1_000).await;
+                    if unlocks {
+                        g.unlock().await;
+                    } else {
+                        std::mem::forget(g);
+                    }
+                });
+                let tx = ch.clone();
+                let h = sim::spawn("sender", async move {
+                    let g = mu.lock().await;
+                    tx.send(1).await;
+                    g.unlock().await;
+                });
+                ch.declare_sender_for(h.id());
+                assert_eq!(ch.recv().await, Some(1));
+            });
+            if unlocks {
+                assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+                continue;
+            }
+            let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
+            let text = d.to_string();
+            assert!(d.global && d.time >= 1_000, "seed {seed}: found before the unlocker returned: {text}");
+            assert!(text.contains("\"sender\" (task 2): waiting to lock mutex \"mu\", held by \"main\""), "{text}");
+        }
+    }
+}

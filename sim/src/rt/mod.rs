@@ -252,6 +252,10 @@ pub(crate) struct HeldLock {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hold {
     pub task: TaskId,
+    /// Handed by `task` to another task to unlock (`MutexGuard::hand_off`):
+    /// any task might unlock it, as Go allows. (In the padding after `task`:
+    /// a hold is no larger for it, and an unlock clears it with the hold.)
+    pub handed: bool,
     pub at: Option<Frame>,
 }
 
@@ -602,7 +606,7 @@ impl State {
     }
 
     pub fn hold_here(&self) -> Hold {
-        Hold { task: self.current, at: self.top_frame(self.current) }
+        Hold { task: self.current, handed: false, at: self.top_frame(self.current) }
     }
 
     #[inline(always)]

@@ -100,7 +100,7 @@ fn lock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
         s.block(Wait::Lock(id));
         return Poll::Pending;
     }
-    *holder = Some(Hold { task: t, at });
+    *holder = Some(Hold { task: t, handed: false, at });
     s.record(t, EventKind::Lock, Some(id), None, None, None, None);
     s.took_lock(id, t);
     s.acquired_at(t, id, at);
@@ -134,6 +134,47 @@ fn unlock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
 }
 
 impl MutexGuard {
+    /// Says that another task will unlock this mutex: Go lets any goroutine
+    /// call `Unlock`. Call it in the task that locked, then move the guard
+    /// to the one that unlocks. Otherwise the task that locked is taken for
+    /// the one that will unlock, and a task waiting for the lock while that
+    /// one waits for it is reported deadlocked at once, though the guard's
+    /// new owner would unlock. Until the unlock, a wait on this mutex is
+    /// judged only once no task can run (reports still name the task that
+    /// locked as its holder). Not a scheduling point.
+    ///
+    /// ```
+    /// use sim::sync::{Chan, Mutex};
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let mu = Mutex::new("mu");
+    ///     let ch: Chan<u32> = Chan::new("ch", 0);
+    ///     let g = mu.lock().await;
+    ///     g.hand_off();
+    ///     sim::spawn("unlocker", async move {
+    ///         sim::time::sleep(1_000).await;
+    ///         g.unlock().await; // mu.Unlock() in another goroutine
+    ///     });
+    ///     let tx = ch.clone();
+    ///     let h = sim::spawn("sender", async move {
+    ///         let g = mu.lock().await; // waits for the unlocker, not for main
+    ///         tx.send(1).await;
+    ///         g.unlock().await;
+    ///     });
+    ///     ch.declare_sender_for(h.id());
+    ///     ch.declare_receiver();
+    ///     assert_eq!(ch.recv().await, Some(1));
+    /// });
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
+    pub fn hand_off(&self) {
+        let id = self.id;
+        rt::with(|s| {
+            if let ResState::Mutex { holder: Some(h) } = &mut s.resources[id as usize].st {
+                h.handed = true;
+            }
+        });
+    }
+
     /// `mu.Unlock()`: a scheduling point, then the release.
     pub fn unlock(self) -> Unlock {
         let id = self.id;

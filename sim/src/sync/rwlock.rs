@@ -164,7 +164,7 @@ fn release_write(id: ResId) {
         for &t in &waiters {
             if s.tasks[t as usize].status == Status::Blocked(Wait::RLock(id)) {
                 let at = s.top_frame(t);
-                st(s, id).2.push(Hold { task: t, at });
+                st(s, id).2.push(Hold { task: t, handed: false, at });
                 s.record(t, EventKind::RLock, Some(id), None, None, Some(me), None);
                 s.acquired(t, id);
                 s.grant(t, 0);
@@ -199,7 +199,7 @@ fn release_read(id: ResId, owner: TaskId, at: Option<crate::Frame>) {
         s.released(reader, id);
         if let Some(w) = handoff {
             let at = s.top_frame(w);
-            *st(s, id).0 = Some(Hold { task: w, at });
+            *st(s, id).0 = Some(Hold { task: w, handed: false, at });
             s.record(w, EventKind::Lock, Some(id), None, None, Some(me), None);
             s.acquired(w, id);
             s.grant(w, 0);
