@@ -583,6 +583,19 @@ impl BlockedTask {
         self.op == "wait" && self.cond
     }
 
+    /// For a lock wait on the monitor a `WaitGroup` or `Cond` is built on
+    /// (a step limit can cut a `Done` or `Signal` while another task is
+    /// inside it): the type and the method it is in, from its innermost
+    /// frame (`sync.(*WaitGroup).Done`).
+    pub fn internal_lock(&self) -> Option<(&str, &str)> {
+        if self.op != "lock" || self.kind != "monitor" {
+            return None;
+        }
+        let inner = self.stack.first()?.name.strip_prefix("sync.(*")?;
+        let (ty, method) = inner.split_once(").")?;
+        matches!(ty, "WaitGroup" | "Cond").then_some((ty, method))
+    }
+
     /// How a report says what it is doing: "waiting to lock", "waiting in
     /// Wait on" (a WaitGroup or Cond), ...
     pub fn phrase(&self) -> &'static str {
@@ -676,7 +689,19 @@ fn write_task(
         "" => String::new(),
         k => format!("{k} "),
     };
-    write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, b.phrase(), kind, b.target_among(shared))?;
+    if let Some((ty, method)) = b.internal_lock() {
+        // The monitor a WaitGroup or Cond is built on, which Go's atomics
+        // and runtime locks stand for: not a lock of the model's.
+        write!(
+            f,
+            "\"{}\" (task {}): in {method} on {ty} {}, waiting for the lock deadsim keeps its state under",
+            b.name,
+            b.task,
+            b.target_among(shared)
+        )?;
+    } else {
+        write!(f, "\"{}\" (task {}): {} {}{}", b.name, b.task, b.phrase(), kind, b.target_among(shared))?;
+    }
     if let (Some(n), true) = (b.counter, wait_group) {
         write!(f, " (counter {n})")?;
     }

@@ -286,3 +286,35 @@ fn a_waitgroup_that_reached_zero_with_nobody_waiting_is_not_said_to_have_lost_a_
     assert!(text.contains(", with no task in Wait then"), "{text}");
     assert!(!text.contains("lost"), "{text}");
 }
+
+#[test]
+fn a_task_cut_inside_done_waits_for_the_waitgroups_own_lock_not_a_models_monitor() {
+    // A WaitGroup is a monitor inside, held for a step or two by Done and
+    // Wait. A step limit that falls there found "b" "waiting to lock
+    // monitor \"wg\"", a lock no Go program has.
+    let mut seen = 0;
+    for seed in 0..50u64 {
+        for limit in 3..12u64 {
+            let run = sim::Sim::new(seed).max_steps(limit).run(|| async {
+                let wg = WaitGroup::new("wg");
+                wg.add(2);
+                for name in ["a", "b"] {
+                    let wg = wg.clone();
+                    sim::spawn(name, async move { wg.done().await });
+                }
+                wg.wait().await;
+            });
+            let text = run.outcome.to_string();
+            assert!(!text.contains("lock monitor"), "seed {seed}, limit {limit}: {text}");
+            for line in text.lines().filter(|l| l.contains("waiting for the lock")) {
+                seen += 1;
+                assert!(
+                    line.contains("): in Done on WaitGroup \"wg\", waiting for the lock deadsim keeps its state under, held by \"")
+                        || line.contains("): in Wait on WaitGroup \"wg\", waiting for the lock deadsim keeps its state under, held by \""),
+                    "seed {seed}, limit {limit}: {text}"
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "no run was cut inside Done or Wait");
+}
