@@ -91,12 +91,18 @@ pub struct Check {
     strategy: StrategyKind,
     max_steps: u64,
     step_ns: Option<u64>,
+    lock_order_fails: bool,
 }
 
 impl Check {
     /// Random scheduling, as [`check_random`].
     pub fn random() -> Check {
-        Check { strategy: StrategyKind::Random, max_steps: crate::DEFAULT_MAX_STEPS, step_ns: None }
+        Check {
+            strategy: StrategyKind::Random,
+            max_steps: crate::DEFAULT_MAX_STEPS,
+            step_ns: None,
+            lock_order_fails: false,
+        }
     }
 
     /// PCT of depth `depth`, as [`check_pct`].
@@ -116,6 +122,29 @@ impl Check {
     /// Virtual nanoseconds per step ([`Sim::step_ns`]).
     pub fn step_ns(mut self, ns: u64) -> Check {
         self.step_ns = Some(ns);
+        self
+    }
+
+    /// Fails the check too when no seed failed but the lock order over the
+    /// seeds run shows a deadlock that could happen (two locks taken in
+    /// both orders, as `deadsim hunt` warns of them), with those findings.
+    /// By default they are shown only beside a failure.
+    ///
+    /// ```should_panic
+    /// use sim::sync::Mutex;
+    /// // T2 starts after T1 is done: no run deadlocks, but B then A
+    /// // against A then B deadlocks once T2 no longer waits.
+    /// sim::testing::Check::random().lock_order_fails().run(
+    ///     || async {
+    ///         let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+    ///         sim::spawn("T1", async move { let _x = a.lock().await; let _y = b.lock().await; }).join().await;
+    ///         sim::spawn("T2", async move { let _y = b.lock().await; let _x = a.lock().await; }).join().await;
+    ///     },
+    ///     10,
+    /// );
+    /// ```
+    pub fn lock_order_fails(mut self) -> Check {
+        self.lock_order_fails = true;
         self
     }
 
@@ -212,6 +241,13 @@ where
                 cfg.replay_hint(seed)
             );
         }
+    }
+    if cfg.lock_order_fails && !order.warnings().is_empty() {
+        panic!(
+            "deadsim: no seed of 0..{iterations}{under} failed, but the lock order shows a deadlock that could \
+             happen (Check::lock_order_fails)\n\n{}",
+            lock_order_section(&order, &format!("seeds 0..{iterations}"))
+        );
     }
 }
 
@@ -418,6 +454,37 @@ mod tests {
         let moved = panic_message(|| Check::random().run(clock, 1)).expect("by default a step takes time");
         assert!(moved.contains("invariant violated in \"main\": the clock stood still"), "{moved}");
         assert!(moved.ends_with("or sim::testing::replay(model, 0)."), "{moved}");
+    }
+
+    #[test]
+    fn a_lock_order_that_could_deadlock_fails_the_check_only_when_asked() {
+        // T2 starts after T1 is done: no run deadlocks.
+        let sequential = || async {
+            let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+            crate::spawn("T1", async move {
+                let _x = a.lock().await;
+                let _y = b.lock().await;
+            })
+            .join()
+            .await;
+            crate::spawn("T2", async move {
+                let _y = b.lock().await;
+                let _x = a.lock().await;
+            })
+            .join()
+            .await;
+        };
+        assert_eq!(panic_message(|| Check::random().run(sequential, 10)), None);
+        let msg = panic_message(|| Check::pct(2).lock_order_fails().run(sequential, 10)).expect("the order fails it");
+        assert!(
+            msg.starts_with(
+                "deadsim: no seed of 0..10 (PCT, depth 2) failed, but the lock order shows a deadlock that could happen"
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("Lock order (1 finding over seeds 0..10):") && msg.contains("circular locking"), "{msg}");
+        // A model that takes its locks in one order passes.
+        assert_eq!(panic_message(|| Check::random().lock_order_fails().run(|| abba(true), 10)), None);
     }
 
     #[test]
