@@ -990,26 +990,30 @@ impl<'a> Model<'a> {
 /// events the times are interpolated linearly (steps cost the same), from
 /// the time the clock jumped to where it did, and never go back.
 fn boundary_times(trace: &Trace, end: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
-    const UNKNOWN: u64 = u64::MAX;
     let n = end as usize + 1;
-    let mut t = vec![UNKNOWN; n];
+    // Known where a step has events: `None` elsewhere (any u64 is a time a
+    // trace may give, u64::MAX too, so none can stand for "unknown").
+    let mut known: Vec<Option<u64>> = vec![None; n];
     let mut jumps: BTreeMap<u64, u64> = BTreeMap::new();
     for e in &trace.events {
-        if let Some(slot) = t.get_mut(e.step as usize) {
-            if *slot == UNKNOWN {
-                *slot = e.time;
-            } else if e.time > *slot {
-                let j = jumps.entry(e.step).or_insert(e.time);
-                *j = (*j).max(e.time);
+        if let Some(slot) = known.get_mut(e.step as usize) {
+            match *slot {
+                None => *slot = Some(e.time),
+                Some(first) if e.time > first => {
+                    let j = jumps.entry(e.step).or_insert(e.time);
+                    *j = (*j).max(e.time);
+                }
+                Some(_) => {}
             }
         }
     }
-    if t[0] == UNKNOWN {
-        t[0] = 0;
+    if known[0].is_none() {
+        known[0] = Some(0);
     }
-    if trace.meta.steps == end && t[n - 1] == UNKNOWN {
-        t[n - 1] = trace.meta.time_ns;
+    if trace.meta.steps == end && known[n - 1].is_none() {
+        known[n - 1] = Some(trace.meta.time_ns);
     }
+    let mut t: Vec<u64> = known.iter().map(|k| k.unwrap_or(0)).collect();
     // Where the step after position `i` starts.
     let resume = |t: &[u64], i: usize| jumps.get(&(i as u64)).map_or(t[i], |&j| j.max(t[i]));
     // Interpolate between known anchors; extend past the last one with the
@@ -1018,7 +1022,7 @@ fn boundary_times(trace: &Trace, end: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
     let mut slope_num = sim::DEFAULT_STEP_NS as u128;
     let mut slope_den = 1u128;
     for i in 1..n {
-        if t[i] == UNKNOWN {
+        if known[i].is_none() {
             continue;
         }
         let from = resume(&t, prev);
@@ -1036,7 +1040,8 @@ fn boundary_times(trace: &Trace, end: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
     }
     let from = resume(&t, prev) as u128;
     for (k, slot) in t.iter_mut().enumerate().skip(prev + 1) {
-        *slot = (from + slope_num * (k - prev) as u128 / slope_den) as u64;
+        // Past the end of u64 (a clock at its end, extended): it stays there.
+        *slot = (from + slope_num * (k - prev) as u128 / slope_den).min(u64::MAX as u128) as u64;
     }
     let jumps = jumps.into_iter().filter(|&(p, j)| j > t[p as usize]).collect();
     (t, jumps)

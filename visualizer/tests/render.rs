@@ -3097,3 +3097,21 @@ fn perfetto_marks_every_outcome_and_names_the_run() {
     assert_eq!(m.iter().map(|e| e["name"].as_str().unwrap()).collect::<Vec<_>>(), ["step limit"]);
     assert_eq!(m[0]["ts"].as_f64().unwrap(), t.meta.time_ns as f64 / 1000.0);
 }
+
+#[test]
+fn a_clock_at_the_end_of_u64_is_drawn_as_the_trace_gives_it() {
+    // u64::MAX stood for "no event at this step" when the step times were
+    // worked out: a trace whose last step is at that time was drawn with
+    // the times of the steps before extended (0 to 500 ns), under a title
+    // that said 18 446 744 073.709 s.
+    let mut trace = visualizer::load(&committed()).unwrap();
+    for e in trace.events.iter_mut().filter(|e| e.step == 5) {
+        e.time = u64::MAX;
+    }
+    trace.meta.time_ns = u64::MAX;
+    trace.deadlock.as_mut().unwrap().time = u64::MAX;
+    let m = visualizer::Model::new(&trace).unwrap();
+    assert_eq!((m.times[4], m.times[5]), (400, u64::MAX));
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
+    assert!(texts.iter().any(|t| t == "18\u{2009}446\u{2009}744\u{2009}073.709 s"), "{texts:?}");
+}
