@@ -345,7 +345,13 @@ fn main() -> ExitCode {
                 Some(t) => format!("{first}; {}", t.trim_start_matches("tip: ")),
                 None => first,
             };
-            eprintln!("deadsim: error: {} (see deadsim --help)", output::one_line(&first));
+            // The help of the command given, which lists the flags it takes.
+            use clap::CommandFactory;
+            let command = std::env::args()
+                .nth(1)
+                .filter(|a| a != "help" && Cli::command().get_subcommands().any(|c| c.get_name() == a.as_str()));
+            let help = command.map_or("deadsim --help".to_string(), |c| format!("deadsim {c} --help"));
+            eprintln!("deadsim: error: {} (see {help})", output::clip(&output::one_line(&first)));
             return ExitCode::from(2);
         }
     };
@@ -357,7 +363,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::from(0),
         Err(UsageError(msg)) => {
             if !msg.is_empty() {
-                eprintln!("deadsim: error: {}", output::one_line(&msg));
+                eprintln!("deadsim: error: {}", output::clip(&output::one_line(&msg)));
             }
             ExitCode::from(2)
         }

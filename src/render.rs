@@ -260,7 +260,7 @@ fn refuse_stdin(trace: &Path) -> Result<(), String> {
 /// `deadsim render`.
 pub fn render(args: RenderArgs) -> Result<(), String> {
     refuse_stdin(&args.trace)?;
-    let all = args.chart == "all";
+    let all = args.chart.eq_ignore_ascii_case("all");
     let requested: Vec<Chart> = if all {
         Chart::ALL.to_vec()
     } else {

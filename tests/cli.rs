@@ -220,6 +220,9 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             "--perfetto p.PNG: .png is a chart's name, and this output is JSON (name it .json; deadsim render draws charts)",
         ),
         (vec!["run", "abba", "--trace", "fig.svg"], "--trace fig.svg: .svg is a chart's name, and this output is JSON"),
+        // clap's errors point at the help of the command given.
+        (vec!["render", "t.json", "--bogus"], "unexpected argument '--bogus' found (see deadsim render --help)"),
+        (vec!["--bogus"], "unexpected argument '--bogus' found (see deadsim --help)"),
         (vec![], "no command given: one of models, run, hunt, replay, explore, shrink, render, export, merge, bench"),
         (vec!["render", "t.json", "-o", "e.jpg"], "-o e.jpg: .jpg is not a chart format"),
         (vec!["render", "t.json", "-o", ".jpg"], "-o .jpg: a name that is only an extension; put a name before it"),
@@ -1881,6 +1884,19 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("Figure 1: AB/BA") && !text.contains("abba · seed 0"), "{text}");
     assert!(text.contains("1 of 3 tasks drawn, the ones selected"), "{text}");
+
+    // Chart and axis names in any case, as --format takes PNG.
+    let (code, _, err) = deadsim(&["render", t, "--chart", "TimeLine", "--x", "STEPS", "-o", svg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // A value echoed in an error is cut to a length a terminal shows.
+    let long = dir.join("long.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    v["tasks"][1]["name"] = json!("x".repeat(100_000));
+    std::fs::write(&long, v.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", long.to_str().unwrap(), "-o", p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.len() < 1_200 && err.contains(" characters left out) "), "{} bytes", err.len());
+    assert_eq!(err.lines().count(), 1);
 
     // --colours-of: the fix's figure colours each thread as the bug's does
     // (by themselves they differ: the bug's cycle takes the first colours).

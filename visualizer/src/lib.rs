@@ -127,9 +127,10 @@ impl Chart {
 impl FromStr for Chart {
     type Err = Error;
     fn from_str(s: &str) -> Result<Chart, Error> {
+        // `Timeline` is the timeline, as `--format PNG` is png.
         Chart::ALL
             .into_iter()
-            .find(|c| c.name() == s)
+            .find(|c| c.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| Error(format!("unknown chart `{s}` (expected timeline, locks, pipes or waitfor)")))
     }
 }
@@ -176,7 +177,7 @@ pub enum XAxis {
 impl FromStr for XAxis {
     type Err = Error;
     fn from_str(s: &str) -> Result<XAxis, Error> {
-        match s {
+        match s.to_ascii_lowercase().as_str() {
             "time" => Ok(XAxis::Time),
             "steps" => Ok(XAxis::Steps),
             _ => Err(Error(format!("unknown x axis `{s}` (expected time or steps)"))),
