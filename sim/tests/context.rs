@@ -520,7 +520,7 @@ fn a_cancel_stops_the_timer_of_its_context_and_of_those_made_from_it() {
         assert_eq!(kinds, want, "{case}: {timer:?}");
         // Finished in the step of main's close of the context's channel.
         let trace = run.trace.as_ref().unwrap();
-        let close = trace.events.iter().filter(|e| e.kind == sim::trace::EventKind::Close).last().unwrap();
+        let close = trace.events.iter().rfind(|e| e.kind == sim::trace::EventKind::Close).unwrap();
         assert_eq!(timer.last().unwrap().1, close.step, "{case}");
     }
 }

@@ -313,7 +313,7 @@ async fn step(w: &World, op: &Op, held: &mut Vec<Held>, name: &str) {
             sim::yield_now().await;
             w.wg.add(1);
         }
-        Op::OnceDo => w.once.call_once(|| sim::yield_now()).await,
+        Op::OnceDo => w.once.call_once(sim::yield_now).await,
         Op::Spawn(..) => unreachable!("run_task spawns"),
     }
 }
