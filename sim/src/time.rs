@@ -192,7 +192,11 @@ impl Ticker {
     /// for a tick and not run yet returns when it runs, without sending.
     pub fn stop(&self) {
         self.stopped.set(true);
-        rt::with(|s| crate::rt::execution::stop_timer_task(s, self.task));
+        // Go's `defer ticker.Stop()` is a drop guard here, which may run at
+        // the run's teardown, when there is no task to end.
+        if rt::is_live() {
+            rt::with(|s| crate::rt::execution::stop_timer_task(s, self.task));
+        }
     }
 }
 

@@ -50,6 +50,10 @@ pub(crate) struct Scratch {
     pub undecided: Vec<TaskId>,
     /// Set by `State::judge_after_step`: the step limit it stood in for.
     pub judge_due: Option<u64>,
+    /// Timer tasks a step stopped (`execution::stop_timer_task`): finished
+    /// in that step, but the waits they could have served are judged once
+    /// it is over, as a finish at the end of a task's own step is.
+    pub stopped: Vec<TaskId>,
 }
 
 /// Appends the tasks that could release blocked task `t` to `out`.

@@ -522,6 +522,12 @@ fn a_cancel_stops_the_timer_of_its_context_and_of_those_made_from_it() {
         let trace = run.trace.as_ref().unwrap();
         let close = trace.events.iter().rfind(|e| e.kind == sim::trace::EventKind::Close).unwrap();
         assert_eq!(timer.last().unwrap().1, close.step, "{case}");
+        // Named as stopped by main, and read back by the trace's reader.
+        let finish = trace.events.iter().rfind(|e| e.kind == Finish).unwrap();
+        assert_eq!(finish.peer, Some(0), "{case}");
+        if let Err(e) = sim::trace::Trace::from_json(&trace.to_json()) {
+            panic!("{case}: the trace does not read back: {e}");
+        }
     }
 }
 

@@ -2401,3 +2401,43 @@ fn a_mutex_handed_to_another_task_to_unlock_is_no_deadlock_while_that_one_may() 
         }
     }
 }
+
+#[test]
+fn a_partial_deadlock_beside_a_wait_on_a_handed_off_mutex_reads_back() {
+    // x waits for mu, which main locked and handed to "u" (a background
+    // loop that never unlocks it, but might: any task might). main and y
+    // deadlock apart. The trace did not say mu was handed off, so its
+    // reader wanted x in the report, as a task behind a dead holder.
+    let run = Sim::new(0).record(true).run(|| async {
+        let (mu, m2) = (Mutex::new("mu"), Mutex::new("m2"));
+        let c: Chan<u32> = Chan::new("c", 0);
+        c.declare_receiver();
+        let g = mu.lock().await;
+        g.hand_off();
+        sim::spawn_background("u", async move {
+            let _g = g;
+            loop {
+                sleep(1_000).await;
+            }
+        });
+        sim::spawn("x", async move {
+            let _g = mu.lock().await;
+        });
+        let _h = m2.lock().await;
+        let tx = c.clone();
+        let y = sim::spawn("y", async move {
+            let _g = m2.lock().await;
+            tx.send(1).await;
+        });
+        c.declare_sender_for(y.id());
+        c.recv().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["main", "y"], "{d}");
+    assert!(d.waiting.contains(&"x".to_string()), "{d}");
+    let json = run.trace.unwrap().to_json();
+    if let Err(e) = sim::trace::Trace::from_json(&json) {
+        panic!("the trace does not read back: {e}");
+    }
+}

@@ -170,6 +170,7 @@ impl Execution {
                 st.counters.clear();
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
+                st.scratch.stopped.clear();
                 st
             }
             None => Box::new(State {
@@ -563,11 +564,25 @@ pub(crate) fn stop_timer_task(s: &mut State, t: TaskId) -> bool {
     }
     // What the task would have done next depends on this step, as a wake's.
     s.touch(crate::scheduler::Footprint::task_resource(t));
-    finish_task(s, t);
+    // Its finish names the task whose step stopped it, as a wake names the
+    // waker; the waits it could have served are judged once that step is
+    // over (the stopping task goes on with it).
+    let by = s.current;
+    end_task(s, t, Some(by));
+    s.scratch.stopped.push(t);
+    s.judge_after_step();
     true
 }
 
 fn finish_task(s: &mut State, t: TaskId) {
+    end_task(s, t, None);
+    judge_finished(s, t);
+}
+
+/// Marks task `t` finished, its finish recorded (with `peer`, the task
+/// that stopped it, for a stopped timer), and wakes its joiners.
+#[inline(always)]
+fn end_task(s: &mut State, t: TaskId, peer: Option<TaskId>) {
     let task = &mut s.tasks[t as usize];
     task.status = Status::Finished;
     task.frames.clear();
@@ -575,7 +590,7 @@ fn finish_task(s: &mut State, t: TaskId) {
     if !task.background {
         s.foreground_live -= 1;
     }
-    s.record(t, EventKind::Finish, None, None, None, None, None);
+    s.record(t, EventKind::Finish, None, None, None, peer, None);
     if s.footprint.is_some() {
         s.spawned_or_finished(t, false);
     }
@@ -587,6 +602,11 @@ fn finish_task(s: &mut State, t: TaskId) {
             }
         }
     }
+}
+
+/// Judges the waits finished task `t` could have served or notified.
+#[inline(always)]
+pub(crate) fn judge_finished(s: &mut State, t: TaskId) {
     // Background tasks blocked when the run ends are parked, not deadlocked.
     if s.tasks[t as usize].holds_declared_end && s.failure.is_none() && s.foreground_live > 0 {
         s.judge_waits_served_by(t);

@@ -793,6 +793,10 @@ impl State {
     /// after this one step.
     #[inline(never)]
     pub fn judge_after_step(&mut self) {
+        if self.scratch.judge_due.is_some() {
+            // Asked already in this step: the limit saved is the real one.
+            return;
+        }
         self.scratch.judge_due = Some(self.max_steps);
         self.max_steps = self.step;
         self.inline_left = 0;
@@ -807,6 +811,14 @@ impl State {
     pub fn judge_undecided(&mut self) {
         let Some(max_steps) = self.scratch.judge_due.take() else { return };
         self.max_steps = max_steps;
+        if !self.scratch.stopped.is_empty() {
+            let mut stopped = std::mem::take(&mut self.scratch.stopped);
+            for &t in &stopped {
+                crate::rt::execution::judge_finished(self, t);
+            }
+            stopped.clear();
+            self.scratch.stopped = stopped;
+        }
         if self.unstarted > 0 || self.failure.is_some() || self.foreground_live == 0 {
             // Spawned again in that step: judged once that task has run.
             // Or the run is over: background tasks blocked at the end are

@@ -169,8 +169,17 @@ impl MutexGuard {
     pub fn hand_off(&self) {
         let id = self.id;
         rt::with(|s| {
+            let t = s.current;
             if let ResState::Mutex { holder: Some(h) } = &mut s.resources[id as usize].st {
+                if h.task != t {
+                    return; // handed off already, by the task that locked
+                }
                 h.handed = true;
+                // No longer the locker's for lock order: the locks it takes
+                // next are not taken while holding this one.
+                s.released(t, id);
+                // In the trace, so that its reader knows it too.
+                s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
             }
         });
     }

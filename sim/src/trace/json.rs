@@ -533,6 +533,7 @@ impl Trace {
             owner: vec![None; n],
             saved: vec![Vec::new(); self.tasks.len()],
             waiting: vec![Vec::new(); n],
+            handed: vec![false; n],
         };
         // The monitor of a notify that woke a task: the wake right after it
         // names which one left the wait set.
@@ -563,6 +564,13 @@ impl Trace {
                     let Some(_) = l.holder[ri].take() else {
                         return Err(format!("events[{i}]: task {t} unlocks \"{name}\", which no task holds"));
                     };
+                    l.handed[ri] = false;
+                }
+                ("mutex", Value) if e.op.as_deref() == Some("hand_off") => {
+                    if l.holder[ri] != Some(t) {
+                        return Err(format!("events[{i}]: task {t} hands off \"{name}\", which it does not hold"));
+                    }
+                    l.handed[ri] = true;
                 }
                 ("rwmutex", Lock) => match (l.holder[ri], l.readers[ri].len()) {
                     (Some(h), _) => {
@@ -857,7 +865,9 @@ impl Trace {
                     ("rwmutex", _) => locks.holder[ri],
                     _ => None,
                 };
-                if let Some(h) = holder.filter(|&h| seen[h as usize] && h as usize != t) {
+                // Handed to another task to unlock: any task might.
+                let handed = self.resources[ri].kind == "mutex" && locks.handed[ri];
+                if let Some(h) = holder.filter(|&h| seen[h as usize] && h as usize != t && !handed) {
                     return Err(format!(
                         "deadlock.behind: task {t} (\"{}\") waits for \"{}\", held by task {h}, which the report says can never run, but the report does not name it",
                         self.tasks[t].name, self.resources[r as usize].name
@@ -1468,6 +1478,13 @@ impl Trace {
         // 100,000 tasks held up in one step took 22 s that way.
         let (mut took_step, mut took) = (0, std::collections::BTreeSet::new());
         let kind_of = |r: Option<u32>| r.map(|r| self.resources[r as usize].kind.as_str());
+        // The step each task first ran in (u64::MAX: never).
+        let mut first_ran = vec![u64::MAX; self.tasks.len()];
+        for (k, &t) in self.schedule.iter().enumerate().rev() {
+            if let Some(f) = first_ran.get_mut(t as usize) {
+                *f = k as u64 + 1;
+            }
+        }
         for (i, e) in self.events.iter().enumerate() {
             // Named only for a message: a long trace has a million events.
             let (t, kind) = (e.task, || an_event(e.kind));
@@ -1504,6 +1521,9 @@ impl Trace {
                 Wake if asleep[t as usize] => e.peer == Some(t),
                 Wake => e.peer == Some(ran),
                 Spawn => e.peer == Some(ran) && t != ran,
+                // A timer stopped by the running task (Go's timer.Stop):
+                // asleep until its deadline, or never run yet.
+                Finish => e.peer == Some(ran) && (asleep[t as usize] || first_ran[t as usize] > e.step),
                 // A hand-off: the running task's operation completed this
                 // one's send, receive, lock or pipe write.
                 Send | Recv | Lock | RLock | Write => e.peer == Some(ran),
@@ -1590,6 +1610,9 @@ struct Locks {
     saved: Vec<Vec<(u32, u64)>>,
     /// A monitor's wait set: the tasks in `wait` not yet notified.
     waiting: Vec<Vec<u32>>,
+    /// A Go mutex its holder handed to another task to unlock (a `value`
+    /// event `hand_off` on it), until the unlock.
+    handed: Vec<bool>,
 }
 
 fn an_event(kind: super::EventKind) -> String {
