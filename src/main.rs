@@ -425,9 +425,13 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
                 p.display()
             )));
         }
-        // JSON under a chart's name would be opened as an image, and fail.
-        let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-        if let (true, Some(ext @ ("png" | "svg"))) = (!["--render", "-o"].contains(&flag), ext.as_deref()) {
+        // JSON under a chart's name would be opened as an image, and fail
+        // (`.png` alone too: a hidden file to the file system, which has
+        // no extension then). A folder (`out.png/`) is told apart below.
+        let ext =
+            p.extension().and_then(|e| e.to_str()).or_else(|| name.strip_prefix('.')).map(str::to_ascii_lowercase);
+        let json_out = !["--render", "-o"].contains(&flag) && !p.to_string_lossy().ends_with('/');
+        if let (true, Some(ext @ ("png" | "svg"))) = (json_out, ext.as_deref()) {
             return Err(UsageError(format!(
                 "{flag} {}: .{ext} is a chart's name, and this output is JSON (name it .json; deadsim render \
                  draws charts)",
@@ -587,6 +591,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         } => {
             let strategy = strategy.trim();
             if strategy != "dfs" {
+                // Not a strategy at all: said first, not that it "runs seeds".
+                strategy_kind(strategy)?;
                 let dfs_only = [
                     ("--preemptions", preemptions.is_some()),
                     ("--no-reduction", no_reduction),

@@ -220,6 +220,9 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             "--perfetto p.PNG: .png is a chart's name, and this output is JSON (name it .json; deadsim render draws charts)",
         ),
         (vec!["run", "abba", "--trace", "fig.svg"], "--trace fig.svg: .svg is a chart's name, and this output is JSON"),
+        (vec!["run", "abba", "--trace", ".png"], "--trace .png: .png is a chart's name, and this output is JSON"),
+        (vec!["hunt", "abba", "--trace", "/tmp/x.png/"], "--trace /tmp/x.png/: the folder /tmp/x.png/ does not exist"),
+        (vec!["hunt", "abba", "--strategy", "bogus", "--preemptions", "1"], "--strategy `bogus` is not a strategy"),
         // clap's errors point at the help of the command given.
         (vec!["render", "t.json", "--bogus"], "unexpected argument '--bogus' found (see deadsim render --help)"),
         (vec!["--bogus"], "unexpected argument '--bogus' found (see deadsim --help)"),

@@ -56,7 +56,7 @@ impl std::str::FromStr for StrategyKind {
                 Some(Ok(d)) if (1..=10).contains(&d) => Ok(StrategyKind::Pct(d)),
                 Some(_) => Err(format!("`{s}`: the PCT depth is a whole number from 1 to 10 (pct:3)")),
                 None => Err(format!(
-                    "`{s}` is not a strategy (random, pct, pct:D; and dfs on `hunt`, which is `deadsim explore` with its defaults)"
+                    "`{s}` is not a strategy (random, pct, pct:D; and dfs on `hunt`, the exhaustive search of `deadsim explore`)"
                 )),
             },
         }
