@@ -405,7 +405,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     .map_err(|e| format!("-o -: cannot write to stdout ({e})"));
             }
         }
-        write_all("-o", &rendered)?;
+        // Without -o the charts go beside the trace: an error there names
+        // no flag the user gave.
+        write_all(if args.out.is_some() { "-o" } else { "the default output (no -o)" }, &rendered)?;
         // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
         for (path, _) in &rendered {
             eprintln!("wrote {}", crate::output::one_line(&path.display().to_string()));

@@ -1235,6 +1235,19 @@ fn export_to_stdout_is_the_file_it_writes() {
     let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", &dir]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err, format!("deadsim: error: --perfetto {dir}: cannot write there (it is a folder, not a file)\n"));
+    // render without -o writes beside the trace: an error there names no flag.
+    let trace = dir.clone() + "/t.json";
+    std::fs::copy("traces/abba-deadlock.json", &trace).unwrap();
+    std::fs::create_dir(dir.clone() + "/t-timeline.png").unwrap();
+    let (code, _, err) = deadsim(&["render", &trace]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "deadsim: error: the default output (no -o): {dir}/t-timeline.png: cannot write there (it is a folder, \
+             not a file)\n"
+        )
+    );
     let (code, _, err) = deadsim(&["export", "traces/abba-deadlock.json", "--perfetto", "/proc/o.json"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("deadsim: error: --perfetto /proc/o.json: cannot write there ("), "{err}");
