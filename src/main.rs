@@ -589,7 +589,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             check_determinism,
             params,
         } => {
-            let strategy = strategy.trim();
+            let lower = strategy.trim().to_ascii_lowercase();
+            let strategy = if lower == "dfs" { "dfs" } else { strategy.trim() };
             if strategy != "dfs" {
                 // Not a strategy at all: said first, not that it "runs seeds".
                 strategy_kind(strategy)?;

@@ -782,7 +782,7 @@ fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     assert_eq!((v["stopped"].as_str(), v["proved_within"].as_u64()), (Some("max-executions"), Some(1)), "{v}");
     // `hunt --strategy dfs` is the same search, with the same flags.
     let args = ["abba", "--fixed", "--preemptions", "3", "--max-executions", "50", "--json"];
-    let (_, h) = json(&[&["hunt", "--strategy", "dfs"][..], &args].concat());
+    let (_, h) = json(&[&["hunt", "--strategy", "DFS"][..], &args].concat());
     assert_eq!(h, json(&[&["explore"][..], &args].concat()).1);
     let (_, h) = json(&["hunt", "abba", "--fixed", "--strategy", "dfs", "--no-reduction", "--json"]);
     assert_eq!((h["reduction"].as_bool(), h["executions"].as_u64()), (Some(false), Some(160)), "{h}");
@@ -1977,7 +1977,8 @@ fn a_step_limit_says_what_the_limit_may_mean_and_under_pct_or_explore_that_they_
     for (args, note) in [
         (&["run", "abba", "--fixed", "--max-steps", "5"][..], None),
         (&["run", "abba", "--fixed", "--max-steps", "5", "--strategy", "pct"], Some(pct)),
-        (&["hunt", "abba", "--fixed", "--max-steps", "5", "--strategy", "pct:2", "--seeds", "0..3"], Some(pct)),
+        // In any case, as chart names.
+        (&["hunt", "abba", "--fixed", "--max-steps", "5", "--strategy", "PCT:2", "--seeds", "0..3"], Some(pct)),
         (&["hunt", "abba", "--fixed", "--max-steps", "5", "--seeds", "0..3"], None),
         (&["explore", "abba", "--fixed", "--max-steps", "5"], Some(dfs)),
     ] {

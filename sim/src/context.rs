@@ -188,8 +188,12 @@ fn timed(name: &str, (ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (
         return (ctx, cancel);
     }
     let timer = cancel.clone();
+    // Go's deadline counts from the call, not from the timer task's first
+    // step; and that step sets the timer, with no scheduling point before
+    // it, so a cancel finds the task not started or asleep (both stopped).
+    let deadline = crate::time::now().saturating_add(timeout_ns);
     let h = crate::spawn_background(format!("{name} timer"), async move {
-        crate::time::sleep(timeout_ns).await;
+        crate::time::sleep_until(deadline).await;
         timer.cancel_with(DEADLINE_EXCEEDED).await;
     });
     cancel.declare_for(h.id());

@@ -126,9 +126,11 @@ impl Check {
     }
 
     /// Fails the check too when no seed failed but the lock order over the
-    /// seeds run shows a deadlock that could happen (two locks taken in
-    /// both orders, as `deadsim hunt` warns of them), with those findings.
-    /// By default they are shown only beside a failure.
+    /// seeds run shows a possible deadlock (two locks taken in both orders,
+    /// as `deadsim hunt` warns of them, which a lock held around both may
+    /// yet rule out), with those findings. By default they are shown only
+    /// beside a failure. `DEADSIM_SEED=N` runs one seed, which judges no
+    /// lock order over many.
     ///
     /// ```should_panic
     /// use sim::sync::Mutex;
@@ -244,8 +246,8 @@ where
     }
     if cfg.lock_order_fails && !order.warnings().is_empty() {
         panic!(
-            "deadsim: no seed of 0..{iterations}{under} failed, but the lock order shows a deadlock that could \
-             happen (Check::lock_order_fails)\n\n{}",
+            "deadsim: no seed of 0..{iterations}{under} failed, but the lock order shows a possible deadlock \
+             (Check::lock_order_fails)\n\n{}",
             lock_order_section(&order, &format!("seeds 0..{iterations}"))
         );
     }
@@ -478,7 +480,7 @@ mod tests {
         let msg = panic_message(|| Check::pct(2).lock_order_fails().run(sequential, 10)).expect("the order fails it");
         assert!(
             msg.starts_with(
-                "deadsim: no seed of 0..10 (PCT, depth 2) failed, but the lock order shows a deadlock that could happen"
+                "deadsim: no seed of 0..10 (PCT, depth 2) failed, but the lock order shows a possible deadlock"
             ),
             "{msg}"
         );

@@ -206,6 +206,13 @@ pub async fn sleep(ns: u64) {
     Sleep { ns, state: 0, until: None }.await
 }
 
+/// Sleeps until virtual time `at`, from the task's current step: no
+/// scheduling point before it (a timer task's first step sets its timer,
+/// so it is never found started and not yet asleep).
+pub(crate) async fn sleep_until(at: u64) {
+    Sleep { ns: 0, state: 1, until: Some(at) }.await
+}
+
 /// `state` 0: the scheduling point to take; 1: set the timer; 2: woken.
 struct Sleep {
     ns: u64,

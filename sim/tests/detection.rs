@@ -2441,3 +2441,52 @@ fn a_partial_deadlock_beside_a_wait_on_a_handed_off_mutex_reads_back() {
         panic!("the trace does not read back: {e}");
     }
 }
+
+#[test]
+fn a_handed_off_mutex_in_a_real_deadlock_reads_back_and_hand_off_works_from_the_new_owner() {
+    // main hands mu off to "u", which waits on c before dropping the guard;
+    // main then waits for mu, and only after it would send on c. A real
+    // deadlock, found once no task can run; the reader followed the
+    // locker as mu's holder and refused the trace ("wait for one another's
+    // mutexes").
+    let run = Sim::new(0).record(true).run(|| async {
+        let mu = Mutex::new("mu");
+        let g = mu.lock().await;
+        g.hand_off();
+        let c: Chan<u32> = Chan::new("c", 0);
+        let c2 = c.clone();
+        sim::spawn("u", async move {
+            c2.recv().await;
+            drop(g);
+        });
+        let g = mu.lock().await;
+        c.send(1).await;
+        g.unlock().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+    assert!(d.global, "{d}");
+    if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
+        panic!("the trace does not read back: {e}");
+    }
+    // Called by the task the guard was moved to, before anything waits on
+    // the mutex, hand_off counts too (it was ignored there, and main's
+    // wait for mu reported deadlocked). main sleeps: "u" runs first.
+    for seed in 0..50 {
+        let run = Sim::new(seed).record(true).run(|| async {
+            let mu = Mutex::new("mu");
+            let g = mu.lock().await;
+            sim::spawn("u", async move {
+                g.hand_off();
+                sleep(1_000).await;
+                g.unlock().await;
+            });
+            sleep(10).await;
+            let g = mu.lock().await;
+            g.unlock().await;
+        });
+        assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+        if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
+            panic!("seed {seed}: the trace does not read back: {e}");
+        }
+    }
+}

@@ -166,3 +166,34 @@ fn a_deadlock_a_stop_leaves_is_judged_once_the_step_is_over() {
     assert!(text.contains("\"w\" (task 2): waiting to receive from chan \"tick.C\", and no task left"), "{text}");
     reads_back(&run);
 }
+
+#[test]
+fn the_reader_refuses_a_stop_of_a_task_that_is_no_longer_asleep() {
+    // A finish in another task's step is a stopped timer's: asleep, or
+    // never run. One woken from its sleep cannot be ended there.
+    let run = Sim::new(0).record(true).run(|| async {
+        sim::spawn_background("w", async {
+            sleep(100).await;
+            loop {
+                sim::yield_now().await;
+            }
+        });
+        sleep(150).await;
+        for _ in 0..5 {
+            sim::yield_now().await;
+        }
+    });
+    let trace = run.trace.unwrap();
+    let woke = trace.events.iter().find(|e| e.task == 1 && e.kind == sim::trace::EventKind::Wake).expect("w woke");
+    // A step of main's after w woke (w never sleeps again).
+    let main_step = (woke.step + 1..=trace.schedule.len() as u64)
+        .find(|&k| trace.schedule[k as usize - 1] == 0)
+        .expect("main runs after w woke");
+    let mut v: serde_json::Value = serde_json::from_str(&trace.to_json()).unwrap();
+    let events = v["events"].as_array_mut().unwrap();
+    let at = events.iter().position(|e| e["step"].as_u64().unwrap() > main_step).unwrap_or(events.len());
+    let time = events[at - 1]["time"].clone();
+    events.insert(at, serde_json::json!({"step": main_step, "time": time, "task": 1, "kind": "finish", "peer": 0}));
+    let err = sim::trace::Trace::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(err.contains("a finish event of task 1 with peer 0"), "{err}");
+}

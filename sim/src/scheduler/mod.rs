@@ -47,12 +47,13 @@ pub enum StrategyKind {
 impl std::str::FromStr for StrategyKind {
     type Err = String;
     fn from_str(s: &str) -> Result<StrategyKind, String> {
-        // Spaces around it are no part of it, as around a seed range.
+        // Spaces around it are no part of it, as around a seed range; nor
+        // is case (PCT:2), as in chart and format names.
         let s = s.trim();
-        match s {
+        match s.to_ascii_lowercase().as_str() {
             "random" => Ok(StrategyKind::Random),
             "pct" => Ok(StrategyKind::Pct(3)),
-            _ => match s.strip_prefix("pct:").map(|d| d.parse::<u32>()) {
+            lower => match lower.strip_prefix("pct:").map(|d| d.parse::<u32>()) {
                 Some(Ok(d)) if (1..=10).contains(&d) => Ok(StrategyKind::Pct(d)),
                 Some(_) => Err(format!("`{s}`: the PCT depth is a whole number from 1 to 10 (pct:3)")),
                 None => Err(format!(

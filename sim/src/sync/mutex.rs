@@ -136,7 +136,8 @@ fn unlock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
 impl MutexGuard {
     /// Says that another task will unlock this mutex: Go lets any goroutine
     /// call `Unlock`. Call it in the task that locked, then move the guard
-    /// to the one that unlocks. Otherwise the task that locked is taken for
+    /// to the one that unlocks (or in that one, before anything waits on
+    /// the mutex). Otherwise the task that locked is taken for
     /// the one that will unlock, and a task waiting for the lock while that
     /// one waits for it is reported deadlocked at once, though the guard's
     /// new owner would unlock. Until the unlock, a wait on this mutex is
@@ -171,14 +172,16 @@ impl MutexGuard {
         rt::with(|s| {
             let t = s.current;
             if let ResState::Mutex { holder: Some(h) } = &mut s.resources[id as usize].st {
-                if h.task != t {
-                    return; // handed off already, by the task that locked
+                if h.handed {
+                    return;
                 }
                 h.handed = true;
+                let locker = h.task;
                 // No longer the locker's for lock order: the locks it takes
                 // next are not taken while holding this one.
-                s.released(t, id);
-                // In the trace, so that its reader knows it too.
+                s.released(locker, id);
+                // In the trace, so that its reader knows it too (by whoever
+                // calls it: the locker, or a task the guard was moved to).
                 s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
             }
         });

@@ -566,9 +566,10 @@ impl Trace {
                     };
                     l.handed[ri] = false;
                 }
+                // By the task that locked, or one the guard was moved to.
                 ("mutex", Value) if e.op.as_deref() == Some("hand_off") => {
-                    if l.holder[ri] != Some(t) {
-                        return Err(format!("events[{i}]: task {t} hands off \"{name}\", which it does not hold"));
+                    if l.holder[ri].is_none() {
+                        return Err(format!("events[{i}]: task {t} hands off \"{name}\", which no task holds"));
                     }
                     l.handed[ri] = true;
                 }
@@ -940,10 +941,11 @@ impl Trace {
             // "No cycle" must be so: blocked tasks that wait, through Go
             // mutexes alone, for one another form one (each such wait has
             // one holder to follow).
+            // (Not one handed to another task to unlock: any task might.)
             let waits_for_holder = |t: usize| {
                 let b = d.behind.iter().find(|b| b.task as usize == t)?;
                 let r = b.resource.filter(|&r| b.op == "lock" && self.resources[r as usize].kind == "mutex")?;
-                holder[r as usize].map(|h| h as usize)
+                holder[r as usize].filter(|_| !locks.handed[r as usize]).map(|h| h as usize)
             };
             for b in &d.behind {
                 let (mut t, mut path) = (b.task as usize, vec![b.task as usize]);
@@ -1472,6 +1474,8 @@ impl Trace {
         use super::EventKind::*;
         // Whether each task's last wait was a sleep (not a block).
         let mut asleep = vec![false; self.tasks.len()];
+        // Whether each task is asleep now: slept, and not woken since.
+        let mut sleeping = vec![false; self.tasks.len()];
         // The locks (Go mutexes, monitors) the running task has taken so far
         // in the current step, which hold up the others about to take them.
         // Kept as the events go, not looked for backwards from each block:
@@ -1497,6 +1501,14 @@ impl Trace {
                 Block => asleep[t as usize] = false,
                 _ => {}
             }
+            // Looked at before this event changes it: a finish of a task
+            // asleep is one a stop ended there.
+            let was_sleeping = sleeping[t as usize];
+            sleeping[t as usize] = match e.kind {
+                Sleep => true,
+                Wake | Block => false,
+                _ => was_sleeping,
+            };
             if e.step == 0 {
                 if (e.kind, t) != (Spawn, 0) {
                     return Err(format!("events[{i}]: {} at step 0, where only main's spawn can be", kind()));
@@ -1523,7 +1535,7 @@ impl Trace {
                 Spawn => e.peer == Some(ran) && t != ran,
                 // A timer stopped by the running task (Go's timer.Stop):
                 // asleep until its deadline, or never run yet.
-                Finish => e.peer == Some(ran) && (asleep[t as usize] || first_ran[t as usize] > e.step),
+                Finish => e.peer == Some(ran) && (was_sleeping || first_ran[t as usize] > e.step),
                 // A hand-off: the running task's operation completed this
                 // one's send, receive, lock or pipe write.
                 Send | Recv | Lock | RLock | Write => e.peer == Some(ran),
