@@ -438,6 +438,19 @@ fn bad_traces_are_rejected_with_the_field_named() {
         e.contains(&format!("events[{lock}]: a lock event of task 2 at step 5, which the schedule gives to task 1")),
         "{e}"
     );
+    // A lock's kind edited from mutex to rwmutex: T2's block in T1's step
+    // (held up by T1's lock of A) is then out of place, and the message
+    // names the resource whose kind rules it out.
+    let mut w = v.clone();
+    w["resources"][0]["kind"] = serde_json::json!("rwmutex");
+    let e = err(&w.to_string());
+    assert!(
+        e.contains(
+            "which the schedule gives to task 1 (a task held up in another's step waits to lock a mutex or enter a \
+             monitor that step took; resources[0] is a rwmutex)"
+        ),
+        "{e}"
+    );
     // A spawn whose peer is not the task that ran.
     let mut w = v.clone();
     w["events"][1]["peer"] = serde_json::json!(2);

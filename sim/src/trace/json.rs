@@ -1543,8 +1543,21 @@ impl Trace {
             };
             if !for_another {
                 let at = e.step;
+                // A task held up by the lock the running task took is so
+                // only for a Go mutex or a monitor: name the resource whose
+                // kind (edited, say) rules it out, not just the event.
+                let held_up = match (e.kind, e.op.as_deref(), e.resource, kind_of(e.resource)) {
+                    (Block, Some("lock"), Some(r), Some(k)) if !matches!(k, "mutex" | "monitor") => format!(
+                        " (a task held up in another's step waits to lock a mutex or enter a monitor that step \
+                         took; resources[{r}] is a {k})"
+                    ),
+                    _ => String::new(),
+                };
                 return Err(match e.peer {
-                    None => format!("events[{i}]: {} of task {t} at step {at}, which the schedule gives to task {ran}", kind()),
+                    None => format!(
+                        "events[{i}]: {} of task {t} at step {at}, which the schedule gives to task {ran}{held_up}",
+                        kind()
+                    ),
                     Some(p) => format!(
                         "events[{i}]: {} of task {t} with peer {p} at step {at}, which the schedule gives to task {ran}",
                         kind()
