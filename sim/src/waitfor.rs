@@ -92,7 +92,11 @@ fn edges_of(s: &State, t: TaskId, out: &mut Vec<TaskId>, primary_only: bool, clo
             ResState::Mutex { holder } => out.extend(holder.map(|h| h.task)),
             ResState::Monitor { owner, .. } => out.extend(owner.map(|h| h.task)),
             ResState::RwLock { writer, pending, readers } => {
-                if let Some(w) = writer {
+                if let Some(w) = writer.filter(|w| w.handed) {
+                    // Handed off, as a mutex's above.
+                    out.push(w.task);
+                    return false;
+                } else if let Some(w) = writer {
                     out.push(w.task);
                 } else if let (Some(p), false) = (pending, matches!(wait, Wait::Drain(_))) {
                     out.push(*p);

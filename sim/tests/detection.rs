@@ -2490,3 +2490,40 @@ fn a_handed_off_mutex_in_a_real_deadlock_reads_back_and_hand_off_works_from_the_
         }
     }
 }
+
+#[test]
+fn an_rwmutex_write_lock_handed_to_another_task_to_unlock_is_no_deadlock_while_that_one_may() {
+    // As a mutex's hand-off: main write-locks rw, hands the guard to
+    // "unlocker", and read-locks rw itself. Without the hand-off main
+    // waits for itself; with it, for the unlocker, and the run completes.
+    // Where the unlocker returns without unlocking, the wait is found once
+    // no task can run. Either trace reads back.
+    for unlocks in [true, false] {
+        for seed in 0..50 {
+            let run = Sim::new(seed).record(true).run(move || async move {
+                let rw = sim::sync::RwMutex::new("rw");
+                let w = rw.lock().await;
+                w.hand_off();
+                sim::spawn("unlocker", async move {
+                    sleep(1_000).await;
+                    if unlocks {
+                        w.unlock().await;
+                    } else {
+                        std::mem::forget(w);
+                    }
+                });
+                let r = rw.rlock().await;
+                r.runlock().await;
+            });
+            if unlocks {
+                assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
+            } else {
+                let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
+                assert!(d.global && d.time >= 1_000, "seed {seed}: found before the unlocker returned: {d}");
+            }
+            if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
+                panic!("seed {seed}: the trace does not read back: {e}");
+            }
+        }
+    }
+}

@@ -208,6 +208,39 @@ fn release_read(id: ResId, owner: TaskId, at: Option<crate::Frame>) {
 }
 
 impl RwWriteGuard {
+    /// Says that another task will unlock this write lock (Go lets any
+    /// goroutine call `Unlock`), as [`crate::sync::MutexGuard::hand_off`]
+    /// does for a mutex: a wait on it is then judged only once no task
+    /// can run. Not a scheduling point.
+    ///
+    /// ```
+    /// use sim::sync::RwMutex;
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let rw = RwMutex::new("rw");
+    ///     let w = rw.lock().await;
+    ///     w.hand_off();
+    ///     sim::spawn("unlocker", async move {
+    ///         sim::time::sleep(1_000).await;
+    ///         w.unlock().await;
+    ///     });
+    ///     let r = rw.rlock().await; // waits for the unlocker, not for main
+    ///     r.runlock().await;
+    /// });
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
+    pub fn hand_off(&self) {
+        let id = self.id;
+        rt::with(|s| {
+            let t = s.current;
+            let Some(h) = st(s, id).0.as_mut().filter(|h| !h.handed) else { return };
+            h.handed = true;
+            let locker = h.task;
+            // No longer the locker's for lock order (see MutexGuard::hand_off).
+            s.released(locker, id);
+            s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
+        });
+    }
+
     /// `rw.Unlock()`: a scheduling point, then the release.
     pub async fn unlock(mut self) {
         self.held = false;

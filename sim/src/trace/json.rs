@@ -567,7 +567,7 @@ impl Trace {
                     l.handed[ri] = false;
                 }
                 // By the task that locked, or one the guard was moved to.
-                ("mutex", Value) if e.op.as_deref() == Some("hand_off") => {
+                ("mutex" | "rwmutex", Value) if e.op.as_deref() == Some("hand_off") => {
                     if l.holder[ri].is_none() {
                         return Err(format!("events[{i}]: task {t} hands off \"{name}\", which no task holds"));
                     }
@@ -586,6 +586,7 @@ impl Trace {
                     let Some(_) = l.holder[ri].take() else {
                         return Err(format!("events[{i}]: task {t} unlocks \"{name}\", which no writer holds"));
                     };
+                    l.handed[ri] = false;
                 }
                 ("rwmutex", RLock) => match l.holder[ri] {
                     Some(h) => {
@@ -867,7 +868,7 @@ impl Trace {
                     _ => None,
                 };
                 // Handed to another task to unlock: any task might.
-                let handed = self.resources[ri].kind == "mutex" && locks.handed[ri];
+                let handed = locks.handed[ri];
                 if let Some(h) = holder.filter(|&h| seen[h as usize] && h as usize != t && !handed) {
                     return Err(format!(
                         "deadlock.behind: task {t} (\"{}\") waits for \"{}\", held by task {h}, which the report says can never run, but the report does not name it",
