@@ -850,26 +850,25 @@ impl fmt::Display for Deadlock {
                 writeln!(f, "{}", self.notify_line(n))?;
             }
         }
+        // Names with the ids kept beside them (a trace from before the ids
+        // were kept has none).
+        let named = |names: &[String], ids: &[u32]| -> String {
+            let names: Vec<String> = if ids.len() == names.len() {
+                names.iter().zip(ids).map(|(n, &id)| who(&shared, n, id)).collect()
+            } else {
+                names.iter().map(|n| format!("\"{n}\"")).collect()
+            };
+            names.join(", ")
+        };
         if !self.running.is_empty() {
             // As a thread dump lists the threads that are not stuck.
-            let names: Vec<String> = if self.running_ids.len() == self.running.len() {
-                self.running.iter().zip(&self.running_ids).map(|(n, &id)| who(&shared, n, id)).collect()
-            } else {
-                // A trace from before the ids were kept.
-                self.running.iter().map(|n| format!("\"{n}\"")).collect()
-            };
             writeln!(f)?;
-            writeln!(f, "Still running: {}", names.join(", "))?;
+            writeln!(f, "Still running: {}", named(&self.running, &self.running_ids))?;
         }
         if !self.waiting.is_empty() {
             // Not stuck for good, but not running either: a thread dump
             // names them too (a leaked loop on a ticker is one).
-            let names: Vec<String> = if self.waiting_ids.len() == self.waiting.len() {
-                self.waiting.iter().zip(&self.waiting_ids).map(|(n, &id)| who(&shared, n, id)).collect()
-            } else {
-                self.waiting.iter().map(|n| format!("\"{n}\"")).collect()
-            };
-            writeln!(f, "Blocked too, outside the deadlock: {}", names.join(", "))?;
+            writeln!(f, "Blocked too, outside the deadlock: {}", named(&self.waiting, &self.waiting_ids))?;
         }
         Ok(())
     }

@@ -8,6 +8,15 @@ use sim::{spawn, Outcome, Sim};
 
 /// "T1" locks `a` then `b`, "T2" locks `b` then `a`, each sleeping in
 /// between: they always deadlock, at virtual time 1000.
+/// Panics unless the trace of `run` (recorded) reads back: its reader
+/// checks every event against the report.
+fn reads_back(run: &sim::Run, what: &str) {
+    let json = run.trace.as_ref().expect("recorded").to_json();
+    if let Err(e) = sim::trace::Trace::from_json(&json) {
+        panic!("{what}: the trace does not read back: {e}");
+    }
+}
+
 fn spawn_opposite_orders(a: Mutex, b: Mutex) {
     for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
         spawn(name, async move {
@@ -2436,10 +2445,7 @@ fn a_partial_deadlock_beside_a_wait_on_a_handed_off_mutex_reads_back() {
     let names: Vec<&str> = d.cycle.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["main", "y"], "{d}");
     assert!(d.waiting.contains(&"x".to_string()), "{d}");
-    let json = run.trace.unwrap().to_json();
-    if let Err(e) = sim::trace::Trace::from_json(&json) {
-        panic!("the trace does not read back: {e}");
-    }
+    reads_back(&run, "handed-off beside a deadlock");
 }
 
 #[test]
@@ -2465,9 +2471,7 @@ fn a_handed_off_mutex_in_a_real_deadlock_reads_back_and_hand_off_works_from_the_
     });
     let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
     assert!(d.global, "{d}");
-    if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
-        panic!("the trace does not read back: {e}");
-    }
+    reads_back(&run, "a real deadlock over a handed-off mutex");
     // Called by the task the guard was moved to, before anything waits on
     // the mutex, hand_off counts too (it was ignored there, and main's
     // wait for mu reported deadlocked). main sleeps: "u" runs first.
@@ -2485,9 +2489,7 @@ fn a_handed_off_mutex_in_a_real_deadlock_reads_back_and_hand_off_works_from_the_
             g.unlock().await;
         });
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
-        if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
-            panic!("seed {seed}: the trace does not read back: {e}");
-        }
+        reads_back(&run, &format!("seed {seed}"));
     }
 }
 
@@ -2521,9 +2523,7 @@ fn an_rwmutex_write_lock_handed_to_another_task_to_unlock_is_no_deadlock_while_t
                 let d = run.outcome.deadlock().unwrap_or_else(|| panic!("seed {seed}: {}", run.outcome));
                 assert!(d.global && d.time >= 1_000, "seed {seed}: found before the unlocker returned: {d}");
             }
-            if let Err(e) = sim::trace::Trace::from_json(&run.trace.unwrap().to_json()) {
-                panic!("seed {seed}: the trace does not read back: {e}");
-            }
+            reads_back(&run, &format!("seed {seed}"));
         }
     }
 }

@@ -107,6 +107,26 @@ fn lock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
     Poll::Ready(())
 }
 
+/// Marks the hold on `id` (a mutex, or an RWMutex's write lock) handed off
+/// (`Hold::handed`), once: whoever calls it, the locker or a task the
+/// guard was moved to.
+pub(crate) fn hand_off(s: &mut State, id: ResId) {
+    let t = s.current;
+    let hold = match &mut s.resources[id as usize].st {
+        ResState::Mutex { holder } => holder.as_mut(),
+        ResState::RwLock { writer, .. } => writer.as_mut(),
+        _ => None,
+    };
+    let Some(h) = hold.filter(|h| !h.handed) else { return };
+    h.handed = true;
+    let locker = h.task;
+    // No longer the locker's for lock order: the locks it takes next are
+    // not taken while holding this one.
+    s.released(locker, id);
+    // In the trace, so that its reader knows it too.
+    s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
+}
+
 #[inline(always)]
 fn release(s: &mut State, id: ResId) {
     let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
@@ -169,22 +189,7 @@ impl MutexGuard {
     /// ```
     pub fn hand_off(&self) {
         let id = self.id;
-        rt::with(|s| {
-            let t = s.current;
-            if let ResState::Mutex { holder: Some(h) } = &mut s.resources[id as usize].st {
-                if h.handed {
-                    return;
-                }
-                h.handed = true;
-                let locker = h.task;
-                // No longer the locker's for lock order: the locks it takes
-                // next are not taken while holding this one.
-                s.released(locker, id);
-                // In the trace, so that its reader knows it too (by whoever
-                // calls it: the locker, or a task the guard was moved to).
-                s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
-            }
-        });
+        rt::with(|s| hand_off(s, id));
     }
 
     /// `mu.Unlock()`: a scheduling point, then the release.

@@ -230,15 +230,7 @@ impl RwWriteGuard {
     /// ```
     pub fn hand_off(&self) {
         let id = self.id;
-        rt::with(|s| {
-            let t = s.current;
-            let Some(h) = st(s, id).0.as_mut().filter(|h| !h.handed) else { return };
-            h.handed = true;
-            let locker = h.task;
-            // No longer the locker's for lock order (see MutexGuard::hand_off).
-            s.released(locker, id);
-            s.record(t, EventKind::Value, Some(id), Some(1), None, None, Some("hand_off"));
-        });
+        rt::with(|s| super::mutex::hand_off(s, id));
     }
 
     /// `rw.Unlock()`: a scheduling point, then the release.
