@@ -9,7 +9,9 @@
 //! lock instances is a possible circular locking dependency; so is a cycle
 //! among lock classes (all `bufferQueue` monitors of `BufferManager` are one
 //! class), which catches two classes taken in both orders by different
-//! instances. Nesting two
+//! instances. A read lock of an RWMutex waits only behind a writer: an
+//! edge into one closes a cycle only if some run asked to write-lock that
+//! RWMutex. Nesting two
 //! instances of one lock class is reported apart, as information (lockdep
 //! asks for a nesting annotation there). Channel and pipe waits are not
 //! locks: a lock held while blocked in a channel send or a pipe write is
@@ -44,6 +46,21 @@ pub struct OrderEdge {
     /// The same lock (one object, not one name) read-locked again while
     /// held for reading: recursive read locking.
     pub recursive: bool,
+    /// `from` is an RWMutex held for reading.
+    pub from_read: bool,
+    /// `to` is an RWMutex taken (or asked for) for reading: that waits
+    /// only while a writer holds or waits for it, so with no writer in the
+    /// runs the edge is no wait and closes no cycle.
+    pub read: bool,
+}
+
+/// "`task` asked to write-lock RWMutex `lock` at `at`": with such a writer,
+/// a read lock of it may wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteLocked {
+    pub lock: Cow<'static, str>,
+    pub at: Option<Frame>,
+    pub task: Cow<'static, str>,
 }
 
 /// "`task` blocked in `op` on `resource` (at `op_at`) while holding `lock`".
@@ -64,6 +81,8 @@ pub struct LockOrder {
     pub edges: Vec<OrderEdge>,
     /// One entry per (lock, resource), the first seen.
     pub held_across: Vec<HeldAcross>,
+    /// One entry per RWMutex a task asked to write-lock, the first seen.
+    pub written: Vec<WriteLocked>,
 }
 
 /// What a warning is about.
@@ -130,11 +149,28 @@ impl LockOrder {
                 self.held_across.push(h.clone());
             }
         }
+        for w in &other.written {
+            if !self.written.iter().any(|x| x.lock == w.lock) {
+                self.written.push(w.clone());
+            }
+        }
     }
 
-    /// True if there is nothing to report.
+    /// True if the runs showed no fact (a write lock alone is one: it
+    /// makes another run's read lock a wait).
     pub fn is_empty(&self) -> bool {
-        self.edges.is_empty() && self.held_across.is_empty()
+        self.edges.is_empty() && self.held_across.is_empty() && self.written.is_empty()
+    }
+
+    /// The write lock asked for on `lock`, if any task asked for one.
+    fn writer(&self, lock: &str) -> Option<&WriteLocked> {
+        self.written.iter().find(|w| w.lock == lock)
+    }
+
+    /// True if taking `e.to` may wait: any lock but a read lock of an
+    /// RWMutex that no task asked to write-lock.
+    fn waits(&self, e: &OrderEdge) -> bool {
+        !e.read || self.writer(&e.to).is_some()
     }
 
     /// Every distinct warning, potential deadlocks first, in a fixed order.
@@ -144,7 +180,8 @@ impl LockOrder {
         let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         // An edge from a name to itself is apart: a read lock taken again
         // (below), or two locks of one name nested (with the class nesting).
-        for e in self.edges.iter().filter(|e| e.from != e.to) {
+        // A read lock of an RWMutex nobody writes never waits: no edge.
+        for e in self.edges.iter().filter(|e| e.from != e.to && self.waits(e)) {
             adj.entry(&e.from).or_default().insert(&e.to);
             adj.entry(&e.to).or_default();
         }
@@ -172,11 +209,12 @@ impl LockOrder {
                      {t0:<w$}a writer\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
                      *** DEADLOCK ***\n\n\
                      (a Go RWMutex's Lock, waiting for the readers to leave, holds off new readers: \
-                     the second read lock waits for the writer, which waits for the first)\n",
+                     the second read lock waits for the writer, which waits for the first)\n{}",
                     at(&e.to_at),
                     at(&e.from_at),
                     "----",
                     "",
+                    self.writer_line(&e.to),
                     task = e.task,
                     lock = e.to,
                     t0 = e.task,
@@ -188,7 +226,7 @@ impl LockOrder {
         let class_of =
             |name: &str, class: Option<&'static str>| class.map(str::to_string).unwrap_or_else(|| name.to_string());
         let mut cadj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for e in &self.edges {
+        for e in self.edges.iter().filter(|e| self.waits(e)) {
             let (a, b) = (class_of(&e.from, e.class_from), class_of(&e.to, e.class_to));
             cadj.entry(b.clone()).or_default();
             if a != b {
@@ -210,11 +248,9 @@ impl LockOrder {
 ",
                 );
                 for w in cycle.windows(2).chain(std::iter::once([cycle[cycle.len() - 1], cycle[0]].as_slice())) {
-                    if let Some(e) = self
-                        .edges
-                        .iter()
-                        .find(|e| class_of(&e.from, e.class_from) == w[0] && class_of(&e.to, e.class_to) == w[1])
-                    {
+                    if let Some(e) = self.edges.iter().find(|e| {
+                        self.waits(e) && class_of(&e.from, e.class_from) == w[0] && class_of(&e.to, e.class_to) == w[1]
+                    }) {
                         report.push_str(&format!(
                             "-> {} then {}: \"{}\" took \"{}\" at {} while holding \"{}\", taken at {}\n",
                             w[0],
@@ -263,7 +299,7 @@ impl LockOrder {
             }
         }
         for h in &self.held_across {
-            for e in self.edges.iter().filter(|e| e.to == h.lock && !e.recursive) {
+            for e in self.edges.iter().filter(|e| e.to == h.lock && !e.recursive && self.waits(e)) {
                 out.push(Warning {
                     kind: WarningKind::ChainIntoBlocking,
                     summary: format!(
@@ -306,7 +342,15 @@ impl LockOrder {
     }
 
     fn edge(&self, from: &str, to: &str) -> &OrderEdge {
-        self.edges.iter().find(|e| e.from == from && e.to == to).expect("edge of the cycle")
+        self.edges.iter().find(|e| e.from == from && e.to == to && self.waits(e)).expect("edge of the cycle")
+    }
+
+    /// Who writes `lock`, for a report that needs a writer to deadlock.
+    fn writer_line(&self, lock: &str) -> String {
+        match self.writer(lock) {
+            Some(w) => format!("(\"{}\" asks to write-lock \"{lock}\" at {})\n", w.task, at(&w.at)),
+            None => format!("(no task asked to write-lock \"{lock}\" in these runs: one that does deadlocks this)\n"),
+        }
     }
 
     /// The lockdep-style report of a cycle `a -> b -> ... -> a`.
@@ -315,27 +359,46 @@ impl LockOrder {
         let closing = self.edge(cycle[n - 1], cycle[0]);
         let names: Vec<String> = cycle.iter().map(|c| format!("\"{c}\"")).collect();
         let summary = format!("possible circular locking dependency: {} -> {}", names.join(" -> "), names[0]);
+        let mode = |read: bool| if read { " (read)" } else { "" };
         let mut r = String::from("WARNING: possible circular locking dependency detected\n");
         r.push_str(&format!(
-            "\"{}\" is trying to acquire lock \"{}\" at {}\nbut task is already holding lock \"{}\", taken at {}\nwhich lock already depends on the new lock.\n\n",
+            "\"{}\" is trying to acquire lock \"{}\"{} at {}\nbut task is already holding lock \"{}\"{}, taken at {}\nwhich lock already depends on the new lock.\n\n",
             closing.task,
             closing.to,
+            mode(closing.read),
             at(&closing.to_at),
             closing.from,
+            mode(closing.from_read),
             at(&closing.from_at)
         ));
         r.push_str("the existing dependency chain (in reverse order) is:\n");
         for i in (0..n - 1).rev() {
             let e = self.edge(cycle[i], cycle[i + 1]);
             r.push_str(&format!(
-                "-> #{} (\"{}\"): \"{}\" asked for it at {} while holding \"{}\", taken at {}\n",
+                "-> #{} (\"{}\"): \"{}\" asked for it{} at {} while holding \"{}\"{}, taken at {}\n",
                 n - 2 - i,
                 e.to,
                 e.task,
+                mode(e.read),
                 at(&e.to_at),
                 e.from,
+                mode(e.from_read),
                 at(&e.from_at)
             ));
+        }
+        // A lock read-locked by the task that holds it and by the one that
+        // asks for it: the second waits only because a writer waits between.
+        let mut writers = String::new();
+        for i in 0..n {
+            let into = self.edge(cycle[(i + n - 1) % n], cycle[i]);
+            let out_of = self.edge(cycle[i], cycle[(i + 1) % n]);
+            if into.read && out_of.from_read {
+                writers.push_str(&format!(
+                    "\"{}\" is held and asked for for reading: the read lock waits behind a writer, which waits for the holder\n{}",
+                    cycle[i],
+                    self.writer_line(cycle[i])
+                ));
+            }
         }
         if n == 2 {
             let first = self.edge(cycle[0], cycle[1]);
@@ -346,17 +409,23 @@ impl LockOrder {
             let w = t0.chars().count().max(6) + 4;
             r.push_str("\n Possible unsafe locking scenario:\n\n");
             r.push_str(&format!("       {t0:<w$}{t1}\n       {:<w$}{}\n", "----", "----"));
-            r.push_str(&format!("  lock({});\n", cycle[0]));
-            r.push_str(&format!("       {:<w$}lock({});\n", "", cycle[1]));
-            r.push_str(&format!("       {:<w$}lock({});\n", "", cycle[0]));
-            r.push_str(&format!("  lock({});\n", cycle[1]));
+            let op = |read: bool| if read { "rlock" } else { "lock" };
+            r.push_str(&format!("  {}({});\n", op(first.from_read), cycle[0]));
+            r.push_str(&format!("       {:<w$}{}({});\n", "", op(closing.from_read), cycle[1]));
+            r.push_str(&format!("       {:<w$}{}({});\n", "", op(closing.read), cycle[0]));
+            r.push_str(&format!("  {}({});\n", op(first.read), cycle[1]));
             r.push_str("\n *** DEADLOCK ***\n");
             if same {
+                let with = if writers.is_empty() { "" } else { ", with the writer below" };
                 r.push_str(&format!(
-                    "\n(\"{}\" took the locks in both orders: two tasks running this code deadlock)\n",
+                    "\n(\"{}\" took the locks in both orders: two tasks running this code deadlock{with})\n",
                     first.task
                 ));
             }
+        }
+        if !writers.is_empty() {
+            r.push('\n');
+            r.push_str(&writers);
         }
         Warning { kind: WarningKind::CircularDependency, summary, report: r }
     }
@@ -387,6 +456,8 @@ pub struct SeedGraph {
     edges: LowestSeed<OrderEdge>,
     /// (lock, resource) -> (seed, position in that run, entry).
     held_across: LowestSeed<HeldAcross>,
+    /// (rwmutex, "") -> (seed, position in that run, write lock asked for).
+    written: LowestSeed<WriteLocked>,
 }
 
 /// A fact by its two names, with the seed and position it was first seen at.
@@ -401,6 +472,9 @@ impl SeedGraph {
         for (i, h) in run.held_across.iter().enumerate() {
             keep_lowest(&mut self.held_across, (h.lock.clone(), h.resource.clone()), (seed, i, h));
         }
+        for (i, w) in run.written.iter().enumerate() {
+            keep_lowest(&mut self.written, (w.lock.clone(), Cow::Borrowed("")), (seed, i, w));
+        }
     }
 
     /// The facts of seeds up to `last` (inclusive), in the order a one-by-one
@@ -411,7 +485,11 @@ impl SeedGraph {
             v.sort_by_key(|(seed, i, _)| (*seed, *i));
             v.into_iter().map(|(_, _, x)| x.clone()).collect()
         }
-        LockOrder { edges: ordered(&self.edges, last), held_across: ordered(&self.held_across, last) }
+        LockOrder {
+            edges: ordered(&self.edges, last),
+            held_across: ordered(&self.held_across, last),
+            written: ordered(&self.written, last),
+        }
     }
 }
 
@@ -425,6 +503,9 @@ impl SeedGraph {
         }
         for (k, (seed, i, h)) in &other.held_across {
             keep_lowest(&mut self.held_across, k.clone(), (*seed, *i, h));
+        }
+        for (k, (seed, i, w)) in &other.written {
+            keep_lowest(&mut self.written, k.clone(), (*seed, *i, w));
         }
     }
 
@@ -440,7 +521,7 @@ impl SeedGraph {
             .map(|(seed, i, e)| {
                 json!({"seed": seed, "i": i, "from": e.from, "to": e.to, "class_from": e.class_from,
                        "class_to": e.class_to, "from_at": frame(&e.from_at), "to_at": frame(&e.to_at), "task": e.task,
-                       "recursive": e.recursive})
+                       "recursive": e.recursive, "from_read": e.from_read, "read": e.read})
             })
             .collect();
         let held: Vec<_> = self
@@ -452,7 +533,13 @@ impl SeedGraph {
                        "resource": h.resource, "op_at": frame(&h.op_at), "task": h.task})
             })
             .collect();
-        json!({"edges": edges, "held_across": held})
+        let written: Vec<_> = self
+            .written
+            .values()
+            .filter(|(seed, _, _)| *seed <= last)
+            .map(|(seed, i, w)| json!({"seed": seed, "i": i, "lock": w.lock, "at": frame(&w.at), "task": w.task}))
+            .collect();
+        json!({"edges": edges, "held_across": held, "written": written})
     }
 
     /// The graph [`SeedGraph::to_json`] wrote. Frame names, sites and lock
@@ -483,6 +570,10 @@ impl SeedGraph {
                 task: text(e, "task")?,
                 // Absent from a shard of a deadsim before it was kept.
                 recursive: e["recursive"].as_bool().unwrap_or(false),
+                // Absent from older shards: a lock taken for writing (the
+                // edge counts as a wait, as it did then).
+                from_read: e["from_read"].as_bool().unwrap_or(false),
+                read: e["read"].as_bool().unwrap_or(false),
             };
             let key = (edge.from.clone(), edge.to.clone());
             keep_lowest(&mut g.edges, key, (num(e, "seed")?, num(e, "i")? as usize, &edge));
@@ -506,6 +597,14 @@ impl SeedGraph {
             let key = (fact.lock.clone(), fact.resource.clone());
             keep_lowest(&mut g.held_across, key, (num(h, "seed")?, num(h, "i")? as usize, &fact));
         }
+        // Absent from older shards, whose read locks count as writes.
+        if !v["written"].is_null() {
+            for w in v["written"].as_array().ok_or("lock_order: `written` is not a list")? {
+                let fact = WriteLocked { lock: text(w, "lock")?, at: frame(&w["at"]), task: text(w, "task")? };
+                let key = (fact.lock.clone(), Cow::Borrowed(""));
+                keep_lowest(&mut g.written, key, (num(w, "seed")?, num(w, "i")? as usize, &fact));
+            }
+        }
         Ok(g)
     }
 }
@@ -524,8 +623,8 @@ impl SeedGraph {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SeenFacts {
-    /// (first name, second name, is a held-across fact).
-    keys: BTreeSet<(Cow<'static, str>, Cow<'static, str>, bool)>,
+    /// (first name, second name, kind: 0 an edge, 1 held across, 2 written).
+    keys: BTreeSet<(Cow<'static, str>, Cow<'static, str>, u8)>,
 }
 
 impl SeenFacts {
@@ -533,14 +632,21 @@ impl SeenFacts {
     pub fn any_new(&mut self, run: &LockOrder) -> bool {
         let mut new = false;
         for e in &run.edges {
-            let key = (e.from.clone(), e.to.clone(), false);
+            let key = (e.from.clone(), e.to.clone(), 0);
             if !self.keys.contains(&key) {
                 self.keys.insert(key);
                 new = true;
             }
         }
         for h in &run.held_across {
-            let key = (h.lock.clone(), h.resource.clone(), true);
+            let key = (h.lock.clone(), h.resource.clone(), 1);
+            if !self.keys.contains(&key) {
+                self.keys.insert(key);
+                new = true;
+            }
+        }
+        for w in &run.written {
+            let key = (w.lock.clone(), Cow::Borrowed(""), 2);
             if !self.keys.contains(&key) {
                 self.keys.insert(key);
                 new = true;
@@ -603,6 +709,8 @@ mod tests {
             to_at: None,
             task: Cow::Borrowed("t"),
             recursive: false,
+            from_read: false,
+            read: false,
         }
     }
 
@@ -613,15 +721,20 @@ mod tests {
         let g = LockOrder {
             edges: vec![edge("x1", "y1", Some("X"), Some("Y")), edge("y2", "x2", Some("Y"), Some("X"))],
             held_across: vec![],
+            written: vec![],
         };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::ClassCircularDependency]);
         // Nesting within one class is information, not a class cycle.
-        let g = LockOrder { edges: vec![edge("x1", "x2", Some("X"), Some("X"))], held_across: vec![] };
+        let g = LockOrder { edges: vec![edge("x1", "x2", Some("X"), Some("X"))], held_across: vec![], written: vec![] };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::SameClassNesting]);
         // An instance cycle of unclassed locks is reported once, not again per class.
-        let g = LockOrder { edges: vec![edge("a", "b", None, None), edge("b", "a", None, None)], held_across: vec![] };
+        let g = LockOrder {
+            edges: vec![edge("a", "b", None, None), edge("b", "a", None, None)],
+            held_across: vec![],
+            written: vec![],
+        };
         let kinds: Vec<WarningKind> = g.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::CircularDependency]);
     }

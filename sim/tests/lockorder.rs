@@ -201,6 +201,115 @@ fn a_read_lock_taken_again_is_flagged_from_runs_that_did_not_deadlock() {
     assert!((0..200).any(|s| soon.run(s, false).outcome.is_failure()));
 }
 
+/// cockroach#3710's chain: two tasks read-lock `Store.mu`, lock
+/// `baseQueue.mu`, and read-lock `Store.mu` again; with `writer`, a third
+/// task write-locks `Store.mu` (at once, or after that many ns).
+fn store_chain(writer: Option<u64>) -> Configured {
+    Configured::of("store-chain", move || async move {
+        let mu = sim::sync::RwMutex::new("Store.mu");
+        let bq = sim::sync::Mutex::new("baseQueue.mu");
+        for name in ["T1", "T2"] {
+            sim::spawn(name, async move {
+                let _f = sim::frame_at("Store.ForceRaftLogScanAndProcess", "store.go:10");
+                let r = mu.rlock().await;
+                sim::at("store.go:11");
+                let q = bq.lock().await;
+                sim::at("store.go:12");
+                let r2 = mu.rlock().await;
+                r2.runlock().await;
+                q.unlock().await;
+                r.runlock().await;
+            });
+        }
+        if let Some(after) = writer {
+            sim::spawn("processRaft", async move {
+                if after > 0 {
+                    sim::time::sleep(after).await;
+                }
+                let _f = sim::frame_at("Store.processRaft", "store.go:40");
+                let w = mu.lock().await;
+                w.unlock().await;
+            });
+        }
+    })
+}
+
+#[test]
+fn a_cycle_through_read_locks_needs_a_writer() {
+    // No writer: read locks never wait, so "baseQueue.mu -> Store.mu (read)"
+    // closes no cycle, and the only finding is the recursive read lock.
+    let none = store_chain(None);
+    let r = sim::scheduler::explore(&none, &sim::scheduler::ExploreConfig::default());
+    assert!(r.exhausted && r.failure.is_none(), "{:?}", r.failure.map(|f| f.0.outcome.summary()));
+    assert_eq!(kinds(&r.lock_order), vec![WarningKind::RecursiveReadLock], "{:#?}", r.lock_order.warnings());
+    let w = &r.lock_order.warnings()[0];
+    assert!(
+        w.report.ends_with("(no task asked to write-lock \"Store.mu\" in these runs: one that does deadlocks this)\n"),
+        "{}",
+        w.report
+    );
+    // The edge is there, marked: taken for reading while holding a mutex.
+    let e = r.lock_order.edges.iter().find(|e| e.from == "baseQueue.mu" && e.to == "Store.mu").unwrap();
+    assert!(e.read && !e.from_read);
+    let e = r.lock_order.edges.iter().find(|e| e.from == "Store.mu" && e.to == "baseQueue.mu").unwrap();
+    assert!(!e.read && e.from_read);
+
+    // A writer that comes late: no run deadlocks, but the cycle is real
+    // (the writer waits for T1's read lock, T2's read lock waits behind
+    // the writer, T1 waits for T2's baseQueue.mu) and is reported.
+    let late = store_chain(Some(10_000));
+    assert!((0..100).all(|s| !late.run(s, false).outcome.is_failure()));
+    let g = clean_graph(&late, 100);
+    assert_eq!(kinds(&g), vec![WarningKind::CircularDependency, WarningKind::RecursiveReadLock], "{:#?}", g.warnings());
+    let w = &g.warnings()[0];
+    assert_eq!(w.summary, "possible circular locking dependency: \"Store.mu\" -> \"baseQueue.mu\" -> \"Store.mu\"");
+    for line in [
+        "is trying to acquire lock \"Store.mu\" (read) at Store.ForceRaftLogScanAndProcess (store.go:12)\nbut task is already holding lock \"baseQueue.mu\", taken at Store.ForceRaftLogScanAndProcess (store.go:11)\n",
+        "asked for it at Store.ForceRaftLogScanAndProcess (store.go:11) while holding \"Store.mu\" (read), taken at Store.ForceRaftLogScanAndProcess (store.go:10)\n",
+        "  rlock(Store.mu);\n",
+        "two tasks running this code deadlock, with the writer below)\n",
+        "lock(baseQueue.mu);\n",
+        "\"Store.mu\" is held and asked for for reading: the read lock waits behind a writer, which waits for the holder\n(\"processRaft\" asks to write-lock \"Store.mu\" at Store.processRaft (store.go:40))\n",
+    ] {
+        assert!(w.report.contains(line), "{line}\n---\n{}", w.report);
+    }
+    // The writer at once: explore finds the three-task deadlock.
+    let soon = store_chain(Some(0));
+    let r = sim::scheduler::explore(&soon, &sim::scheduler::ExploreConfig::default());
+    assert!(r.failure.is_some(), "{} executions", r.executions);
+}
+
+#[test]
+fn a_writer_seen_in_another_run_makes_a_read_lock_a_wait() {
+    // One run without the writer, one with only the writer: merged (and
+    // through a shard's JSON) the cycle is there, as a one-by-one hunt
+    // over both would see it.
+    let chain = store_chain(None).run(0, false).lock_order;
+    let writer_only = Configured::of("writer", || async {
+        let mu = sim::sync::RwMutex::new("Store.mu");
+        sim::spawn("processRaft", async move {
+            let _f = sim::frame_at("Store.processRaft", "store.go:40");
+            mu.lock().await.unlock().await;
+        });
+    })
+    .run(0, false)
+    .lock_order;
+    assert!(chain.written.is_empty() && writer_only.edges.is_empty() && !writer_only.is_empty());
+    assert!(!kinds(&chain).contains(&WarningKind::CircularDependency));
+    let mut g = chain.clone();
+    g.merge(&writer_only);
+    assert_eq!(kinds(&g)[0], WarningKind::CircularDependency);
+    let mut sg = sim::lockorder::SeedGraph::default();
+    sg.add(3, &writer_only);
+    sg.add(1, &chain);
+    let mut seen = sim::lockorder::SeenFacts::default();
+    assert!(seen.any_new(&chain) && seen.any_new(&writer_only) && !seen.any_new(&writer_only));
+    let back = sim::lockorder::SeedGraph::from_json(&sg.to_json(u64::MAX)).unwrap();
+    assert_eq!(back.up_to(u64::MAX), g);
+    // Up to seed 2 the writer is not seen yet.
+    assert!(!kinds(&back.up_to(2)).contains(&WarningKind::CircularDependency));
+}
+
 #[test]
 fn two_locks_of_one_name_nested_are_not_a_recursive_read() {
     // transfer(a, b) locks two accounts, both named "account": the edge

@@ -163,6 +163,7 @@ impl Execution {
                 st.pending_ops.clear();
                 st.clear_lock_edges();
                 st.held_across.clear();
+                st.rw_written.clear();
                 st.joining = 0;
                 st.notes.clear();
                 st.notifiers.clear();
@@ -209,6 +210,7 @@ impl Execution {
                 lock_edges: Vec::new(),
                 edge_rows: [0; 64],
                 held_across: Vec::new(),
+                rw_written: Vec::new(),
                 joining: 0,
                 notes: Default::default(),
                 notifiers: Vec::new(),
@@ -418,7 +420,7 @@ impl Execution {
                 .collect();
             Box::new(Recorded { recorder, tasks, resources })
         });
-        let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() {
+        let lock_order = if s.lock_edges.is_empty() && s.held_across.is_empty() && s.rw_written.is_empty() {
             crate::lockorder::LockOrder::default()
         } else {
             let name = |r: u32| s.resources[r as usize].name.clone();
@@ -428,7 +430,7 @@ impl Execution {
                 edges: s
                     .lock_edges
                     .iter()
-                    .map(|&(from, to, from_at, to_at, t)| crate::lockorder::OrderEdge {
+                    .map(|&(from, to, from_at, to_at, t, [from_read, read])| crate::lockorder::OrderEdge {
                         from: name(from),
                         to: name(to),
                         class_from: class(from),
@@ -437,6 +439,8 @@ impl Execution {
                         to_at,
                         task: task(t),
                         recursive: from == to,
+                        from_read,
+                        read,
                     })
                     .collect(),
                 held_across: s
@@ -450,6 +454,11 @@ impl Execution {
                         op_at,
                         task: task(t),
                     })
+                    .collect(),
+                written: s
+                    .rw_written
+                    .iter()
+                    .map(|&(r, at, t)| crate::lockorder::WriteLocked { lock: name(r), at, task: task(t) })
                     .collect(),
             }
         };

@@ -510,6 +510,10 @@ pub(crate) struct State {
     pub edge_rows: [u64; 64],
     /// Locks held while blocked in a send, a write or a monitor's wait(), one per (lock, resource).
     pub held_across: Vec<RawHeldAcross>,
+    /// The RWMutexes a task asked to write-lock, once each: a read lock
+    /// waits only behind a writer, so an edge into a read lock of an RWMutex
+    /// nobody writes is no wait (see [`crate::lockorder`]).
+    pub rw_written: Vec<RawWritten>,
     /// Tasks blocked in a join (a finishing task looks for its joiners only then).
     pub joining: u32,
     /// Each notified monitor's last notify.
@@ -553,7 +557,11 @@ impl StrategySlot {
 }
 
 /// (from, to, from_at, to_at, task) of a lock-order edge.
-pub(crate) type RawEdge = (ResId, ResId, Option<Frame>, Option<Frame>, TaskId);
+/// (from, to, from_at, to_at, task, [from held, to taken or asked for] for
+/// reading) of a lock-order edge.
+pub(crate) type RawEdge = (ResId, ResId, Option<Frame>, Option<Frame>, TaskId, [bool; 2]);
+/// (rwmutex, site, task) of the first write lock asked for on an RWMutex.
+pub(crate) type RawWritten = (ResId, Option<Frame>, TaskId);
 /// (lock, lock_at, op, resource, op_at, task) of a lock held across a blocking operation.
 pub(crate) type RawHeldAcross = (ResId, Option<Frame>, &'static str, ResId, Option<Frame>, TaskId);
 
@@ -888,11 +896,13 @@ impl State {
             // (Not under its own write lock: that wait is the deadlock itself.)
             let writes =
                 matches!(&self.resources[r as usize].st, ResState::RwLock { writer: Some(w), .. } if w.task == t);
-            let again = matches!(wait, Wait::RLock(_)) && !writes;
+            let read = matches!(wait, Wait::RLock(_));
+            let again = read && !writes;
             for i in 0..self.tasks[t as usize].held.len() {
                 let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
                 if (h != r || again) && self.new_edge(h, r) {
-                    self.lock_edges.push((h, r, h_at, at, t));
+                    let modes = [self.read_held(t, h), read];
+                    self.lock_edges.push((h, r, h_at, at, t, modes));
                 }
             }
             return;
@@ -1547,12 +1557,30 @@ impl State {
 
     #[inline(never)]
     fn order_edges(&mut self, t: TaskId, r: ResId, at: Option<Frame>) {
+        // `r` is taken already, so held.
+        let read = self.read_held(t, r);
         for i in 0..self.tasks[t as usize].held.len() {
             let HeldLock { lock: h, at: h_at } = self.tasks[t as usize].held[i];
             // `h == r`: a read lock taken again (recursive read locking).
             if self.new_edge(h, r) {
-                self.lock_edges.push((h, r, h_at, at, t));
+                let modes = [self.read_held(t, h), read];
+                self.lock_edges.push((h, r, h_at, at, t, modes));
             }
+        }
+    }
+
+    /// True if lock `r`, which `t` holds, is an RWMutex `t` holds for
+    /// reading (its writer, if any, is another task).
+    fn read_held(&self, t: TaskId, r: ResId) -> bool {
+        matches!(&self.resources[r as usize].st, ResState::RwLock { writer, .. } if writer.is_none_or(|w| w.task != t))
+    }
+
+    /// Task `t` asks to write-lock RWMutex `r`: noted once a run, with
+    /// where it asked, whether or not it gets the lock.
+    pub fn write_asked(&mut self, t: TaskId, r: ResId) {
+        if !self.rw_written.iter().any(|w| w.0 == r) {
+            let at = self.top_frame(t);
+            self.rw_written.push((r, at, t));
         }
     }
 

@@ -95,6 +95,8 @@ impl RwMutex {
         Op::new(move || {
             rt::with(|s| {
                 let me = s.current;
+                // A writer, waiting or not, holds off new readers.
+                s.write_asked(me, id);
                 if s.take_grant().is_some() {
                     // The last reader handed the lock over (see `runlock`).
                     return Poll::Ready(RwWriteGuard { id, held: true });
