@@ -92,10 +92,10 @@ pub fn verdict_words(code: &str) -> &str {
 pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
     if strategy.starts_with("pct") {
         Some(
-            "PCT runs the highest-priority task whenever it can: a task that never blocks (a loop around a \
-             select with a default case, a busy wait, a ticker and its reader) may have run alone to the limit, \
-             where a fair scheduler such as Go's would have let the others end it. If random search passes, \
-             that is the likely cause.",
+            "PCT runs the highest-priority task whenever it can: a task that never blocks (a busy wait on an \
+             atomic or a channel's length, a ticker and its reader) may have run alone to the limit, where a fair \
+             scheduler such as Go's would have let the others end it (a loop around a select with a default \
+             case is demoted as it spins, not this). If random search passes, that is the likely cause.",
         )
     } else if strategy == "dfs" {
         Some(

@@ -1009,3 +1009,60 @@ fn a_proof_is_checked_against_random_schedules() {
     let r = explore(&m, &ExploreConfig { reduction: false, ..ExploreConfig::default() });
     assert!(r.failure.is_some() && r.missed_by_search().is_none());
 }
+
+/// A poller spins on `stop` with select/default (Go's `for { select { case
+/// <-stop: return; default: } }`) while main takes `A` and `B` in one order
+/// and `T2` in the other (`abba` when `inverted`), then closes `stop`.
+fn poller(inverted: bool) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> + Clone {
+    move || {
+        Box::pin(async move {
+            let stop = sim::sync::Chan::<()>::signal("stop");
+            stop.declare_sender();
+            let s = stop.clone();
+            sim::spawn("poller", async move {
+                loop {
+                    let mut c = s.recv_case();
+                    if sim::sync::select(&mut [&mut c], true).await.is_some() {
+                        return;
+                    }
+                }
+            });
+            let (a, b) = (Mutex::new("A"), Mutex::new("B"));
+            let t2 = sim::spawn("T2", async move {
+                let (first, second) = if inverted { (b, a) } else { (a, b) };
+                let g1 = first.lock().await;
+                let g2 = second.lock().await;
+                g2.unlock().await;
+                g1.unlock().await;
+            });
+            let g1 = a.lock().await;
+            let g2 = b.lock().await;
+            g2.unlock().await;
+            g1.unlock().await;
+            t2.join().await;
+            stop.close().await;
+        })
+    }
+}
+
+#[test]
+fn pct_demotes_a_task_that_spins_on_select_default() {
+    // Before, the poller, at the highest priority, spun alone to the step
+    // limit in most seeds of a correct program.
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(5_000);
+        let limited: Vec<u64> =
+            (0..200).filter(|&s| check.run_seed(&poller(false), s, false).outcome.is_failure()).collect();
+        assert!(limited.is_empty(), "pct:{depth}: seeds {limited:?} failed");
+    }
+    // The buggy order: PCT finds the deadlock, not a step limit.
+    let check = sim::testing::Check::pct(2).max_steps(5_000);
+    let verdicts: std::collections::BTreeSet<&str> =
+        (0..200).map(|s| check.run_seed(&poller(true), s, false).outcome.verdict()).collect();
+    assert_eq!(verdicts, ["deadlock", "no-deadlock"].into(), "pct:2 over 200 seeds");
+    // A one-off poll demotes nothing: each seed runs as plain PCT does
+    // (ttrpc v1.2's client polls once after a close).
+    let m = model("ttrpc", &[("client", "v1.2.3")]);
+    let seed = (0..50).find(|&s| StrategyKind::Pct(3).run(&m, s, false, 100_000).outcome.is_failure());
+    assert_eq!(seed, Some(1), "README: PCT fails ttrpc --client v1.2.3 at seed 1");
+}

@@ -556,7 +556,6 @@ impl StrategySlot {
     }
 }
 
-/// (from, to, from_at, to_at, task) of a lock-order edge.
 /// (from, to, from_at, to_at, task, [from held, to taken or asked for] for
 /// reading) of a lock-order edge.
 pub(crate) type RawEdge = (ResId, ResId, Option<Frame>, Option<Frame>, TaskId, [bool; 2]);

@@ -155,6 +155,11 @@ pub trait Strategy {
     /// A short name for traces and reports (`random`).
     fn name(&self) -> String;
 
+    /// Task `task`'s `select` found no case ready and took its default: a
+    /// poll that found nothing, which in a loop is a spin (PCT demotes a
+    /// task that spins, as a fair scheduler would let the others run).
+    fn took_default(&mut self, _task: TaskId) {}
+
     /// True if the engine should report each step's [`Footprint`] through
     /// [`Strategy::step_done`] (partial-order reduction needs it).
     fn wants_footprints(&self) -> bool {

@@ -8,6 +8,14 @@
 //! least `1 / (n k^(d-1))` per run. `k` comes from the same seed's first
 //! run (see [`crate::scheduler::StrategyKind`]), so results depend on nothing
 //! but the seed.
+//!
+//! PCT assumes every task blocks or ends. One that spins (a loop around a
+//! `select` with a default case) would run alone to the step limit while a
+//! fair scheduler such as Go's lets the others run. So a task whose select
+//! takes its default again, having run alone since its last default, is
+//! demoted below every other task, as shuttle and Coyote demote a task that
+//! yields. A one-off non-blocking poll demotes nothing: the schedules of a
+//! program without spins are PCT's own.
 
 use super::Strategy;
 use crate::rng::SimRng;
@@ -20,7 +28,18 @@ pub struct PctStrategy {
     /// Change points (steps, ascending) and the priority each demotes to.
     change_points: Vec<u64>,
     priorities: Vec<u64>,
+    /// The task whose select last took its default, while every pick since
+    /// has been that task.
+    polled: Option<TaskId>,
+    /// The priority the next spinning task is demoted to: below every
+    /// other priority, and below the spinners demoted before it.
+    spin_low: u64,
 }
+
+/// Added to every priority but a spinner's, which go below it: the initial
+/// priorities `depth + (draw >> 2)` and the change points' `depth - 1 - i`
+/// keep their order, so a run without spins is the same as without this.
+const SPIN_FLOOR: u64 = 1 << 62;
 
 impl PctStrategy {
     /// PCT for `seed` with `depth` (d >= 1) and step bound `k`.
@@ -49,7 +68,7 @@ impl PctStrategy {
         }
         // The i-th change point in draw order demotes to priority depth-1-i:
         // below every initial priority (>= depth), distinct.
-        PctStrategy { rng, depth, change_points, priorities: Vec::new() }
+        PctStrategy { rng, depth, change_points, priorities: Vec::new(), polled: None, spin_low: SPIN_FLOOR - 1 }
     }
 
     #[inline]
@@ -65,7 +84,7 @@ impl PctStrategy {
     #[cold]
     fn draw_priorities(&mut self, t: TaskId) -> u64 {
         while self.priorities.len() <= t as usize {
-            let p = self.depth as u64 + (self.rng.next_u64() >> 2);
+            let p = SPIN_FLOOR + self.depth as u64 + (self.rng.next_u64() >> 2);
             self.priorities.push(p);
         }
         self.priorities[t as usize]
@@ -86,9 +105,22 @@ impl Strategy for PctStrategy {
             }
         }
         if let Some(i) = self.change_points.iter().position(|&c| c == step) {
-            self.priorities[best as usize] = self.depth as u64 - 1 - i as u64;
+            self.priorities[best as usize] = SPIN_FLOOR + self.depth as u64 - 1 - i as u64;
+        }
+        if self.polled.is_some_and(|t| t != best) {
+            self.polled = None;
         }
         best
+    }
+
+    fn took_default(&mut self, task: TaskId) {
+        if self.polled == Some(task) {
+            // Nothing but this task ran since its last poll found nothing:
+            // it spins. (It has run, so its priority is drawn.)
+            self.priorities[task as usize] = self.spin_low;
+            self.spin_low -= 1;
+        }
+        self.polled = Some(task);
     }
 
     fn pick_index(&mut self, n: usize) -> usize {

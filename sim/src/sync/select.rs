@@ -91,6 +91,7 @@ impl Future for Select<'_, '_> {
                         return Poll::Ready(Some(i));
                     }
                     if this.default {
+                        s.strategy.get().took_default(me);
                         s.record(me, EventKind::Select, None, Some(n as u64), None, None, None);
                         return Poll::Ready(None);
                     }
