@@ -130,7 +130,7 @@ fn a_preemption_bound_is_raised_from_zero_so_failures_need_the_fewest() {
         assert!(below.exhausted && below.failure.is_none(), "{name}: a failure within {} preemptions", fewest - 1);
     }
     // A bound no schedule reaches stops as soon as a pass cuts nothing off.
-    let fixed = model("abba", &[("fixed", "true")]);
+    let fixed = self::model("abba", &[("fixed", "true")]);
     let r = explore(&fixed, &cfg(false, Some(20), 200_000));
     assert!(r.exhausted && r.failure.is_none());
     let b = r.bound.unwrap();
@@ -179,7 +179,7 @@ fn a_bound_that_does_not_bind_is_settled_by_the_search_without_one() {
         assert!(!alone.unbounded_covered);
     }
     // Where the bound binds, the proof is the passes' own.
-    let fixed = model("abba", &[("fixed", "true")]);
+    let fixed = self::model("abba", &[("fixed", "true")]);
     let r = explore(&fixed, &cfg(true, Some(1), 1_000));
     assert!(r.exhausted && !r.unbounded_covered && r.bound == Some(1), "{r:?}");
     // (That the execution budget caps both searches together is checked at
@@ -995,7 +995,7 @@ fn a_proof_is_checked_against_random_schedules() {
     }
     // A bounded proof counts only the random schedules within its bound:
     // abba --fixed has none within 0 preemptions.
-    let fixed = model("abba", &[("fixed", "true")]);
+    let fixed = self::model("abba", &[("fixed", "true")]);
     let r = explore(&fixed, &ExploreConfig { preemption_bound: Some(0), ..ExploreConfig::default() });
     assert!(r.exhausted && r.failure.is_none(), "{r:?}");
     let c = r.cross_check.unwrap();
@@ -1065,4 +1065,78 @@ fn pct_demotes_a_task_that_spins_on_select_default() {
     let m = model("ttrpc", &[("client", "v1.2.3")]);
     let seed = (0..50).find(|&s| StrategyKind::Pct(3).run(&m, s, false, 100_000).outcome.is_failure());
     assert_eq!(seed, Some(1), "README: PCT fails ttrpc --client v1.2.3 at seed 1");
+}
+
+#[test]
+fn explore_lets_a_spinning_task_yield_and_proves_the_program_it_is_in() {
+    // Before, the first execution ran the poller alone to the step limit
+    // and explore reported that as the failure, buggy order or not.
+    for bound in [None, Some(0), Some(2)] {
+        // Brute force without a bound: the poller's polls between any two
+        // other steps multiply the schedules past any budget.
+        for reduction in [true, false].into_iter().filter(|&r| r || bound.is_some()) {
+            let cfg = ExploreConfig { preemption_bound: bound, reduction, max_steps: 5_000, ..Default::default() };
+            let fine = explore(&Configured::of("poller", poller(false)), &cfg);
+            assert!(
+                fine.exhausted && fine.failure.is_none(),
+                "{bound:?} {reduction}: {:?} {} executions, {:?}",
+                fine.failure.as_ref().map(|f| f.0.outcome.summary()),
+                fine.executions,
+                fine.nondeterminism
+            );
+            // The poller yielded: what is proved is every fair schedule.
+            assert!(fine.fair, "{bound:?} {reduction}");
+            let buggy = explore(&Configured::of("poller-abba", poller(true)), &cfg);
+            let verdict = buggy.failure.as_ref().map(|f| f.0.outcome.verdict());
+            // No preemption: T2 cannot take B between main's A and B.
+            let want = if bound == Some(0) { None } else { Some("deadlock") };
+            assert_eq!(verdict, want, "{bound:?} {reduction}");
+            // Every failure, each schedule through the poller's yields
+            // (a pick among others it left), replays to itself.
+            let all = explore(&Configured::of("poller-abba", poller(true)), &ExploreConfig { keep_going: true, ..cfg });
+            assert_eq!(all.distinct.len(), usize::from(want.is_some()), "{bound:?} {reduction}");
+            for (sig, choices) in &all.distinct {
+                let again = Sim::new(0)
+                    .max_steps(5_000)
+                    .strategy(Box::new(ReplayStrategy::new(choices.clone())))
+                    .run(poller(true));
+                assert_eq!(&signature(&again.outcome), sig, "{bound:?} {reduction}: {choices:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_schedule_through_a_yield_to_the_one_other_task_replays() {
+    // The poller spins while main sleeps; when main wakes, the poller's
+    // yield leaves main the only choice, which is still a pick among two
+    // for the engine: the schedule must record it, or its replay takes
+    // the next choice for this one.
+    let model = || async {
+        let stop = sim::sync::Chan::<()>::signal("stop");
+        stop.declare_sender();
+        let s = stop.clone();
+        sim::spawn("poller", async move {
+            loop {
+                let mut c = s.recv_case();
+                if sim::sync::select(&mut [&mut c], true).await.is_some() {
+                    return;
+                }
+            }
+        });
+        sim::time::sleep(1_000).await;
+        stop.close().await;
+        sim::check(false, "main's end");
+    };
+    let m = Configured::of("sleeper", model);
+    let cfg = ExploreConfig { reduction: false, max_steps: 5_000, keep_going: true, ..Default::default() };
+    let r = explore(&m, &cfg);
+    assert!(r.exhausted && !r.distinct.is_empty() && r.fair);
+    // A program without spins is not said to be fair only.
+    let fixed = self::model("abba", &[("fixed", "true")]);
+    assert!(!explore(&fixed, &ExploreConfig::default()).fair);
+    for (sig, choices) in &r.distinct {
+        let again = Sim::new(0).max_steps(5_000).strategy(Box::new(ReplayStrategy::new(choices.clone()))).run(model);
+        assert_eq!(&signature(&again.outcome), sig, "{choices:?}");
+    }
 }

@@ -23,6 +23,7 @@ mod random;
 mod replay;
 mod roots;
 mod shrink;
+mod spin;
 mod touches;
 mod vclock;
 
@@ -155,10 +156,12 @@ pub trait Strategy {
     /// A short name for traces and reports (`random`).
     fn name(&self) -> String;
 
-    /// Task `task`'s `select` found no case ready and took its default: a
-    /// poll that found nothing, which in a loop is a spin (PCT demotes a
-    /// task that spins, as a fair scheduler would let the others run).
-    fn took_default(&mut self, _task: TaskId) {}
+    /// Task `task`'s `select` found no case ready and took its default.
+    /// `cases` stands for the select's cases (channels and directions): the
+    /// same cases polled again with no other task run since is a spin,
+    /// which PCT demotes and an exhaustive search makes yield (see
+    /// `scheduler/spin.rs`).
+    fn took_default(&mut self, _task: TaskId, _cases: u64) {}
 
     /// True if the engine should report each step's [`Footprint`] through
     /// [`Strategy::step_done`] (partial-order reduction needs it).

@@ -10,13 +10,13 @@
 //! but the seed.
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
-//! `select` with a default case) would run alone to the step limit while a
-//! fair scheduler such as Go's lets the others run. So a task whose select
-//! takes its default again, having run alone since its last default, is
-//! demoted below every other task, as shuttle and Coyote demote a task that
-//! yields. A one-off non-blocking poll demotes nothing: the schedules of a
-//! program without spins are PCT's own.
+//! `select` with a default case, see `spin.rs`) would run alone to the step
+//! limit while a fair scheduler such as Go's lets the others run. So a
+//! spinning task is demoted below every other task, as shuttle and Coyote
+//! demote a task that yields. A one-off non-blocking poll demotes nothing:
+//! the schedules of a program without spins are PCT's own.
 
+use super::spin::SpinWatch;
 use super::Strategy;
 use crate::rng::SimRng;
 use crate::rt::{TaskId, TaskSet};
@@ -28,9 +28,7 @@ pub struct PctStrategy {
     /// Change points (steps, ascending) and the priority each demotes to.
     change_points: Vec<u64>,
     priorities: Vec<u64>,
-    /// The task whose select last took its default, while every pick since
-    /// has been that task.
-    polled: Option<TaskId>,
+    spin: SpinWatch,
     /// The priority the next spinning task is demoted to: below every
     /// other priority, and below the spinners demoted before it.
     spin_low: u64,
@@ -68,7 +66,14 @@ impl PctStrategy {
         }
         // The i-th change point in draw order demotes to priority depth-1-i:
         // below every initial priority (>= depth), distinct.
-        PctStrategy { rng, depth, change_points, priorities: Vec::new(), polled: None, spin_low: SPIN_FLOOR - 1 }
+        PctStrategy {
+            rng,
+            depth,
+            change_points,
+            priorities: Vec::new(),
+            spin: SpinWatch::default(),
+            spin_low: SPIN_FLOOR - 1,
+        }
     }
 
     #[inline]
@@ -107,20 +112,16 @@ impl Strategy for PctStrategy {
         if let Some(i) = self.change_points.iter().position(|&c| c == step) {
             self.priorities[best as usize] = SPIN_FLOOR + self.depth as u64 - 1 - i as u64;
         }
-        if self.polled.is_some_and(|t| t != best) {
-            self.polled = None;
-        }
+        self.spin.picked(best);
         best
     }
 
-    fn took_default(&mut self, task: TaskId) {
-        if self.polled == Some(task) {
-            // Nothing but this task ran since its last poll found nothing:
-            // it spins. (It has run, so its priority is drawn.)
+    fn took_default(&mut self, task: TaskId, cases: u64) {
+        if self.spin.took_default(task, cases) {
+            // (It has run, so its priority is drawn.)
             self.priorities[task as usize] = self.spin_low;
             self.spin_low -= 1;
         }
-        self.polled = Some(task);
     }
 
     fn pick_index(&mut self, n: usize) -> usize {

@@ -91,7 +91,12 @@ impl Future for Select<'_, '_> {
                         return Poll::Ready(Some(i));
                     }
                     if this.default {
-                        s.strategy.get().took_default(me);
+                        // The cases, as one number: which channels, which way.
+                        let cases = this.cases.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+                            let (r, send) = c.resource();
+                            (h ^ (u64::from(r) << 1 | u64::from(send))).wrapping_mul(0x0100_0000_01b3)
+                        });
+                        s.strategy.get().took_default(me, cases);
                         s.record(me, EventKind::Select, None, Some(n as u64), None, None, None);
                         return Poll::Ready(None);
                     }

@@ -1,0 +1,78 @@
+//! Telling a task that spins from one that polls once.
+//!
+//! A Go loop around a `select` with a default case (`for { select { case
+//! <-stop: return; default: } }`) never blocks. Go's scheduler is fair and
+//! lets the others run; PCT and an exhaustive search are not, and would run
+//! it alone until the step limit. A task spins when its select takes the
+//! default on the same cases a second time with no other task run since:
+//! nothing but the task itself can have changed what it polls, so the
+//! second poll can learn nothing the first did not. A one-off non-blocking
+//! poll, or polls with other tasks' steps between, are not spins.
+
+use crate::rt::TaskId;
+
+/// The polls that found nothing since another task last ran.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SpinWatch {
+    /// The task that has run alone since its first poll below.
+    task: Option<TaskId>,
+    /// The cases of each of its polls (see [`Strategy::took_default`](super::Strategy::took_default)).
+    polls: Vec<u64>,
+}
+
+impl SpinWatch {
+    /// Task `t` was picked for the next step.
+    #[inline]
+    pub fn picked(&mut self, t: TaskId) {
+        if self.task.is_some_and(|p| p != t) {
+            self.task = None;
+            self.polls.clear();
+        }
+    }
+
+    /// Forgets every poll (a new execution), keeping the list's room.
+    pub fn clear(&mut self) {
+        self.task = None;
+        self.polls.clear();
+    }
+
+    /// Task `t`'s select on `cases` took its default: true if it spins.
+    pub fn took_default(&mut self, t: TaskId, cases: u64) -> bool {
+        if self.task != Some(t) {
+            self.task = Some(t);
+            self.polls.clear();
+        }
+        if self.polls.contains(&cases) {
+            // Counted again from here: a task that goes on spinning (no
+            // other can run) is told each round.
+            self.polls.clear();
+            return true;
+        }
+        self.polls.push(cases);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpinWatch;
+
+    #[test]
+    fn the_same_cases_polled_twice_alone_is_a_spin() {
+        let mut w = SpinWatch::default();
+        w.picked(1);
+        assert!(!w.took_default(1, 7));
+        w.picked(1);
+        // Another select between: still alone, not the same cases.
+        assert!(!w.took_default(1, 9));
+        assert!(w.took_default(1, 7));
+        // Another task's step between two polls: no spin.
+        assert!(!w.took_default(1, 7));
+        w.picked(2);
+        w.picked(1);
+        assert!(!w.took_default(1, 7));
+        // Two tasks' polls do not mix.
+        assert!(!w.took_default(2, 7));
+        assert!(!w.took_default(1, 7));
+    }
+}
