@@ -1166,7 +1166,9 @@ impl<'a> Shard<'a> {
         }
         // Lock-order facts come from the seeds it ran, up to its failure.
         let last_fact = if keep_going { covered.map(|c| c.last) } else { seed.or(covered.map(|c| c.last)) };
-        for (list, fact) in [("edges", "an edge"), ("held_across", "a held-across fact")] {
+        for (list, fact) in
+            [("edges", "an edge"), ("held_across", "a held-across fact"), ("written", "a write-lock fact")]
+        {
             for x in v["lock_order"][list].as_array().into_iter().flatten() {
                 let s = &x["seed"];
                 match (s.as_u64(), last_fact) {

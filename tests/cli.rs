@@ -537,6 +537,22 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!((code, out.as_str()), (2, ""), "{pointer}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{pointer}: {err}");
     }
+    // A write-lock fact from a seed it did not run, as an edge is; and a
+    // shard from before write-lock facts were kept (its writers would be
+    // taken for none, and another shard's read locks for no waits).
+    let mut v = whole0.clone();
+    v["lock_order"]["written"] =
+        json!([{"seed": 4500, "i": 0, "lock": "mu", "class": null, "at": null, "task": "main"}]);
+    let f = dir.join("tampered.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tampered.json: field `lock_order.written` has a write-lock fact from seed 4500"), "{err}");
+    v["lock_order"].as_object_mut().unwrap().remove("written");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tampered.json: lock_order: `written` is missing: made by an older deadsim"), "{err}");
     // A shard stopped early: the schedules are those run, and a failure
     // above a seed no shard ran is not claimed as the lowest.
     let (_, early, _) =

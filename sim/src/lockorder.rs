@@ -59,6 +59,7 @@ pub struct OrderEdge {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteLocked {
     pub lock: Cow<'static, str>,
+    pub class: Option<&'static str>,
     pub at: Option<Frame>,
     pub task: Cow<'static, str>,
 }
@@ -173,6 +174,17 @@ impl LockOrder {
         !e.read || self.writer(&e.to).is_some()
     }
 
+    /// [`LockOrder::waits`] among lock classes: a read lock of a class
+    /// may wait if a task asked to write-lock any lock of that class (a
+    /// class cycle takes its locks for one another).
+    fn class_waits(&self, e: &OrderEdge) -> bool {
+        !e.read
+            || match e.class_to {
+                Some(c) => self.written.iter().any(|w| w.class == Some(c)),
+                None => self.writer(&e.to).is_some(),
+            }
+    }
+
     /// Every distinct warning, potential deadlocks first, in a fixed order.
     pub fn warnings(&self) -> Vec<Warning> {
         let mut out = Vec::new();
@@ -226,7 +238,7 @@ impl LockOrder {
         let class_of =
             |name: &str, class: Option<&'static str>| class.map(str::to_string).unwrap_or_else(|| name.to_string());
         let mut cadj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for e in self.edges.iter().filter(|e| self.waits(e)) {
+        for e in self.edges.iter().filter(|e| self.class_waits(e)) {
             let (a, b) = (class_of(&e.from, e.class_from), class_of(&e.to, e.class_to));
             cadj.entry(b.clone()).or_default();
             if a != b {
@@ -249,16 +261,20 @@ impl LockOrder {
                 );
                 for w in cycle.windows(2).chain(std::iter::once([cycle[cycle.len() - 1], cycle[0]].as_slice())) {
                     if let Some(e) = self.edges.iter().find(|e| {
-                        self.waits(e) && class_of(&e.from, e.class_from) == w[0] && class_of(&e.to, e.class_to) == w[1]
+                        self.class_waits(e)
+                            && class_of(&e.from, e.class_from) == w[0]
+                            && class_of(&e.to, e.class_to) == w[1]
                     }) {
                         report.push_str(&format!(
-                            "-> {} then {}: \"{}\" took \"{}\" at {} while holding \"{}\", taken at {}\n",
+                            "-> {} then {}: \"{}\" took \"{}\"{} at {} while holding \"{}\"{}, taken at {}\n",
                             w[0],
                             w[1],
                             e.task,
                             e.to,
+                            if e.read { " (read)" } else { "" },
                             at(&e.to_at),
                             e.from,
+                            if e.from_read { " (read)" } else { "" },
                             at(&e.from_at)
                         ));
                     }
@@ -394,7 +410,7 @@ impl LockOrder {
             let out_of = self.edge(cycle[i], cycle[(i + 1) % n]);
             if into.read && out_of.from_read {
                 writers.push_str(&format!(
-                    "\"{}\" is held and asked for for reading: the read lock waits behind a writer, which waits for the holder\n{}",
+                    "\"{}\" is read-locked on both sides: the second read lock waits only behind a writer, which waits for the first\n{}",
                     cycle[i],
                     self.writer_line(cycle[i])
                 ));
@@ -537,7 +553,9 @@ impl SeedGraph {
             .written
             .values()
             .filter(|(seed, _, _)| *seed <= last)
-            .map(|(seed, i, w)| json!({"seed": seed, "i": i, "lock": w.lock, "at": frame(&w.at), "task": w.task}))
+            .map(|(seed, i, w)| {
+                json!({"seed": seed, "i": i, "lock": w.lock, "class": w.class, "at": frame(&w.at), "task": w.task})
+            })
             .collect();
         json!({"edges": edges, "held_across": held, "written": written})
     }
@@ -570,8 +588,7 @@ impl SeedGraph {
                 task: text(e, "task")?,
                 // Absent from a shard of a deadsim before it was kept.
                 recursive: e["recursive"].as_bool().unwrap_or(false),
-                // Absent from older shards: a lock taken for writing (the
-                // edge counts as a wait, as it did then).
+                // Absent, a lock taken for writing: the edge is a wait.
                 from_read: e["from_read"].as_bool().unwrap_or(false),
                 read: e["read"].as_bool().unwrap_or(false),
             };
@@ -597,13 +614,20 @@ impl SeedGraph {
             let key = (fact.lock.clone(), fact.resource.clone());
             keep_lowest(&mut g.held_across, key, (num(h, "seed")?, num(h, "i")? as usize, &fact));
         }
-        // Absent from older shards, whose read locks count as writes.
-        if !v["written"].is_null() {
-            for w in v["written"].as_array().ok_or("lock_order: `written` is not a list")? {
-                let fact = WriteLocked { lock: text(w, "lock")?, at: frame(&w["at"]), task: text(w, "task")? };
-                let key = (fact.lock.clone(), Cow::Borrowed(""));
-                keep_lowest(&mut g.written, key, (num(w, "seed")?, num(w, "i")? as usize, &fact));
-            }
+        // Without it, an older shard's writers would be taken for none,
+        // and another shard's read locks of those RWMutexes for no waits.
+        if v.get("written").is_none() {
+            return Err("lock_order: `written` is missing: made by an older deadsim; run the shard again".into());
+        }
+        for w in v["written"].as_array().ok_or("lock_order: `written` is not a list")? {
+            let fact = WriteLocked {
+                lock: text(w, "lock")?,
+                class: class(w, "class"),
+                at: frame(&w["at"]),
+                task: text(w, "task")?,
+            };
+            let key = (fact.lock.clone(), Cow::Borrowed(""));
+            keep_lowest(&mut g.written, key, (num(w, "seed")?, num(w, "i")? as usize, &fact));
         }
         Ok(g)
     }

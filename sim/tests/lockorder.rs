@@ -269,7 +269,7 @@ fn a_cycle_through_read_locks_needs_a_writer() {
         "  rlock(Store.mu);\n",
         "two tasks running this code deadlock, with the writer below)\n",
         "lock(baseQueue.mu);\n",
-        "\"Store.mu\" is held and asked for for reading: the read lock waits behind a writer, which waits for the holder\n(\"processRaft\" asks to write-lock \"Store.mu\" at Store.processRaft (store.go:40))\n",
+        "\"Store.mu\" is read-locked on both sides: the second read lock waits only behind a writer, which waits for the first\n(\"processRaft\" asks to write-lock \"Store.mu\" at Store.processRaft (store.go:40))\n",
     ] {
         assert!(w.report.contains(line), "{line}\n---\n{}", w.report);
     }
@@ -308,6 +308,44 @@ fn a_writer_seen_in_another_run_makes_a_read_lock_a_wait() {
     assert_eq!(back.up_to(u64::MAX), g);
     // Up to seed 2 the writer is not seen yet.
     assert!(!kinds(&back.up_to(2)).contains(&WarningKind::CircularDependency));
+}
+
+#[test]
+fn a_class_cycle_through_read_locks_counts_a_writer_of_any_lock_of_the_class() {
+    // x1 then y1 (read) in T1, y2 (read) then x2 in T2, a writer on one y:
+    // the classes X and Y are taken in both orders, and which y is written
+    // is no matter to a class cycle, which takes its locks for one another.
+    let classes = |written_is_y1: bool| {
+        Configured::of("classes", move || async move {
+            let (x1, x2) =
+                (sim::sync::Mutex::with_class("x1", Some("X")), sim::sync::Mutex::with_class("x2", Some("X")));
+            let y1 = sim::sync::RwMutex::with_class("y1", Some("Y"));
+            let y2 = sim::sync::RwMutex::with_class("y2", Some("Y"));
+            let target = if written_is_y1 { y1 } else { y2 };
+            sim::spawn("T1", async move {
+                let g = x1.lock().await;
+                y1.rlock().await.runlock().await;
+                g.unlock().await;
+            });
+            sim::spawn("T2", async move {
+                sim::time::sleep(1_000).await;
+                let r = y2.rlock().await;
+                x2.lock().await.unlock().await;
+                r.runlock().await;
+            });
+            sim::spawn("W", async move {
+                sim::time::sleep(5_000).await;
+                target.lock().await.unlock().await;
+            });
+        })
+    };
+    for written_is_y1 in [true, false] {
+        let g = clean_graph(&classes(written_is_y1), 20);
+        assert_eq!(kinds(&g), vec![WarningKind::ClassCircularDependency], "y1 written: {written_is_y1}");
+        let w = &g.warnings()[0];
+        assert!(w.report.contains("\"T1\" took \"y1\" (read) at"), "{}", w.report);
+        assert!(w.report.contains("while holding \"y2\" (read), taken at"), "{}", w.report);
+    }
 }
 
 #[test]

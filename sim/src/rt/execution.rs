@@ -458,7 +458,12 @@ impl Execution {
                 written: s
                     .rw_written
                     .iter()
-                    .map(|&(r, at, t)| crate::lockorder::WriteLocked { lock: name(r), at, task: task(t) })
+                    .map(|&(r, at, t)| crate::lockorder::WriteLocked {
+                        lock: name(r),
+                        class: class(r),
+                        at,
+                        task: task(t),
+                    })
                     .collect(),
             }
         };
