@@ -63,6 +63,8 @@ enum Command {
         /// Draw the run's charts: OUT is a directory (ending in /) or a file-name prefix
         #[arg(long, value_name = "OUT")]
         render: Option<PathBuf>,
+        #[command(flatten)]
+        figure: render::FigureArgs,
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
@@ -141,6 +143,8 @@ enum Command {
         /// Draw the run's charts: OUT is a directory (ending in /) or a file-name prefix
         #[arg(long, value_name = "OUT")]
         render: Option<PathBuf>,
+        #[command(flatten)]
+        figure: render::FigureArgs,
         /// Print one JSON object on stdout (as `run --json`) instead of the events and the report
         #[arg(long)]
         json: bool,
@@ -166,6 +170,8 @@ enum Command {
         /// Draw the shrunk run's charts: OUT is a directory (ending in /) or a file-name prefix
         #[arg(long, value_name = "OUT")]
         render: Option<PathBuf>,
+        #[command(flatten)]
+        figure: render::FigureArgs,
         /// Print one JSON object on stdout instead of the report
         #[arg(long)]
         json: bool,
@@ -489,27 +495,30 @@ fn check_max_steps(n: u64) -> Result<(), UsageError> {
 /// Runs a command; `Ok(true)` when it found a failure.
 fn dispatch(cmd: Command) -> Result<bool, UsageError> {
     match &cmd {
-        Command::Run { trace, render, max_steps, .. } => {
+        Command::Run { trace, render, figure, max_steps, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
+            figure.options().map_err(UsageError)?;
             check_max_steps(*max_steps)?;
         }
         Command::Hunt { trace, max_steps, .. } => {
             check_output_file("--trace", trace)?;
             check_max_steps(max_steps.unwrap_or(1))?;
         }
-        Command::Replay { trace, render, max_steps, .. } => {
+        Command::Replay { trace, render, figure, max_steps, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
+            figure.options().map_err(UsageError)?;
             check_max_steps(*max_steps)?;
         }
         Command::Explore(ExploreCli { trace, max_steps, .. }) => {
             check_output_file("--trace", trace)?;
             check_max_steps(*max_steps)?;
         }
-        Command::Shrink { trace, render, max_steps, max_tries, .. } => {
+        Command::Shrink { trace, render, figure, max_steps, max_tries, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
+            figure.options().map_err(UsageError)?;
             check_max_steps(*max_steps)?;
             if *max_tries == 0 {
                 return Err(UsageError("--max-tries must be at least 1".into()));
@@ -530,7 +539,8 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             Ok(false)
         }
-        Command::Run { model, seed, strategy, trace, render, json, max_steps, params } => {
+        Command::Run { model, seed, strategy, trace, render, figure, json, max_steps, params } => {
+            let figure = figure.options().map_err(UsageError)?;
             let kind = strategy_kind(&strategy)?;
             let (m, cfg) = configure(&model, &params)?;
             let run = kind.run(&cfg, seed, trace.is_some() || render.is_some() || json, max_steps);
@@ -545,7 +555,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             // The files first, and a file that cannot be written is said at
             // once; the report still follows, and the command then fails with it.
             let written = match &run.trace {
-                Some(t) => output::write_files_before_report(render.as_deref(), trace.as_deref(), t),
+                Some(t) => output::write_files_before_report(render.as_deref().zip(Some(&figure)), trace.as_deref(), t),
                 None => Ok(()),
             };
             if json {
@@ -726,15 +736,19 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 }
             }
         }
-        Command::Replay { model, which, trace, render, json, max_steps, params } => {
+        Command::Replay { model, which, trace, render, figure, json, max_steps, params } => {
+            let figure = figure.options().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
             // The files first: a reader that closes the pipe early (`| head`)
             // must not cost them. One that cannot be written is said at once,
             // the report follows, and the command then fails with it.
-            let written =
-                output::write_files_before_report(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap());
+            let written = output::write_files_before_report(
+                render.as_deref().zip(Some(&figure)),
+                trace.as_deref(),
+                run.trace.as_ref().unwrap(),
+            );
             if json {
                 let (seed, strategy) = match &which {
                     Which::Seed(s, k) => (Some(*s), k.to_string()),
@@ -772,10 +786,11 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }
-        Command::Shrink { model, which, trace, render, json, max_tries, max_steps, params } => {
+        Command::Shrink { model, which, trace, render, figure, json, max_tries, max_steps, params } => {
+            let figure = figure.options().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
-            let a = search_cmd::ShrinkArgs { max_steps, max_tries, trace, render, json };
+            let a = search_cmd::ShrinkArgs { max_steps, max_tries, trace, render, figure, json };
             search_cmd::shrink_cmd(m, &cfg, which, a)
         }
         Command::Merge { files } => hunt_cmd::merge(&files),

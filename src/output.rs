@@ -84,11 +84,11 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
 /// An error leaves the charts that were there as they were. The charts
 /// written and those left out are said on stderr (stdout is the report's).
 pub fn write_charts_and_trace(
-    render: Option<&Path>,
+    render: Option<(&Path, &visualizer::Options)>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    let staged = render.map(|out| crate::render::render_trace(t, out)).transpose().map_err(|e| {
+    let staged = render.map(|(out, opts)| crate::render::render_trace(t, out, opts)).transpose().map_err(|e| {
         // The trace is not written either: an older one at its path goes, as
         // `write_trace` removes one, or a following `render` draws another run.
         match trace {
@@ -132,7 +132,7 @@ pub fn write_charts_and_trace(
 /// short by a closed or full stdout cannot hide it), the report follows,
 /// and the command then ends with exit 2 without saying it again.
 pub fn write_files_before_report(
-    render: Option<&Path>,
+    render: Option<(&Path, &visualizer::Options)>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {

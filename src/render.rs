@@ -270,38 +270,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             format!("--chart {}: unknown chart `{}` (expected {} or all)", args.chart, args.chart, names.join(", "))
         })?]
     };
-    // The error names the window already: `--` in front makes it the flag.
-    let window: Window = args.window.parse().map_err(|e: visualizer::Error| format!("--{e}"))?;
-    let x: XAxis = args.x.parse().map_err(|e| format!("--x {}: {e}", args.x))?;
-    // Read here, not by clap, so that anything given (-5, abc) gets this message.
-    let width = args.width.trim().parse::<u32>().unwrap_or(0);
-    if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&width) {
-        return Err(format!("--width {}: expected {}..={} pixels", args.width, Options::MIN_WIDTH, Options::MAX_WIDTH));
-    }
-    let scale = args.scale.trim().parse::<u32>().unwrap_or(0);
-    if !(1..=Options::MAX_SCALE).contains(&scale) {
-        return Err(format!("--scale {}: expected 1..={}", args.scale, Options::MAX_SCALE));
-    }
-    if scale > 1 && width * scale > Options::MAX_WIDTH {
-        return Err(format!(
-            "--scale {scale}: at --width {width} the PNG would be {} pixels wide, more than {}; give a smaller --width",
-            width * scale,
-            Options::MAX_WIDTH
-        ));
-    }
-    let title = match &args.title {
-        Some(t) if t.trim().is_empty() => {
-            return Err("--title: empty; leave it out for the chart's own title".into());
-        }
-        Some(t) if t.contains(['\n', '\r']) => {
-            return Err("--title: a line break; the title is one line (a long one wraps)".into());
-        }
-        Some(t) if t.contains(char::is_control) => {
-            let c = t.chars().find(|c| c.is_control()).unwrap_or_default();
-            return Err(format!("--title: a control character (U+{:04X}); the title is plain text", c as u32));
-        }
-        t => t.clone(),
-    };
+    let opts = options(&args.window, &args.x, &args.width, &args.scale, &args.title)?;
+    let (x, scale) = (opts.x, opts.scale);
     let tasks: Vec<String> = match &args.tasks {
         None => Vec::new(),
         Some(list) => {
@@ -318,7 +288,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             args.chart
         ));
     }
-    let opts = Options { x, window, width, scale, title, tasks };
+    let opts = Options { tasks, ..opts };
     if requested == [Chart::WaitFor] && x != XAxis::Time {
         eprintln!("note: --x does not apply to the wait-for graph, which has no time axis");
     }
@@ -419,6 +389,80 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
         Ok(())
     })
+}
+
+/// The drawing options `render` takes, read from its flags' text (here,
+/// not by clap, so that anything given, `-5` or `abc`, gets these messages).
+fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<String>) -> Result<Options, String> {
+    // The error names the window already: `--` in front makes it the flag.
+    let window: Window = window.parse().map_err(|e: visualizer::Error| format!("--{e}"))?;
+    let x: XAxis = x.parse().map_err(|e| format!("--x {x}: {e}"))?;
+    let given_width = width;
+    let width = width.trim().parse::<u32>().unwrap_or(0);
+    if !(Options::MIN_WIDTH..=Options::MAX_WIDTH).contains(&width) {
+        return Err(format!("--width {given_width}: expected {}..={} pixels", Options::MIN_WIDTH, Options::MAX_WIDTH));
+    }
+    let given_scale = scale;
+    let scale = scale.trim().parse::<u32>().unwrap_or(0);
+    if !(1..=Options::MAX_SCALE).contains(&scale) {
+        return Err(format!("--scale {given_scale}: expected 1..={}", Options::MAX_SCALE));
+    }
+    if scale > 1 && width * scale > Options::MAX_WIDTH {
+        return Err(format!(
+            "--scale {scale}: at --width {width} the PNG would be {} pixels wide, more than {}; give a smaller --width",
+            width * scale,
+            Options::MAX_WIDTH
+        ));
+    }
+    let title = match title {
+        Some(t) if t.trim().is_empty() => {
+            return Err("--title: empty; leave it out for the chart's own title".into());
+        }
+        Some(t) if t.contains(['\n', '\r']) => {
+            return Err("--title: a line break; the title is one line (a long one wraps)".into());
+        }
+        Some(t) if t.contains(char::is_control) => {
+            let c = t.chars().find(|c| c.is_control()).unwrap_or_default();
+            return Err(format!("--title: a control character (U+{:04X}); the title is plain text", c as u32));
+        }
+        t => t.clone(),
+    };
+    Ok(Options { x, window, width, scale, title, tasks: Vec::new() })
+}
+
+/// How `run`, `replay` and `shrink` draw their `--render` charts: the
+/// flags of `render` that apply to every chart of a run.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FigureArgs {
+    /// With --render: the part of the run to draw, as `render --window` takes it [default: auto]
+    #[arg(long, value_name = "WINDOW", requires = "render")]
+    window: Option<String>,
+    /// With --render: the x axis, time or steps [default: time]
+    #[arg(long, value_name = "AXIS", requires = "render")]
+    x: Option<String>,
+    /// With --render: picture width in pixels (600..=8000) [default: 1200]
+    #[arg(long, value_name = "PX", requires = "render", allow_hyphen_values = true)]
+    width: Option<String>,
+    /// With --render: PNG pixels per picture pixel (1..=4) [default: 1]
+    #[arg(long, value_name = "N", requires = "render", allow_hyphen_values = true)]
+    scale: Option<String>,
+    /// With --render: the title line's text, as `render --title` takes it
+    #[arg(long, value_name = "TEXT", requires = "render")]
+    title: Option<String>,
+}
+
+impl FigureArgs {
+    /// The options these flags give (the defaults where one is left out).
+    pub fn options(&self) -> Result<Options, String> {
+        let width = self.width.clone().unwrap_or_else(|| Options::WIDTH.to_string());
+        options(
+            self.window.as_deref().unwrap_or("auto"),
+            self.x.as_deref().unwrap_or("time"),
+            &width,
+            self.scale.as_deref().unwrap_or("1"),
+            &self.title,
+        )
+    }
 }
 
 /// The first 8 of `chars`, then "…" and how many more ("图：两个线程以相… (+5)").
@@ -537,7 +581,7 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 /// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedCharts, String> {
+pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Result<StagedCharts, String> {
     let m = Model::new(trace).map_err(|e| e.to_string())?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
@@ -570,12 +614,20 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path) -> Result<StagedChart
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     let files = plan(&args, &charts, true)?;
+    if opts.scale > 1 && files.iter().all(|(_, f, _)| *f == Format::Svg) {
+        return Err(format!("--scale {}: scales a PNG; an SVG is drawn at any size (leave --scale out)", opts.scale));
+    }
     if files.iter().any(|(_, f, _)| *f == Format::Png) {
         note_missing_glyphs(trace);
     }
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
-        rendered.push((path, visualizer::render_model(&m, c, f, &Options::default()).map_err(|e| e.to_string())?));
+        // The window is the run's: one that misses it names the flag.
+        let bytes = visualizer::render_model(&m, c, f, opts).map_err(|e| match e.to_string() {
+            e if e.starts_with("window ") => format!("--{e}"),
+            e => e,
+        })?;
+        rendered.push((path, bytes));
     }
     let set = stage_all("--render", &rendered)?;
     Ok(StagedCharts { set, files: rendered.into_iter().map(|(p, _)| p).collect(), args })
@@ -873,7 +925,7 @@ mod tests {
         let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
         let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Options::default()).unwrap();
         let files = set.files.clone();
         assert!(!files[0].exists(), "nothing is in place before the commit");
         let skipped = set.commit(run.trace.as_ref().unwrap()).unwrap();
@@ -889,7 +941,7 @@ mod tests {
         );
         let (waitfor, locks) = (dir.join("abba-waitfor.svg"), dir.join("abba-locks.svg"));
         assert!(waitfor.exists() && locks.exists());
-        let set = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg")).unwrap();
+        let set = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Options::default()).unwrap();
         let files = set.files.clone();
         // The older charts of kinds this run has none of stay until the commit.
         assert!(waitfor.exists() && locks.exists());
@@ -899,7 +951,7 @@ mod tests {
         // (Nothing is locked in 3 steps: no locks chart either.)
         assert!(!waitfor.exists() && !locks.exists(), "the deadlock's charts are left beside a run without them");
         // A folder still to make, as `render -o DIR/` makes it.
-        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/")).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/"), &Options::default()).unwrap();
         let files = set.files.clone();
         set.commit(run.trace.as_ref().unwrap()).unwrap();
         assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");

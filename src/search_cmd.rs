@@ -572,12 +572,15 @@ pub struct ShrinkArgs {
     pub max_tries: u64,
     pub trace: Option<PathBuf>,
     pub render: Option<PathBuf>,
+    /// How `render` draws the charts.
+    pub figure: visualizer::Options,
     pub json: bool,
 }
 
 /// `deadsim shrink`: the failing run with the fewest preemptions, then steps.
 pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) -> Result<bool, UsageError> {
-    let ShrinkArgs { max_steps, max_tries, trace, render, json: json_out } = a;
+    let ShrinkArgs { max_steps, max_tries, trace, render, figure, json: json_out } = a;
+    let figure = &figure;
     let from_seed = match &which {
         Which::Seed(s, _) => Some(*s),
         Which::Schedule(_) => None,
@@ -596,9 +599,11 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
     let step_limit = matches!(failing.outcome, sim::Outcome::StepLimit { .. });
     if step_limit || !failing.outcome.is_failure() {
         let written = match &trace {
-            _ if step_limit => {
-                write_files_before_report(render.as_deref(), trace.as_deref(), failing.trace.as_ref().unwrap())
-            }
+            _ if step_limit => write_files_before_report(
+                render.as_deref().zip(Some(figure)),
+                trace.as_deref(),
+                failing.trace.as_ref().unwrap(),
+            ),
             Some(path) => {
                 crate::output::no_trace(path);
                 Ok(())
@@ -639,7 +644,8 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
     let shrank = shrunk.preemptions != shrunk.original_preemptions || run.steps != shrunk.original_steps;
     // The file first; one that cannot be written fails the command after
     // the report (see `output::write_files_before_report`).
-    let written = write_files_before_report(render.as_deref(), trace.as_deref(), run.trace.as_ref().unwrap());
+    let written =
+        write_files_before_report(render.as_deref().zip(Some(figure)), trace.as_deref(), run.trace.as_ref().unwrap());
     if json_out {
         let mut out = run_json(m, cfg, run, None, "shrink");
         out["shrunk"] = json!(shrank);

@@ -2006,3 +2006,59 @@ fn a_step_limit_says_what_the_limit_may_mean_and_under_pct_or_explore_that_they_
         }
     }
 }
+
+#[test]
+fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title() {
+    let dir = Scratch::new("cli-render-figure");
+    let trace = dir.join("abba.json");
+    let (code, _, err) = deadsim(&["run", "abba", "--seed", "0", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    let figure = ["--window", "steps:2..=5", "--x", "steps", "--width", "800", "--scale", "2", "--title", "AB/BA"];
+    // What `render --chart all` draws from the trace with the same flags.
+    let drawn = format!("{}/", dir.join("drawn").display());
+    let mut render = vec!["render", trace.to_str().unwrap(), "--chart", "all", "-o", &drawn];
+    render.extend(figure);
+    let (code, _, err) = deadsim(&render);
+    assert_eq!(code, 0, "{err}");
+    let timeline = std::fs::read(format!("{drawn}abba-timeline.png")).unwrap();
+    // A PNG's width is bytes 16..20 of its header: 800 at scale 2.
+    assert_eq!(u32::from_be_bytes(timeline[16..20].try_into().unwrap()), 1600);
+    for cmd in [&["run", "abba", "--seed", "0"][..], &["replay", "abba", "--seed", "0"]] {
+        let figs = format!("{}/", dir.join(cmd[0]).display());
+        let mut args = cmd.to_vec();
+        args.extend(["--render", &figs]);
+        args.extend(figure);
+        let (code, _, err) = deadsim(&args);
+        assert_eq!(code, 1, "{cmd:?}: {err}");
+        for c in ["timeline", "locks"] {
+            assert_eq!(
+                std::fs::read(format!("{figs}abba-a5167e82-seed0-{c}.png")).unwrap(),
+                std::fs::read(format!("{drawn}abba-{c}.png")).unwrap(),
+                "{cmd:?} {c}"
+            );
+        }
+    }
+    let figs = format!("{}/", dir.join("shrink").display());
+    let (code, _, err) = deadsim(&["shrink", "abba", "--seed", "0", "--render", &figs, "--title", "Shrunk"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("shrink-") && err.contains("-timeline.png"), "{err}");
+    // Checked before the run, with render's words; a window the run does
+    // not reach fails after the report, with no chart written.
+    for (args, why) in [
+        (vec!["run", "abba", "--render", &figs, "--scale", "9"], "--scale 9: expected 1..=4"),
+        (vec!["run", "abba", "--render", &figs, "--width", "5"], "--width 5: expected 600..=8000 pixels"),
+        (vec!["replay", "abba", "--seed", "0", "--render", &figs, "--x", "space"], "--x space:"),
+        (vec!["shrink", "abba", "--render", &figs, "--title", ""], "--title: empty"),
+        (vec!["run", "abba", "--window", "all"], "--render <OUT>"),
+    ] {
+        let (code, out, err) = deadsim(&args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
+    let late = format!("{}/", dir.join("late").display());
+    let (code, out, err) = deadsim(&["run", "abba", "--render", &late, "--window", "steps:500..600"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.contains("Found a deadlock"), "the report still follows: {out}");
+    assert!(err.contains("--window steps 500 to 599 is empty or outside the trace (steps 1 to 5)"), "{err}");
+    assert!(!std::path::Path::new(&late).exists() || std::fs::read_dir(&late).unwrap().next().is_none());
+}
