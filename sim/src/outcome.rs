@@ -92,17 +92,17 @@ pub fn verdict_words(code: &str) -> &str {
 pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
     if strategy.starts_with("pct") {
         Some(
-            "PCT runs the highest-priority task whenever it can: a task that never blocks (a busy wait on an \
-             atomic or a channel's length, a ticker and its reader) may have run alone to the limit, where a fair \
-             scheduler such as Go's would have let the others end it (a loop around a select with a default \
-             case is demoted as it spins, not this). If random search passes, that is the likely cause.",
+            "PCT runs the highest-priority task whenever it can: a task that never blocks (a busy wait on a \
+             channel's length, a ticker and its reader) may have run alone to the limit, where a fair scheduler \
+             such as Go's would have let the others end it (a loop around a select with a default case or an \
+             atomic load is demoted as it spins, not this). If random search passes, that is the likely cause.",
         )
     } else if strategy == "dfs" {
         Some(
             "An exhaustive search tries unfair schedules too: in this one a task that never blocks (a busy wait \
-             on an atomic or a channel's length, a ticker and its reader) may have run alone to the limit, where \
-             a fair scheduler such as Go's would have let the others end it (a loop around a select with a \
-             default case yields as it spins, not this).",
+             on a channel's length, a ticker and its reader) may have run alone to the limit, where a fair \
+             scheduler such as Go's would have let the others end it (a loop around a select with a default \
+             case or an atomic load yields as it spins, not this).",
         )
     } else {
         None

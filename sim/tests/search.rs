@@ -1140,3 +1140,33 @@ fn a_schedule_through_a_yield_to_the_one_other_task_replays() {
         assert_eq!(&signature(&again.outcome), sig, "{choices:?}");
     }
 }
+
+#[test]
+fn a_busy_wait_on_an_atomic_is_a_spin_too() {
+    // for atomic.LoadInt32(&ready) == 0 { runtime.Gosched() }, while main
+    // does its work and sets ready.
+    let model = || async {
+        let ready = sim::sync::AtomicU64::new("ready", 0);
+        let r = ready.clone();
+        let waiter = sim::spawn("waiter", async move {
+            while r.load().await == 0 {
+                sim::yield_now().await;
+            }
+        });
+        let m = Mutex::new("work");
+        for _ in 0..3 {
+            m.lock().await.unlock().await;
+        }
+        ready.store(1).await;
+        waiter.join().await;
+    };
+    let limited = |depth| {
+        let check = sim::testing::Check::pct(depth).max_steps(2_000);
+        (0..200).filter(|&s| check.run_seed(&model, s, false).outcome.is_failure()).count()
+    };
+    for depth in [1, 2, 3] {
+        assert_eq!(limited(depth), 0, "pct:{depth}");
+    }
+    let r = explore(&Configured::of("busy", model), &ExploreConfig { max_steps: 2_000, ..Default::default() });
+    assert!(r.exhausted && r.failure.is_none() && r.fair, "{:?}", r.failure.map(|f| f.0.outcome.summary()));
+}

@@ -613,9 +613,9 @@ impl Strategy for DfsStrategy {
         t
     }
 
-    fn took_default(&mut self, task: TaskId, cases: u64) {
+    fn polled(&mut self, task: TaskId, what: u64) {
         let mut s = self.0.borrow_mut();
-        if s.spin.took_default(task, cases) {
+        if s.spin.polled(task, what) {
             s.spun = Some(task);
         }
     }

@@ -156,12 +156,12 @@ pub trait Strategy {
     /// A short name for traces and reports (`random`).
     fn name(&self) -> String;
 
-    /// Task `task`'s `select` found no case ready and took its default.
-    /// `cases` stands for the select's cases (channels and directions): the
-    /// same cases polled again with no other task run since is a spin,
-    /// which PCT demotes and an exhaustive search makes yield (see
-    /// `scheduler/spin.rs`).
-    fn took_default(&mut self, _task: TaskId, _cases: u64) {}
+    /// Task `task` polled shared state and found `what`: a `select` that
+    /// took its default (`what` stands for its cases, channels and
+    /// directions), an atomic load (the atomic and the value read). The same
+    /// found again with no other task run since is a spin, which PCT demotes
+    /// and an exhaustive search makes yield (see `scheduler/spin.rs`).
+    fn polled(&mut self, _task: TaskId, _what: u64) {}
 
     /// True if the engine should report each step's [`Footprint`] through
     /// [`Strategy::step_done`] (partial-order reduction needs it).

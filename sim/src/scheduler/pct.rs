@@ -10,7 +10,7 @@
 //! but the seed.
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
-//! `select` with a default case, see `spin.rs`) would run alone to the step
+//! `select` with a default case or an atomic load, see `spin.rs`) would run alone to the step
 //! limit while a fair scheduler such as Go's lets the others run. So a
 //! spinning task is demoted below every other task, as shuttle and Coyote
 //! demote a task that yields. A one-off non-blocking poll demotes nothing:
@@ -116,8 +116,8 @@ impl Strategy for PctStrategy {
         best
     }
 
-    fn took_default(&mut self, task: TaskId, cases: u64) {
-        if self.spin.took_default(task, cases) {
+    fn polled(&mut self, task: TaskId, what: u64) {
+        if self.spin.polled(task, what) {
             // (It has run, so its priority is drawn.)
             self.priorities[task as usize] = self.spin_low;
             self.spin_low -= 1;

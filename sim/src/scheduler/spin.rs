@@ -1,13 +1,16 @@
 //! Telling a task that spins from one that polls once.
 //!
 //! A Go loop around a `select` with a default case (`for { select { case
-//! <-stop: return; default: } }`) never blocks. Go's scheduler is fair and
-//! lets the others run; PCT and an exhaustive search are not, and would run
-//! it alone until the step limit. A task spins when its select takes the
-//! default on the same cases a second time with no other task run since:
-//! nothing but the task itself can have changed what it polls, so the
-//! second poll can learn nothing the first did not. A one-off non-blocking
-//! poll, or polls with other tasks' steps between, are not spins.
+//! <-stop: return; default: } }`), or one that loads an atomic until it
+//! changes (`for atomic.LoadInt32(&ready) == 0 { runtime.Gosched() }`),
+//! never blocks. Go's scheduler is fair and lets the others run; PCT and an
+//! exhaustive search are not, and would run it alone until the step limit.
+//! A task spins when a poll (a select that takes its default, an atomic
+//! load) finds what one of its polls found before, with no other task run
+//! since: nothing but the task itself can have changed what it polls, so
+//! the second poll learns nothing the first did not. A one-off poll, polls
+//! with other tasks' steps between, or a load that finds a new value (one
+//! the task itself stored) are not spins.
 
 use crate::rt::TaskId;
 
@@ -16,7 +19,7 @@ use crate::rt::TaskId;
 pub(crate) struct SpinWatch {
     /// The task that has run alone since its first poll below.
     task: Option<TaskId>,
-    /// The cases of each of its polls (see [`Strategy::took_default`](super::Strategy::took_default)).
+    /// What each of its polls found (see [`Strategy::polled`](super::Strategy::polled)).
     polls: Vec<u64>,
 }
 
@@ -36,19 +39,19 @@ impl SpinWatch {
         self.polls.clear();
     }
 
-    /// Task `t`'s select on `cases` took its default: true if it spins.
-    pub fn took_default(&mut self, t: TaskId, cases: u64) -> bool {
+    /// Task `t` polled and found `what`: true if it spins.
+    pub fn polled(&mut self, t: TaskId, what: u64) -> bool {
         if self.task != Some(t) {
             self.task = Some(t);
             self.polls.clear();
         }
-        if self.polls.contains(&cases) {
+        if self.polls.contains(&what) {
             // Counted again from here: a task that goes on spinning (no
             // other can run) is told each round.
             self.polls.clear();
             return true;
         }
-        self.polls.push(cases);
+        self.polls.push(what);
         false
     }
 }
@@ -61,18 +64,18 @@ mod tests {
     fn the_same_cases_polled_twice_alone_is_a_spin() {
         let mut w = SpinWatch::default();
         w.picked(1);
-        assert!(!w.took_default(1, 7));
+        assert!(!w.polled(1, 7));
         w.picked(1);
         // Another select between: still alone, not the same cases.
-        assert!(!w.took_default(1, 9));
-        assert!(w.took_default(1, 7));
+        assert!(!w.polled(1, 9));
+        assert!(w.polled(1, 7));
         // Another task's step between two polls: no spin.
-        assert!(!w.took_default(1, 7));
+        assert!(!w.polled(1, 7));
         w.picked(2);
         w.picked(1);
-        assert!(!w.took_default(1, 7));
+        assert!(!w.polled(1, 7));
         // Two tasks' polls do not mix.
-        assert!(!w.took_default(2, 7));
-        assert!(!w.took_default(1, 7));
+        assert!(!w.polled(2, 7));
+        assert!(!w.polled(1, 7));
     }
 }

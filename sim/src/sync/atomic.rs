@@ -46,7 +46,10 @@ impl AtomicU64 {
         self.value.get()
     }
 
-    async fn update(&self, f: impl Fn(u64) -> u64) -> u64 {
+    /// `poll`: a load, which tells the strategy what it found (a load in a
+    /// loop that finds the same value with no other task run since spins;
+    /// see `scheduler/spin.rs`).
+    async fn update(&self, poll: bool, f: impl Fn(u64) -> u64) -> u64 {
         let (id, value) = (self.id, self.value.clone());
         Op::new(move || {
             let old = value.get();
@@ -54,6 +57,12 @@ impl AtomicU64 {
             value.set(new);
             rt::with(|s| {
                 let t = s.current;
+                if poll {
+                    // The atomic and the value, as one number (one that
+                    // matched a select's cases would cost one yield more).
+                    let what = (u64::from(id) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ old;
+                    s.strategy.get().polled(t, what);
+                }
                 s.record(t, EventKind::Atomic, Some(id), Some(new), None, None, None);
             });
             Poll::Ready(old)
@@ -63,21 +72,21 @@ impl AtomicU64 {
 
     /// `get()`: a scheduling point.
     pub async fn load(&self) -> u64 {
-        self.update(|v| v).await
+        self.update(true, |v| v).await
     }
 
     /// `getAndAdd(n)`: returns the value before.
     pub async fn fetch_add(&self, n: u64) -> u64 {
-        self.update(move |v| v.wrapping_add(n)).await
+        self.update(false, move |v| v.wrapping_add(n)).await
     }
 
     /// `getAndAdd(-n)`: returns the value before.
     pub async fn fetch_sub(&self, n: u64) -> u64 {
-        self.update(move |v| v.wrapping_sub(n)).await
+        self.update(false, move |v| v.wrapping_sub(n)).await
     }
 
     /// `set(v)`.
     pub async fn store(&self, v: u64) {
-        self.update(move |_| v).await;
+        self.update(false, move |_| v).await;
     }
 }

@@ -96,7 +96,7 @@ impl Future for Select<'_, '_> {
                             let (r, send) = c.resource();
                             (h ^ (u64::from(r) << 1 | u64::from(send))).wrapping_mul(0x0100_0000_01b3)
                         });
-                        s.strategy.get().took_default(me, cases);
+                        s.strategy.get().polled(me, cases);
                         s.record(me, EventKind::Select, None, Some(n as u64), None, None, None);
                         return Poll::Ready(None);
                     }
