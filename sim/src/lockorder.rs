@@ -207,9 +207,10 @@ impl LockOrder {
             }
         }
         for e in self.edges.iter().filter(|e| e.recursive) {
-            // The columns: the task seen read-locking twice, and any task
-            // that write-locks between (none need have in this run).
+            // The columns: the task seen read-locking twice, and the task
+            // seen asking to write-lock it (if another), else any writer.
             let w = e.task.chars().count().max(6) + 4;
+            let writer = self.writer(&e.to).map(|x| x.task.as_ref()).filter(|&x| x != e.task).unwrap_or("a writer");
             out.push(Warning {
                 kind: WarningKind::RecursiveReadLock,
                 summary: format!("possible recursive locking: \"{}\" read-locked again while held for reading", e.to),
@@ -218,7 +219,7 @@ impl LockOrder {
                      \"{task}\" is trying to acquire lock \"{lock}\" (read) at {}\n\
                      but task is already holding lock \"{lock}\" (read), taken at {}\n\n \
                      Possible unsafe locking scenario:\n\n       \
-                     {t0:<w$}a writer\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
+                     {t0:<w$}{writer}\n       {:<w$}----\n  rlock({lock});\n       {:<w$}lock({lock});\n  rlock({lock});\n\n \
                      *** DEADLOCK ***\n\n\
                      (a Go RWMutex's Lock, waiting for the readers to leave, holds off new readers: \
                      the second read lock waits for the writer, which waits for the first)\n{}",
