@@ -351,13 +351,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     } else {
         "partial-order reduction"
     };
-    // A task that spun yielded: the schedules covered are the fair ones.
-    let every = if r.fair { "every fair schedule" } else { "every schedule" };
     let scope = match a.preemptions {
         // The search without a bound covered them all: the proof is of every schedule.
-        Some(_) if r.unbounded_covered => every.to_string(),
-        Some(k) => format!("{every} within {}", count(k.into(), "preemption")),
-        None => every.to_string(),
+        Some(_) if r.unbounded_covered => "every schedule".to_string(),
+        Some(k) => format!("every schedule within {}", count(k.into(), "preemption")),
+        None => "every schedule".to_string(),
     };
     // The largest bound every schedule within which was run (none without a
     // bound). Exhausted below the bound asked for, no higher bound had more
@@ -469,7 +467,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    // The bound asked for (`preemptions` in shrink's JSON counts a schedule's own).
                    "preemption_bound": a.preemptions, "reduction": reduced,
                    // Reduction asked for, and off: the model uses virtual time.
-                   "timed": r.timed, "fair": r.fair,
+                   "timed": r.timed,
                    "stopped": stopped_json(&r), "proved_within": proved_within,
                    "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search().is_none()),

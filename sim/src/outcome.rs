@@ -99,10 +99,9 @@ pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
         )
     } else if strategy == "dfs" {
         Some(
-            "An exhaustive search tries unfair schedules too: in this one a task that never blocks (a busy wait \
-             on a channel's length, a ticker and its reader) may have run alone to the limit, where a fair \
-             scheduler such as Go's would have let the others end it (a loop around a select with a default \
-             case or an atomic load yields as it spins, not this).",
+            "An exhaustive search tries unfair schedules too: in this one a task that never blocks (a loop \
+             around a select with a default case, a busy wait, a ticker and its reader) may have run alone to \
+             the limit, where a fair scheduler such as Go's would have let the others end it.",
         )
     } else {
         None

@@ -1046,7 +1046,7 @@ fn poller(inverted: bool) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Fut
 }
 
 #[test]
-fn pct_demotes_a_task_that_spins_on_select_default() {
+fn pct_lets_a_task_that_spins_on_select_default_yield() {
     // Before, the poller, at the highest priority, spun alone to the step
     // limit in most seeds of a correct program.
     for depth in [1, 2, 3] {
@@ -1065,80 +1065,6 @@ fn pct_demotes_a_task_that_spins_on_select_default() {
     let m = model("ttrpc", &[("client", "v1.2.3")]);
     let seed = (0..50).find(|&s| StrategyKind::Pct(3).run(&m, s, false, 100_000).outcome.is_failure());
     assert_eq!(seed, Some(1), "README: PCT fails ttrpc --client v1.2.3 at seed 1");
-}
-
-#[test]
-fn explore_lets_a_spinning_task_yield_and_proves_the_program_it_is_in() {
-    // Before, the first execution ran the poller alone to the step limit
-    // and explore reported that as the failure, buggy order or not.
-    for bound in [None, Some(0), Some(2)] {
-        // Brute force without a bound: the poller's polls between any two
-        // other steps multiply the schedules past any budget.
-        for reduction in [true, false].into_iter().filter(|&r| r || bound.is_some()) {
-            let cfg = ExploreConfig { preemption_bound: bound, reduction, max_steps: 5_000, ..Default::default() };
-            let fine = explore(&Configured::of("poller", poller(false)), &cfg);
-            assert!(
-                fine.exhausted && fine.failure.is_none(),
-                "{bound:?} {reduction}: {:?} {} executions, {:?}",
-                fine.failure.as_ref().map(|f| f.0.outcome.summary()),
-                fine.executions,
-                fine.nondeterminism
-            );
-            // The poller yielded: what is proved is every fair schedule.
-            assert!(fine.fair, "{bound:?} {reduction}");
-            let buggy = explore(&Configured::of("poller-abba", poller(true)), &cfg);
-            let verdict = buggy.failure.as_ref().map(|f| f.0.outcome.verdict());
-            // No preemption: T2 cannot take B between main's A and B.
-            let want = if bound == Some(0) { None } else { Some("deadlock") };
-            assert_eq!(verdict, want, "{bound:?} {reduction}");
-            // Every failure, each schedule through the poller's yields
-            // (a pick among others it left), replays to itself.
-            let all = explore(&Configured::of("poller-abba", poller(true)), &ExploreConfig { keep_going: true, ..cfg });
-            assert_eq!(all.distinct.len(), usize::from(want.is_some()), "{bound:?} {reduction}");
-            for (sig, choices) in &all.distinct {
-                let again = Sim::new(0)
-                    .max_steps(5_000)
-                    .strategy(Box::new(ReplayStrategy::new(choices.clone())))
-                    .run(poller(true));
-                assert_eq!(&signature(&again.outcome), sig, "{bound:?} {reduction}: {choices:?}");
-            }
-        }
-    }
-}
-
-#[test]
-fn a_schedule_through_a_yield_to_the_one_other_task_replays() {
-    // The poller spins while main sleeps; when main wakes, the poller's
-    // yield leaves main the only choice, which is still a pick among two
-    // for the engine: the schedule must record it, or its replay takes
-    // the next choice for this one.
-    let model = || async {
-        let stop = sim::sync::Chan::<()>::signal("stop");
-        stop.declare_sender();
-        let s = stop.clone();
-        sim::spawn("poller", async move {
-            loop {
-                let mut c = s.recv_case();
-                if sim::sync::select(&mut [&mut c], true).await.is_some() {
-                    return;
-                }
-            }
-        });
-        sim::time::sleep(1_000).await;
-        stop.close().await;
-        sim::check(false, "main's end");
-    };
-    let m = Configured::of("sleeper", model);
-    let cfg = ExploreConfig { reduction: false, max_steps: 5_000, keep_going: true, ..Default::default() };
-    let r = explore(&m, &cfg);
-    assert!(r.exhausted && !r.distinct.is_empty() && r.fair);
-    // A program without spins is not said to be fair only.
-    let fixed = self::model("abba", &[("fixed", "true")]);
-    assert!(!explore(&fixed, &ExploreConfig::default()).fair);
-    for (sig, choices) in &r.distinct {
-        let again = Sim::new(0).max_steps(5_000).strategy(Box::new(ReplayStrategy::new(choices.clone()))).run(model);
-        assert_eq!(&signature(&again.outcome), sig, "{choices:?}");
-    }
 }
 
 #[test]
@@ -1167,6 +1093,93 @@ fn a_busy_wait_on_an_atomic_is_a_spin_too() {
     for depth in [1, 2, 3] {
         assert_eq!(limited(depth), 0, "pct:{depth}");
     }
-    let r = explore(&Configured::of("busy", model), &ExploreConfig { max_steps: 2_000, ..Default::default() });
-    assert!(r.exhausted && r.failure.is_none() && r.fair, "{:?}", r.failure.map(|f| f.0.outcome.summary()));
+}
+
+/// `main` checks `stop` twice (straight-line code, no loop), then reads `v`,
+/// which `X` stores after its send on `ready`: the check fails if main reads
+/// first. Two identical polls are no spin, so nothing is left out.
+fn checks_twice(polls: bool) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> + Clone {
+    move || {
+        Box::pin(async move {
+            let (ready, stop) = (sim::sync::Chan::<()>::new("ready", 1), sim::sync::Chan::<()>::signal("stop"));
+            stop.declare_sender();
+            let v = sim::sync::AtomicU64::new("v", 0);
+            let (r, x) = (ready.clone(), v.clone());
+            sim::spawn("X", async move {
+                r.send(()).await;
+                x.store(1).await;
+            });
+            ready.recv().await;
+            for _ in 0..2 {
+                if polls {
+                    let mut c = stop.recv_case();
+                    sim::sync::select(&mut [&mut c], true).await;
+                } else {
+                    sim::yield_now().await;
+                }
+            }
+            sim::check(v.load().await == 1, "main read v before X stored it");
+            stop.close().await;
+        })
+    }
+}
+
+#[test]
+fn two_checks_in_a_row_are_no_spin() {
+    // PCT: each seed runs as it does with two plain steps in their place.
+    for depth in [1, 2, 3] {
+        for seed in 0..300 {
+            let run =
+                |polls| StrategyKind::Pct(depth).run(&Configured::of("twice", checks_twice(polls)), seed, false, 5_000);
+            let (a, b) = (run(true), run(false));
+            assert_eq!((a.outcome.verdict(), a.steps), (b.outcome.verdict(), b.steps), "pct:{depth} seed {seed}");
+        }
+    }
+    // explore makes no task yield: it finds the failure, with or without
+    // reduction (a fairness rule there left it out).
+    for reduction in [true, false] {
+        let r =
+            explore(&Configured::of("twice", checks_twice(true)), &ExploreConfig { reduction, ..Default::default() });
+        assert_eq!(r.failure.map(|f| f.0.outcome.verdict()), Some("invariant"), "reduction {reduction}");
+    }
+}
+
+#[test]
+fn pct_lets_every_task_run_past_two_spinners() {
+    // Two pollers spin on `stop`; `w` does one step of work, which main
+    // waits for before it closes `stop`. A spinner yields to every task
+    // enabled when it spun, not only to the next highest (the other
+    // spinner, which would hand the turn back).
+    let model = || async {
+        let stop = sim::sync::Chan::<()>::signal("stop");
+        stop.declare_sender();
+        let pollers: Vec<_> = (0..2)
+            .map(|i| {
+                let s = stop.clone();
+                sim::spawn(format!("poller-{i}"), async move {
+                    loop {
+                        let mut c = s.recv_case();
+                        if sim::sync::select(&mut [&mut c], true).await.is_some() {
+                            return;
+                        }
+                    }
+                })
+            })
+            .collect();
+        let n = sim::sync::AtomicU64::new("n", 0);
+        let m = n.clone();
+        let w = sim::spawn("w", async move {
+            m.fetch_add(1).await;
+        });
+        w.join().await;
+        stop.close().await;
+        for p in pollers {
+            p.join().await;
+        }
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(5_000);
+        let limited: Vec<u64> = (0..200).filter(|&s| check.run_seed(&model, s, false).outcome.is_failure()).collect();
+        assert!(limited.is_empty(), "pct:{depth}: seeds {limited:?}");
+    }
 }

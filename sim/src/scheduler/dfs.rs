@@ -25,10 +25,6 @@
 //! resource a blocked task waits on, the lock an enabled task is about to
 //! take), so a task disabled by a lock still gets its turn at taking it first.
 //!
-//! A task that spins (see `spin.rs`) yields at the next pick: the other
-//! enabled tasks are the choices there, and leaving it is no preemption
-//! (CHESS's fair scheduling, Musuvathi and Qadeer, PLDI 2008).
-//!
 //! ```
 //! use sim::scheduler::{explore, ExploreConfig};
 //! let model = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
@@ -43,7 +39,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::roots::{Cuts, Roots};
-use super::spin::SpinWatch;
 use super::touches::{Touch, Touches};
 use super::vclock::{ClockId, ClockPool, VClock};
 use super::{Footprint, Halt, ReplayStrategy, Strategy};
@@ -146,9 +141,6 @@ pub struct ExploreResult {
     /// True if reduction was asked for but the model sets timers or reads
     /// the virtual clock, so the exploration ran without it (see [`explore`]).
     pub timed: bool,
-    /// True if a task spun and yielded in some execution (see
-    /// `scheduler/spin.rs`): what was covered is every fair schedule.
-    pub fair: bool,
 }
 
 /// How [`explore`] checked a proof against random seeds `0..`[`CROSS_CHECK_SEEDS`].
@@ -188,7 +180,6 @@ impl ExploreResult {
         self.executions += pass.executions;
         self.pruned += pass.pruned;
         self.stopped_early = pass.stopped_early;
-        self.fair |= pass.fair;
         self.lock_order.merge(&pass.lock_order);
         for (sig, choices) in pass.distinct {
             self.distinct.entry(sig).or_insert(choices);
@@ -218,7 +209,6 @@ impl ExploreResult {
             unbounded_executions: 0,
             cross_check: None,
             timed: false,
-            fair: false,
         }
     }
 }
@@ -240,10 +230,6 @@ enum Node {
         /// The steps tasks took here, learnt from the executions so far.
         taken: Vec<(TaskId, Footprint)>,
         preemptions: u32,
-        /// True if a spinning task was left out of `enabled` (see
-        /// `spin.rs`): the engine had one more task to pick from, so the
-        /// pick is a choice of the schedule even if `enabled` holds one.
-        yielded: bool,
     },
     Data {
         n: usize,
@@ -296,13 +282,6 @@ struct Search {
     /// The emptied sleep and taken lists of nodes gone, for new nodes: a
     /// node made past the replayed prefix allocates none.
     spare: Vec<Vec<(TaskId, Footprint)>>,
-    /// The polls that found nothing since another task ran.
-    spin: SpinWatch,
-    /// A task that spins (see `spin.rs`): at the next pick it yields to
-    /// every other enabled task.
-    spun: Option<TaskId>,
-    /// True once a spinning task yielded, in any execution.
-    yielded: bool,
 }
 
 impl Search {
@@ -488,9 +467,9 @@ fn within(bound: Option<u32>, preemptions: u32, last_enabled: Option<TaskId>, t:
 
 struct DfsStrategy(Rc<RefCell<Search>>);
 
-impl DfsStrategy {
-    /// The choice at `step` among `enabled` (a spinner left out already).
-    fn pick(s: &mut Search, enabled: &TaskSet, last: Option<TaskId>, step: u64, yielded: bool) -> TaskId {
+impl Strategy for DfsStrategy {
+    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
+        let mut s = self.0.borrow_mut();
         let i = s.pos;
         s.pos += 1;
         // Every 1024 steps, whether Ctrl-C asks to stop.
@@ -525,7 +504,6 @@ impl DfsStrategy {
                 sleep: Vec::new(),
                 taken: Vec::new(),
                 preemptions,
-                yielded,
             });
             return f;
         }
@@ -584,40 +562,8 @@ impl DfsStrategy {
             sleep,
             taken,
             preemptions,
-            yielded,
         });
         t
-    }
-}
-
-impl Strategy for DfsStrategy {
-    fn pick_task(&mut self, enabled: &TaskSet, last: Option<TaskId>, step: u64) -> TaskId {
-        let mut s = self.0.borrow_mut();
-        // A spinning task yields: the others enabled are the choices here,
-        // and leaving it costs no preemption (CHESS's fair scheduling). The
-        // executions where it polls again before they run add nothing but
-        // polls that find nothing, and without this they never end.
-        let fair;
-        let (enabled, yielded) = match s.spun.take() {
-            Some(t) if enabled.len() > 1 && enabled.contains(t) => {
-                let mut others = enabled.clone();
-                others.remove(t);
-                fair = others;
-                s.yielded = true;
-                (&fair, true)
-            }
-            _ => (enabled, false),
-        };
-        let t = Self::pick(&mut s, enabled, last, step, yielded);
-        s.spin.picked(t);
-        t
-    }
-
-    fn polled(&mut self, task: TaskId, what: u64) {
-        let mut s = self.0.borrow_mut();
-        if s.spin.polled(task, what) {
-            s.spun = Some(task);
-        }
     }
 
     fn pick_index(&mut self, n: usize) -> usize {
@@ -1153,14 +1099,12 @@ struct Side<'m> {
 
 impl Side<'_> {
     /// Adds what the search ran since the last call to `total`: executions,
-    /// pruned ones, lock-order facts and whether a task yielded. Gives the
-    /// executions added.
+    /// pruned ones and lock-order facts. Gives the executions added.
     fn take_progress(&mut self, total: &mut ExploreResult) -> u64 {
         let r = &mut self.pass.result;
         let added = r.executions - self.seen.0;
         total.executions += added;
         total.pruned += r.pruned - self.seen.1;
-        total.fair |= r.fair;
         self.seen = (r.executions, r.pruned);
         total.lock_order.merge(&std::mem::take(&mut r.lock_order));
         added
@@ -1248,9 +1192,6 @@ impl<'m> Pass<'m> {
             cuts: Cuts::default(),
             cut_here: TaskSet::new(),
             spare: Vec::new(),
-            spin: SpinWatch::default(),
-            spun: None,
-            yielded: false,
         }));
         Pass {
             model,
@@ -1291,8 +1232,6 @@ impl<'m> Pass<'m> {
             {
                 let mut s = self.search.borrow_mut();
                 s.pos = 0;
-                s.spin.clear();
-                s.spun = None;
                 s.steps.clear();
                 s.task_clock.clear();
                 s.touches.clear();
@@ -1303,7 +1242,6 @@ impl<'m> Pass<'m> {
                 .model
                 .run_with(Sim::new(0).max_steps(cfg.max_steps).strategy(Box::new(DfsStrategy(self.search.clone()))));
             result.executions += 1;
-            result.fair |= self.search.borrow().yielded;
             if cfg.reduction && TIMED.get() {
                 // `explore` starts again without reduction.
                 result.stopped_early = true;
@@ -1400,7 +1338,7 @@ fn choices_of(s: &Search) -> Vec<u32> {
     s.nodes[..s.pos]
         .iter()
         .filter_map(|n| match n {
-            Node::Task { enabled, chosen, yielded, .. } if enabled.len() + usize::from(*yielded) > 1 => Some(*chosen),
+            Node::Task { enabled, chosen, .. } if enabled.len() > 1 => Some(*chosen),
             Node::Data { chosen, .. } => Some(*chosen as u32),
             _ => None,
         })

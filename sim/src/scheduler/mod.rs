@@ -159,8 +159,8 @@ pub trait Strategy {
     /// Task `task` polled shared state and found `what`: a `select` that
     /// took its default (`what` stands for its cases, channels and
     /// directions), an atomic load (the atomic and the value read). The same
-    /// found again with no other task run since is a spin, which PCT demotes
-    /// and an exhaustive search makes yield (see `scheduler/spin.rs`).
+    /// found a third time with no other task run since is a spin, which PCT
+    /// makes yield (see `scheduler/spin.rs`).
     fn polled(&mut self, _task: TaskId, _what: u64) {}
 
     /// True if the engine should report each step's [`Footprint`] through

@@ -10,11 +10,13 @@
 //! but the seed.
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
-//! `select` with a default case or an atomic load, see `spin.rs`) would run alone to the step
-//! limit while a fair scheduler such as Go's lets the others run. So a
-//! spinning task is demoted below every other task, as shuttle and Coyote
-//! demote a task that yields. A one-off non-blocking poll demotes nothing:
-//! the schedules of a program without spins are PCT's own.
+//! `select` with a default case or an atomic load, see `spin.rs`) would run
+//! alone to the step limit while a fair scheduler such as Go's lets the
+//! others run. So a spinning task yields by CHESS's fair rule (Musuvathi
+//! and Qadeer, PLDI 2008): it is not picked again while a task that was
+//! enabled when it spun has not run since. Priorities stay as they are, so
+//! a task that stops spinning has its own again, and a run without spins
+//! is PCT's own.
 
 use super::spin::SpinWatch;
 use super::Strategy;
@@ -29,15 +31,13 @@ pub struct PctStrategy {
     change_points: Vec<u64>,
     priorities: Vec<u64>,
     spin: SpinWatch,
-    /// The priority the next spinning task is demoted to: below every
-    /// other priority, and below the spinners demoted before it.
-    spin_low: u64,
+    /// A task that spun in the step just taken: its yield is made at the
+    /// next pick, from the tasks enabled then.
+    spun: Option<TaskId>,
+    /// Each task yielding, with the tasks it yields to: those enabled when
+    /// it spun that have not run since.
+    yielding: Vec<(TaskId, TaskSet)>,
 }
-
-/// Added to every priority but a spinner's, which go below it: the initial
-/// priorities `depth + (draw >> 2)` and the change points' `depth - 1 - i`
-/// keep their order, so a run without spins is the same as without this.
-const SPIN_FLOOR: u64 = 1 << 62;
 
 impl PctStrategy {
     /// PCT for `seed` with `depth` (d >= 1) and step bound `k`.
@@ -72,7 +72,8 @@ impl PctStrategy {
             change_points,
             priorities: Vec::new(),
             spin: SpinWatch::default(),
-            spin_low: SPIN_FLOOR - 1,
+            spun: None,
+            yielding: Vec::new(),
         }
     }
 
@@ -84,12 +85,41 @@ impl PctStrategy {
         }
     }
 
+    /// Task `t` spun: it yields to the other tasks `enabled` now.
+    #[cold]
+    fn start_yield(&mut self, t: TaskId, enabled: &TaskSet) {
+        let mut to = enabled.clone();
+        to.remove(t);
+        self.yielding.retain(|(u, _)| *u != t);
+        if !to.is_empty() {
+            self.yielding.push((t, to));
+        }
+    }
+
+    /// True if `t` yields still: a task it yields to is enabled. Some
+    /// enabled task never does: a task yields to `u` only if it spun after
+    /// `u` last ran (running takes `u` out of every set), so the enabled
+    /// task that spun last, or one that never spun, yields to none of the
+    /// enabled tasks that yield.
+    fn yields(&self, t: TaskId, enabled: &TaskSet) -> bool {
+        self.yielding.iter().any(|(u, to)| *u == t && to.iter().any(|v| enabled.contains(v)))
+    }
+
+    /// Task `t` runs: the tasks that yield to it have let it.
+    #[cold]
+    fn ran(&mut self, t: TaskId) {
+        for (_, to) in &mut self.yielding {
+            to.remove(t);
+        }
+        self.yielding.retain(|(u, to)| *u != t && !to.is_empty());
+    }
+
     /// Draws the priorities of the tasks up to `t`, in id order, the first
     /// time one of them is seen.
     #[cold]
     fn draw_priorities(&mut self, t: TaskId) -> u64 {
         while self.priorities.len() <= t as usize {
-            let p = SPIN_FLOOR + self.depth as u64 + (self.rng.next_u64() >> 2);
+            let p = self.depth as u64 + (self.rng.next_u64() >> 2);
             self.priorities.push(p);
         }
         self.priorities[t as usize]
@@ -98,19 +128,28 @@ impl PctStrategy {
 
 impl Strategy for PctStrategy {
     fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, step: u64) -> TaskId {
-        // The highest priority; the lowest id of those that share it.
-        let mut tasks = enabled.iter();
-        let mut best = tasks.next().expect("the engine picks among enabled tasks only");
-        let mut best_p = self.priority(best);
-        for t in tasks {
+        if let Some(t) = self.spun.take() {
+            self.start_yield(t, enabled);
+        }
+        // The highest priority; the lowest id of those that share it. A
+        // task yielding is passed over (one enabled task never yields: see
+        // `yields`).
+        let mut best: Option<(TaskId, u64)> = None;
+        for t in enabled.iter() {
+            if !self.yielding.is_empty() && self.yields(t, enabled) {
+                continue;
+            }
             let p = self.priority(t);
-            if p > best_p {
-                best = t;
-                best_p = p;
+            if best.is_none_or(|(_, b)| p > b) {
+                best = Some((t, p));
             }
         }
+        let (best, _) = best.expect("the engine picks among enabled tasks only, and one of them does not yield");
         if let Some(i) = self.change_points.iter().position(|&c| c == step) {
-            self.priorities[best as usize] = SPIN_FLOOR + self.depth as u64 - 1 - i as u64;
+            self.priorities[best as usize] = self.depth as u64 - 1 - i as u64;
+        }
+        if !self.yielding.is_empty() {
+            self.ran(best);
         }
         self.spin.picked(best);
         best
@@ -118,9 +157,7 @@ impl Strategy for PctStrategy {
 
     fn polled(&mut self, task: TaskId, what: u64) {
         if self.spin.polled(task, what) {
-            // (It has run, so its priority is drawn.)
-            self.priorities[task as usize] = self.spin_low;
-            self.spin_low -= 1;
+            self.spun = Some(task);
         }
     }
 
