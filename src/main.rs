@@ -456,6 +456,16 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// `run`, `replay` and `shrink`'s figure flags, before the run: their
+/// values, and a scale against a `--render` that makes SVG.
+fn check_figure(render: &Option<PathBuf>, figure: &render::FigureArgs) -> Result<(), UsageError> {
+    let opts = figure.options().map_err(UsageError)?;
+    match render {
+        Some(out) => render::check_figure(out, &opts).map_err(UsageError),
+        None => Ok(()),
+    }
+}
+
 /// `run --render OUT`: as `render -o OUT` takes it, `OUT/` may be a folder
 /// still to make (one level, made when the charts are written); a prefix's
 /// folder must exist.
@@ -498,7 +508,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Run { trace, render, figure, max_steps, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
-            figure.options().map_err(UsageError)?;
+            check_figure(render, figure)?;
             check_max_steps(*max_steps)?;
         }
         Command::Hunt { trace, max_steps, .. } => {
@@ -508,7 +518,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Replay { trace, render, figure, max_steps, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
-            figure.options().map_err(UsageError)?;
+            check_figure(render, figure)?;
             check_max_steps(*max_steps)?;
         }
         Command::Explore(ExploreCli { trace, max_steps, .. }) => {
@@ -518,7 +528,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Shrink { trace, render, figure, max_steps, max_tries, .. } => {
             check_output_file("--trace", trace)?;
             check_render_output(render)?;
-            figure.options().map_err(UsageError)?;
+            check_figure(render, figure)?;
             check_max_steps(*max_steps)?;
             if *max_tries == 0 {
                 return Err(UsageError("--max-tries must be at least 1".into()));

@@ -88,6 +88,14 @@ pub fn write_charts_and_trace(
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
+    if let (Some((_, opts)), Some(path)) = (render, trace) {
+        // A window that misses the run is the flag's fault, not the run's:
+        // the trace is written, to choose a window from with `render`.
+        if let Err(e) = crate::render::check_window(t, opts) {
+            write_trace(path, t)?;
+            return Err(UsageError(format!("{e}; no chart was drawn, and --trace {} was written", path.display())));
+        }
+    }
     let staged = render.map(|(out, opts)| crate::render::render_trace(t, out, opts)).transpose().map_err(|e| {
         // The trace is not written either: an older one at its path goes, as
         // `write_trace` removes one, or a following `render` draws another run.

@@ -346,14 +346,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
         if files.iter().any(|(_, f, _)| *f == Format::Png) {
             note_missing_glyphs(&trace);
-            let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
-            if !missing.is_empty() {
-                let chars = first_chars(&missing);
-                eprintln!(
-                    "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
-                     the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
-                );
-            }
+            note_missing_title_glyphs(&opts);
         }
         // Render everything first: an error leaves no file behind.
         let mut rendered = Vec::with_capacity(files.len());
@@ -476,6 +469,34 @@ fn first_chars(chars: &[char]) -> String {
 
 /// Says on stderr, in one line, which names a PNG draws with empty boxes
 /// (characters the embedded font lacks), so a box is not taken for a bug.
+/// Says which characters of `--title` the PNG font has no glyph for.
+fn note_missing_title_glyphs(opts: &Options) {
+    let missing = opts.title.as_deref().map(visualizer::missing_chars).unwrap_or_default();
+    if !missing.is_empty() {
+        let chars = first_chars(&missing);
+        eprintln!(
+            "note: the PNG font (Noto Sans: Latin, Greek, Cyrillic) has no glyph for \"{chars}\" in --title: \
+             the PNG shows them as boxes; an SVG (--format svg) leaves them to the viewer's fonts"
+        );
+    }
+}
+
+/// `run`, `replay` and `shrink`'s figure flags against their `--render
+/// OUT`, before the run: a scale for charts OUT makes SVG.
+pub fn check_figure(out: &Path, opts: &Options) -> Result<(), String> {
+    if opts.scale > 1 && ext_format(out) == Some(Format::Svg) {
+        return Err(format!("--scale {}: scales a PNG; an SVG is drawn at any size (leave --scale out)", opts.scale));
+    }
+    Ok(())
+}
+
+/// The window of `opts` against the run in `trace`: an error says it
+/// misses the run (`--window steps 50 to 60 is empty or outside ...`).
+pub fn check_window(trace: &visualizer::Trace, opts: &Options) -> Result<(), String> {
+    let m = Model::new(trace).map_err(|e| e.to_string())?;
+    opts.window.resolve(&m).map(|_| ()).map_err(|e| format!("--{e}"))
+}
+
 pub fn note_missing_glyphs(trace: &visualizer::Trace) {
     let missing = visualizer::missing_glyphs(trace);
     let Some((first, chars)) = missing.first() else { return };
@@ -619,6 +640,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Re
     }
     if files.iter().any(|(_, f, _)| *f == Format::Png) {
         note_missing_glyphs(trace);
+        note_missing_title_glyphs(opts);
     }
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {

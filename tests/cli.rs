@@ -2050,6 +2050,8 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
         (vec!["replay", "abba", "--seed", "0", "--render", &figs, "--x", "space"], "--x space:"),
         (vec!["shrink", "abba", "--render", &figs, "--title", ""], "--title: empty"),
         (vec!["run", "abba", "--window", "all"], "--render <OUT>"),
+        // SVG charts, by the name: refused before the run, as render refuses it.
+        (vec!["shrink", "abba", "--render", "fig.svg", "--scale", "2"], "--scale 2: scales a PNG"),
     ] {
         let (code, out, err) = deadsim(&args);
         assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
@@ -2061,4 +2063,12 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
     assert!(out.contains("Found a deadlock"), "the report still follows: {out}");
     assert!(err.contains("--window steps 500 to 599 is empty or outside the trace (steps 1 to 5)"), "{err}");
     assert!(!std::path::Path::new(&late).exists() || std::fs::read_dir(&late).unwrap().next().is_none());
+    // With --trace, the trace is still written: the window is the flag's
+    // fault, and the trace is what to choose another from.
+    let kept = dir.join("kept.json");
+    let (code, _, err) =
+        deadsim(&["run", "abba", "--render", &late, "--window", "steps:50..=60", "--trace", kept.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no chart was drawn, and --trace ") && err.contains("kept.json was written"), "{err}");
+    assert!(std::fs::read(&kept).unwrap() == std::fs::read(&trace).unwrap(), "the run's own trace");
 }

@@ -93,9 +93,10 @@ pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
     if strategy.starts_with("pct") {
         Some(
             "PCT runs the highest-priority task whenever it can: a task that never blocks (a busy wait on a \
-             channel's length, a ticker and its reader) may have run alone to the limit, where a fair scheduler \
-             such as Go's would have let the others end it (a loop around a select with a default case or an \
-             atomic load is demoted as it spins, not this). If random search passes, that is the likely cause.",
+             channel's length, a loop that locks a mutex to read a flag, a ticker and its reader) may have run \
+             alone to the limit, where a fair scheduler such as Go's would have let the others end it (a loop \
+             around a select with a default case or an atomic operation yields as it spins, not this). If random \
+             search passes, that is the likely cause.",
         )
     } else if strategy == "dfs" {
         Some(

@@ -1095,6 +1095,61 @@ fn a_busy_wait_on_an_atomic_is_a_spin_too() {
     }
 }
 
+#[test]
+fn a_spin_lock_on_an_atomic_is_a_spin_and_a_counter_is_not() {
+    // W takes a spin lock main holds: fetch_add finds 1, fetch_sub gives
+    // it back, again and again, alone.
+    let spin_lock = || async {
+        let l = sim::sync::AtomicU64::new("l", 0);
+        let l2 = l.clone();
+        assert_eq!(l.fetch_add(1).await, 0);
+        let w = sim::spawn("W", async move {
+            while l2.fetch_add(1).await != 0 {
+                l2.fetch_sub(1).await;
+                sim::yield_now().await;
+            }
+            l2.fetch_sub(1).await;
+        });
+        let m = Mutex::new("work");
+        for _ in 0..3 {
+            m.lock().await.unlock().await;
+        }
+        l.fetch_sub(1).await;
+        w.join().await;
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(5_000);
+        let limited = (0..200).filter(|&s| check.run_seed(&spin_lock, s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "pct:{depth}");
+    }
+    // A counter finds a new value at each fetch_add: no spin, so each seed
+    // runs as it does with plain steps in their place.
+    let counter = |atomic: bool| {
+        move || async move {
+            let n = sim::sync::AtomicU64::new("n", 0);
+            let m = Mutex::new("m");
+            sim::spawn("T", async move {
+                m.lock().await.unlock().await;
+            });
+            for _ in 0..5 {
+                if atomic {
+                    n.fetch_add(1).await;
+                } else {
+                    sim::yield_now().await;
+                }
+            }
+            m.lock().await.unlock().await;
+        }
+    };
+    for seed in 0..200 {
+        let run = |atomic| {
+            let r = sim::testing::Check::pct(2).run_seed(&counter(atomic), seed, true);
+            r.trace.unwrap().schedule
+        };
+        assert_eq!(run(true), run(false), "seed {seed}");
+    }
+}
+
 /// `main` checks `stop` twice (straight-line code, no loop), then reads `v`,
 /// which `X` stores after its send on `ready`: the check fails if main reads
 /// first. Two identical polls are no spin, so nothing is left out.

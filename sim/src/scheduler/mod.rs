@@ -158,7 +158,8 @@ pub trait Strategy {
 
     /// Task `task` polled shared state and found `what`: a `select` that
     /// took its default (`what` stands for its cases, channels and
-    /// directions), an atomic load (the atomic and the value read). The same
+    /// directions), an atomic load, `fetch_add` or `fetch_sub` (the atomic,
+    /// the operation and the value found). The same
     /// found a third time with no other task run since is a spin, which PCT
     /// makes yield (see `scheduler/spin.rs`).
     fn polled(&mut self, _task: TaskId, _what: u64) {}

@@ -46,10 +46,12 @@ impl AtomicU64 {
         self.value.get()
     }
 
-    /// `poll`: a load, which tells the strategy what it found (a load in a
-    /// loop that finds the same value with no other task run since spins;
-    /// see `scheduler/spin.rs`).
-    async fn update(&self, poll: bool, f: impl Fn(u64) -> u64) -> u64 {
+    /// `poll`: a load, `fetch_add` or `fetch_sub` (told apart by the
+    /// number), which tells the strategy the value it found: a loop that
+    /// finds the same one with no other task run since spins (a spin lock,
+    /// `fetch_add(1)` finding 1, then `fetch_sub(1)`; see
+    /// `scheduler/spin.rs`), a counter finds a new one each time.
+    async fn update(&self, poll: Option<u64>, f: impl Fn(u64) -> u64) -> u64 {
         let (id, value) = (self.id, self.value.clone());
         Op::new(move || {
             let old = value.get();
@@ -57,10 +59,10 @@ impl AtomicU64 {
             value.set(new);
             rt::with(|s| {
                 let t = s.current;
-                if poll {
-                    // The atomic and the value, as one number (one that
-                    // matched a select's cases would cost one yield more).
-                    let what = (u64::from(id) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ old;
+                if let Some(op) = poll {
+                    // The atomic, the operation and the value, as one number
+                    // (one that matched a select's cases would cost one yield more).
+                    let what = ((u64::from(id) << 2 | op) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ old;
                     s.strategy.get().polled(t, what);
                 }
                 s.record(t, EventKind::Atomic, Some(id), Some(new), None, None, None);
@@ -72,21 +74,21 @@ impl AtomicU64 {
 
     /// `get()`: a scheduling point.
     pub async fn load(&self) -> u64 {
-        self.update(true, |v| v).await
+        self.update(Some(0), |v| v).await
     }
 
     /// `getAndAdd(n)`: returns the value before.
     pub async fn fetch_add(&self, n: u64) -> u64 {
-        self.update(false, move |v| v.wrapping_add(n)).await
+        self.update(Some(1), move |v| v.wrapping_add(n)).await
     }
 
     /// `getAndAdd(-n)`: returns the value before.
     pub async fn fetch_sub(&self, n: u64) -> u64 {
-        self.update(false, move |v| v.wrapping_sub(n)).await
+        self.update(Some(2), move |v| v.wrapping_sub(n)).await
     }
 
     /// `set(v)`.
     pub async fn store(&self, v: u64) {
-        self.update(false, move |_| v).await;
+        self.update(None, move |_| v).await;
     }
 }
