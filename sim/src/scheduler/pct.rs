@@ -108,6 +108,25 @@ impl PctStrategy {
         self.yielding.iter().any(|(u, to)| *u == t && to.iter().any(|v| enabled.contains(v)))
     }
 
+    /// The pick while tasks yield: the highest priority of the enabled
+    /// tasks that do not (one never does: see `yields`), which then runs.
+    #[cold]
+    fn pick_past_yields(&mut self, enabled: &TaskSet) -> TaskId {
+        let mut best: Option<(TaskId, u64)> = None;
+        for t in enabled.iter() {
+            if self.yields(t, enabled) {
+                continue;
+            }
+            let p = self.priority(t);
+            if best.is_none_or(|(_, b)| p > b) {
+                best = Some((t, p));
+            }
+        }
+        let (best, _) = best.expect("an enabled task that does not yield");
+        self.ran(best);
+        best
+    }
+
     /// Task `t` runs: the tasks that yield to it have let it.
     #[cold]
     fn ran(&mut self, t: TaskId) {
@@ -134,25 +153,24 @@ impl Strategy for PctStrategy {
         if let Some(t) = self.spun.take() {
             self.start_yield(t, enabled);
         }
-        // The highest priority; the lowest id of those that share it. A
-        // task yielding is passed over (one enabled task never yields: see
-        // `yields`).
-        let mut best: Option<(TaskId, u64)> = None;
-        for t in enabled.iter() {
-            if !self.yielding.is_empty() && self.yields(t, enabled) {
-                continue;
+        // The highest priority; the lowest id of those that share it.
+        let best = if self.yielding.is_empty() {
+            let mut tasks = enabled.iter();
+            let mut best = tasks.next().expect("the engine picks among enabled tasks only");
+            let mut best_p = self.priority(best);
+            for t in tasks {
+                let p = self.priority(t);
+                if p > best_p {
+                    best = t;
+                    best_p = p;
+                }
             }
-            let p = self.priority(t);
-            if best.is_none_or(|(_, b)| p > b) {
-                best = Some((t, p));
-            }
-        }
-        let (best, _) = best.expect("the engine picks among enabled tasks only, and one of them does not yield");
+            best
+        } else {
+            self.pick_past_yields(enabled)
+        };
         if let Some(i) = self.change_points.iter().position(|&c| c == step) {
             self.priorities[best as usize] = self.depth as u64 - 1 - i as u64;
-        }
-        if !self.yielding.is_empty() {
-            self.ran(best);
         }
         self.spin.picked(best);
         best
