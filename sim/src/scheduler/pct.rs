@@ -10,7 +10,7 @@
 //! but the seed.
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
-//! `select` with a default case or an atomic load, see `spin.rs`) would run
+//! `select` with a default case, an atomic load or a spin lock; see `spin.rs`) would run
 //! alone to the step limit while a fair scheduler such as Go's lets the
 //! others run. So a spinning task yields by CHESS's fair rule (Musuvathi
 //! and Qadeer, PLDI 2008): it is not picked again while a task that was
