@@ -460,9 +460,10 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
 /// values, and a scale against a `--render` that makes SVG.
 fn check_figure(render: &Option<PathBuf>, figure: &render::FigureArgs) -> Result<(), UsageError> {
     let opts = figure.options().map_err(UsageError)?;
-    match render {
-        Some(out) => render::check_figure(out, &opts).map_err(UsageError),
-        None => Ok(()),
+    match (render, figure.first_given()) {
+        (Some(out), _) => render::check_figure(out, &opts).map_err(UsageError),
+        (None, Some(flag)) => Err(UsageError(format!("{flag}: draws the run's charts; give --render OUT too"))),
+        (None, None) => Ok(()),
     }
 }
 

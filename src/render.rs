@@ -428,23 +428,36 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
 #[derive(Args, Clone, Debug, Default)]
 pub struct FigureArgs {
     /// With --render: the part of the run to draw, as `render --window` takes it [default: auto]
-    #[arg(long, value_name = "WINDOW", requires = "render")]
+    #[arg(long, value_name = "WINDOW")]
     window: Option<String>,
     /// With --render: the x axis, time or steps [default: time]
-    #[arg(long, value_name = "AXIS", requires = "render")]
+    #[arg(long, value_name = "AXIS")]
     x: Option<String>,
     /// With --render: picture width in pixels (600..=8000) [default: 1200]
-    #[arg(long, value_name = "PX", requires = "render", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PX", allow_hyphen_values = true)]
     width: Option<String>,
     /// With --render: PNG pixels per picture pixel (1..=4) [default: 1]
-    #[arg(long, value_name = "N", requires = "render", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     scale: Option<String>,
     /// With --render: the title line's text, as `render --title` takes it
-    #[arg(long, value_name = "TEXT", requires = "render")]
+    #[arg(long, value_name = "TEXT")]
     title: Option<String>,
 }
 
 impl FigureArgs {
+    /// The first of these flags given, if any.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.window.is_some(), "--window"),
+            (self.x.is_some(), "--x"),
+            (self.width.is_some(), "--width"),
+            (self.scale.is_some(), "--scale"),
+            (self.title.is_some(), "--title"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+
     /// The options these flags give (the defaults where one is left out).
     pub fn options(&self) -> Result<Options, String> {
         let width = self.width.clone().unwrap_or_else(|| Options::WIDTH.to_string());

@@ -2049,7 +2049,11 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
         (vec!["run", "abba", "--render", &figs, "--width", "5"], "--width 5: expected 600..=8000 pixels"),
         (vec!["replay", "abba", "--seed", "0", "--render", &figs, "--x", "space"], "--x space:"),
         (vec!["shrink", "abba", "--render", &figs, "--title", ""], "--title: empty"),
-        (vec!["run", "abba", "--window", "all"], "--render <OUT>"),
+        (vec!["run", "abba", "--window", "all"], "--window: draws the run's charts; give --render OUT too"),
+        (
+            vec!["replay", "abba", "--seed", "0", "--title", "T"],
+            "--title: draws the run's charts; give --render OUT too",
+        ),
         // SVG charts, by the name: refused before the run, as render refuses it.
         (vec!["shrink", "abba", "--render", "fig.svg", "--scale", "2"], "--scale 2: scales a PNG"),
     ] {
