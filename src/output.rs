@@ -88,24 +88,29 @@ pub fn write_charts_and_trace(
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
-    if let (Some((_, opts)), Some(path)) = (render, trace) {
-        // A window that misses the run is the flag's fault, not the run's:
-        // the trace is written, to choose a window from with `render`.
-        if let Err(e) = crate::render::check_window(t, opts) {
-            write_trace(path, t)?;
-            return Err(UsageError(format!("{e}; no chart was drawn, and --trace {} was written", path.display())));
+    let staged = match render.map(|(out, opts)| crate::render::render_trace(t, out, opts)).transpose() {
+        Ok(staged) => staged,
+        Err(e) => {
+            return Err(match trace {
+                // A window that misses the run is the flag's fault, not the
+                // run's: the trace is written, to choose a window from.
+                Some(path) if e.window => {
+                    write_trace(path, t)?;
+                    UsageError(format!("{}; no chart was drawn, and --trace {} was written", e.msg, path.display()))
+                }
+                // Otherwise the trace is not written either: an older one at
+                // its path goes, as `write_trace` removes one, or a following
+                // `render` draws another run.
+                Some(path) => UsageError(format!(
+                    "{}; --trace {} was not written{}",
+                    e.msg,
+                    path.display(),
+                    remove_older_trace(path)
+                )),
+                None => UsageError(e.msg),
+            });
         }
-    }
-    let staged = render.map(|(out, opts)| crate::render::render_trace(t, out, opts)).transpose().map_err(|e| {
-        // The trace is not written either: an older one at its path goes, as
-        // `write_trace` removes one, or a following `render` draws another run.
-        match trace {
-            Some(path) => {
-                UsageError(format!("{e}; --trace {} was not written{}", path.display(), remove_older_trace(path)))
-            }
-            None => UsageError(e),
-        }
-    })?;
+    };
     if let (Some(path), Some(set)) = (trace, &staged) {
         // The trace written over one of the charts would be put back under
         // the chart's name: refused, with every file left as it was.

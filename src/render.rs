@@ -503,13 +503,6 @@ pub fn check_figure(out: &Path, opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// The window of `opts` against the run in `trace`: an error says it
-/// misses the run (`--window steps 50 to 60 is empty or outside ...`).
-pub fn check_window(trace: &visualizer::Trace, opts: &Options) -> Result<(), String> {
-    let m = Model::new(trace).map_err(|e| e.to_string())?;
-    opts.window.resolve(&m).map(|_| ()).map_err(|e| format!("--{e}"))
-}
-
 pub fn note_missing_glyphs(trace: &visualizer::Trace) {
     let missing = visualizer::missing_glyphs(trace);
     let Some((first, chars)) = missing.first() else { return };
@@ -615,8 +608,11 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 /// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Result<StagedCharts, String> {
-    let m = Model::new(trace).map_err(|e| e.to_string())?;
+pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Result<StagedCharts, NotDrawn> {
+    let other = |msg: String| NotDrawn { msg, window: false };
+    let m = Model::new(trace).map_err(|e| other(e.to_string()))?;
+    // The window is the run's: one that misses it names the flag.
+    opts.window.resolve(&m).map_err(|e| NotDrawn { msg: format!("--{e}"), window: true })?;
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
     // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`). A
@@ -647,25 +643,27 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Re
         colours_of: None,
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
-    let files = plan(&args, &charts, true)?;
-    if opts.scale > 1 && files.iter().all(|(_, f, _)| *f == Format::Svg) {
-        return Err(format!("--scale {}: scales a PNG; an SVG is drawn at any size (leave --scale out)", opts.scale));
-    }
+    // (A scale for SVG charts was refused before the run: `check_figure`.)
+    let files = plan(&args, &charts, true).map_err(other)?;
     if files.iter().any(|(_, f, _)| *f == Format::Png) {
         note_missing_glyphs(trace);
         note_missing_title_glyphs(opts);
     }
     let mut rendered = Vec::with_capacity(files.len());
     for (c, f, path) in files {
-        // The window is the run's: one that misses it names the flag.
-        let bytes = visualizer::render_model(&m, c, f, opts).map_err(|e| match e.to_string() {
-            e if e.starts_with("window ") => format!("--{e}"),
-            e => e,
-        })?;
+        let bytes = visualizer::render_model(&m, c, f, opts).map_err(|e| other(e.to_string()))?;
         rendered.push((path, bytes));
     }
-    let set = stage_all("--render", &rendered)?;
+    let set = stage_all("--render", &rendered).map_err(other)?;
     Ok(StagedCharts { set, files: rendered.into_iter().map(|(p, _)| p).collect(), args })
+}
+
+/// Why [`render_trace`] drew no chart.
+#[derive(Debug)]
+pub struct NotDrawn {
+    pub msg: String,
+    /// The window misses the run: the flag's fault, not the files'.
+    pub window: bool,
 }
 
 /// A run's charts written beside their places ([`render_trace`]), to be put
