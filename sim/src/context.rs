@@ -252,8 +252,14 @@ impl Context {
         // order against the cancel that closes its channel: without it, a
         // check of `ctx.Err()` before a send was taken for independent of
         // the cancel, and a leak was "proved" impossible.
-        crate::access(self.node.done.id(), false);
-        self.node.err.get()
+        let err = self.node.err.get();
+        let found = match err {
+            None => 0,
+            Some(e) if e == CANCELED => 1,
+            Some(_) => 2,
+        };
+        crate::peek(self.node.done.id(), found);
+        err
     }
 }
 

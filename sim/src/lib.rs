@@ -153,6 +153,29 @@ pub fn access(resource: ResId, write: bool) {
     })
 }
 
+/// A primitive's read of its own state without a scheduling point
+/// (`len(ch)`, `ctx.Err()`, an atomic's `peek`), which found `value`: a
+/// read of `resource` for an exhaustive search (as [`access`]), and a poll
+/// for PCT, so that a loop that reads it and yields (`for len(ch) > 0 {
+/// runtime.Gosched() }`) is seen to spin when it finds the same value with
+/// no other task run since (see `scheduler/spin.rs`).
+pub(crate) fn peek(resource: ResId, value: u64) {
+    if !rt::is_live() {
+        return;
+    }
+    rt::with(|s| {
+        if let Some(fp) = s.footprint.as_mut() {
+            fp.reads.insert(resource);
+        }
+        // The resource and the value as one number, apart from an atomic's
+        // own polls (operations 0 to 2; see `sync/atomic.rs`): a peek is
+        // operation 3.
+        let what = ((u64::from(resource) << 2 | 3) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ value;
+        let t = s.current;
+        s.strategy.get().polled(t, what);
+    })
+}
+
 /// One execution's settings: seed, strategy, recording, limits, labels.
 ///
 /// ```

@@ -1096,6 +1096,54 @@ fn a_busy_wait_on_an_atomic_is_a_spin_too() {
 }
 
 #[test]
+fn a_busy_wait_on_a_read_without_a_step_is_a_spin_too() {
+    // for len(jobs) > 0 { runtime.Gosched() }: main waits for the worker to
+    // drain the queue. `len` is no step; the yield is the loop's only one.
+    let drain = || async {
+        let jobs = sim::sync::Chan::<u32>::new("jobs", 3);
+        jobs.declare_sender();
+        let (rx, m) = (jobs.clone(), Mutex::new("work"));
+        let worker = sim::spawn("worker", async move {
+            while rx.recv().await.is_some() {
+                m.lock().await.unlock().await;
+            }
+        });
+        jobs.declare_receiver_for(worker.id());
+        for i in 0..3 {
+            jobs.send(i).await;
+        }
+        while !jobs.is_empty() {
+            sim::yield_now().await;
+        }
+        jobs.close().await;
+        worker.join().await;
+    };
+    // for ctx.Err() == nil { runtime.Gosched() }, while `canceller` works,
+    // then cancels.
+    let until_cancelled = || async {
+        let (ctx, cancel) = sim::context::with_cancel("ctx");
+        let m = Mutex::new("work");
+        let c = sim::spawn("canceller", async move {
+            for _ in 0..3 {
+                m.lock().await.unlock().await;
+            }
+            cancel.cancel().await;
+        });
+        while ctx.err().is_none() {
+            sim::yield_now().await;
+        }
+        c.join().await;
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(2_000);
+        let limited = (0..200).filter(|&s| check.run_seed(&drain, s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "len, pct:{depth}");
+        let limited = (0..200).filter(|&s| check.run_seed(&until_cancelled, s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "ctx.Err(), pct:{depth}");
+    }
+}
+
+#[test]
 fn a_spin_lock_on_an_atomic_is_a_spin_and_a_counter_is_not() {
     // W takes a spin lock main holds: fetch_add finds 1, fetch_sub gives
     // it back, again and again, alone.

@@ -10,14 +10,15 @@
 //! but the seed.
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
-//! `select` with a default case, an atomic load or a spin lock; see `spin.rs`) would run
+//! `select` with a default case, an atomic load, a spin lock, or a read
+//! with no step such as `len(ch)` or `ctx.Err()`; see `spin.rs`) would run
 //! alone to the step limit while a fair scheduler such as Go's lets the
 //! others run. So a spinning task yields by CHESS's fair rule (Musuvathi
 //! and Qadeer, PLDI 2008): it is not picked again while a task that was
 //! enabled when it spun has not run since. Priorities stay as they are, so
 //! a task that stops spinning has its own again, and a run without spins
 //! is PCT's own. Other busy waits are not seen: a loop that locks a mutex
-//! to read a flag, one on `Chan::len` (no step), a ticker and its reader.
+//! to read a flag (the flag is no poll), a ticker and its reader.
 //! Each spinner polls three times alone after every step of another task,
 //! so many spinners make a run several times longer than under random.
 

@@ -42,8 +42,9 @@ impl AtomicU64 {
     /// reports). Read in a step, it is a read of the atomic, which an
     /// exhaustive search orders against the atomic's updates.
     pub fn peek(&self) -> u64 {
-        crate::access(self.id, false);
-        self.value.get()
+        let v = self.value.get();
+        crate::peek(self.id, v);
+        v
     }
 
     /// `poll`: a load, `fetch_add` or `fetch_sub` (told apart by the

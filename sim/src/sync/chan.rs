@@ -185,8 +185,9 @@ impl<T: 'static> Chan<T> {
     /// Messages buffered now (`len(ch)`). A read of the channel's state,
     /// which an exhaustive search orders against its sends and receives.
     pub fn len(&self) -> usize {
-        crate::access(self.inner.id, false);
-        self.inner.st.borrow().buf.len()
+        let n = self.inner.st.borrow().buf.len();
+        crate::peek(self.inner.id, n as u64);
+        n
     }
 
     /// True if no message is buffered.

@@ -44,8 +44,9 @@ impl Once {
     /// True once a `call_once` function has returned. A read of the
     /// `Once`'s state, which an exhaustive search orders against the store.
     pub fn is_done(&self) -> bool {
-        crate::access(self.m.id(), false);
-        self.done.get()
+        let done = self.done.get();
+        crate::peek(self.m.id(), u64::from(done));
+        done
     }
 
     /// `once.Do(f)`: runs `f` unless a call did before. Done is seen at once

@@ -137,8 +137,9 @@ impl<M: 'static> Pipe<M> {
     /// Bytes in the buffer now. A read of the pipe's state, which an
     /// exhaustive search orders against its writes and reads.
     pub fn buffered(&self) -> u64 {
-        crate::access(self.inner.id, false);
-        self.inner.st.borrow().buffered
+        let n = self.inner.st.borrow().buffered;
+        crate::peek(self.inner.id, n);
+        n
     }
 
     /// Declares that the current task writes to this pipe.

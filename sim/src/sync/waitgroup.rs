@@ -69,8 +69,9 @@ impl WaitGroup {
     /// The counter now. A read of the WaitGroup's state, which an
     /// exhaustive search orders against `add`, `done` and `wait`.
     pub fn count(&self) -> u64 {
-        crate::access(self.m.id(), false);
-        self.count.get()
+        let n = self.count.get();
+        crate::peek(self.m.id(), n);
+        n
     }
 
     /// `wg.Add(n)`: raises the counter. Not a scheduling point (an atomic
