@@ -258,7 +258,7 @@ impl Context {
             Some(e) if e == CANCELED => 1,
             Some(_) => 2,
         };
-        crate::peek(self.node.done.id(), found);
+        crate::observe(self.node.done.id(), found);
         err
     }
 }

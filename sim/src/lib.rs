@@ -153,13 +153,45 @@ pub fn access(resource: ResId, write: bool) {
     })
 }
 
-/// A primitive's read of its own state without a scheduling point
-/// (`len(ch)`, `ctx.Err()`, an atomic's `peek`), which found `value`: a
-/// read of `resource` for an exhaustive search (as [`access`]), and a poll
-/// for PCT, so that a loop that reads it and yields (`for len(ch) > 0 {
-/// runtime.Gosched() }`) is seen to spin when it finds the same value with
-/// no other task run since (see `scheduler/spin.rs`).
-pub(crate) fn peek(resource: ResId, value: u64) {
+/// Declares that the current step read `value` from state that `resource`
+/// guards: [`access`] for a read, which also tells PCT what was found. A
+/// loop that waits for the state to change (`for { mu.Lock(); d := done;
+/// mu.Unlock(); if d { break }; runtime.Gosched() }`) spins when it finds
+/// the same value a third time with no other task run since, and PCT then
+/// lets the others run, as Go's fair scheduler would; without it, PCT may
+/// run the loop alone to the step limit. The primitives' own reads with no
+/// step (`Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
+/// `WaitGroup::count`, `Once::is_done`) call it themselves.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// let run = sim::testing::Check::pct(1).max_steps(2_000).run_seed(
+///     &|| async {
+///         let (mu, done) = (sim::sync::Mutex::new("mu"), Rc::new(Cell::new(false)));
+///         let (m, d) = (mu, done.clone());
+///         let w = sim::spawn("worker", async move {
+///             let g = m.lock().await;
+///             d.set(true);
+///             g.unlock().await;
+///         });
+///         loop {
+///             let g = mu.lock().await;
+///             let d = done.get();
+///             sim::observe(mu.id(), u64::from(d));
+///             g.unlock().await;
+///             if d {
+///                 break;
+///             }
+///             sim::yield_now().await;
+///         }
+///         w.join().await;
+///     },
+///     1,
+///     false,
+/// );
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
+/// ```
+pub fn observe(resource: ResId, value: u64) {
     if !rt::is_live() {
         return;
     }
@@ -168,8 +200,8 @@ pub(crate) fn peek(resource: ResId, value: u64) {
             fp.reads.insert(resource);
         }
         // The resource and the value as one number, apart from an atomic's
-        // own polls (operations 0 to 2; see `sync/atomic.rs`): a peek is
-        // operation 3.
+        // own polls (operations 0 to 2; see `sync/atomic.rs`): a read
+        // observed is operation 3.
         let what = ((u64::from(resource) << 2 | 3) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ value;
         let t = s.current;
         s.strategy.get().polled(t, what);

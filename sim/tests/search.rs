@@ -1144,6 +1144,50 @@ fn a_busy_wait_on_a_read_without_a_step_is_a_spin_too() {
 }
 
 #[test]
+fn a_flag_read_under_a_mutex_is_a_spin_once_observed() {
+    // for { mu.Lock(); d := done; mu.Unlock(); if d { break }; runtime.Gosched() }
+    // while `worker` works, then sets done under mu.
+    let flag_loop = |observed: bool| {
+        move || async move {
+            let (mu, done) = (Mutex::new("mu"), std::rc::Rc::new(std::cell::Cell::new(false)));
+            let (m, d, work) = (mu, done.clone(), Mutex::new("work"));
+            let w = sim::spawn("worker", async move {
+                for _ in 0..3 {
+                    work.lock().await.unlock().await;
+                }
+                let g = m.lock().await;
+                d.set(true);
+                g.unlock().await;
+            });
+            loop {
+                let g = mu.lock().await;
+                let d = done.get();
+                if observed {
+                    sim::observe(mu.id(), u64::from(d));
+                } else {
+                    sim::access(mu.id(), false);
+                }
+                g.unlock().await;
+                if d {
+                    break;
+                }
+                sim::yield_now().await;
+            }
+            w.join().await;
+        }
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(2_000);
+        let limited = |observed| {
+            (0..200).filter(|&s| check.run_seed(&flag_loop(observed), s, false).outcome.is_failure()).count()
+        };
+        // A read the strategy is not told of: the loop may run alone.
+        assert!(limited(false) > 0, "pct:{depth}");
+        assert_eq!(limited(true), 0, "pct:{depth}");
+    }
+}
+
+#[test]
 fn a_spin_lock_on_an_atomic_is_a_spin_and_a_counter_is_not() {
     // W takes a spin lock main holds: fetch_add finds 1, fetch_sub gives
     // it back, again and again, alone.

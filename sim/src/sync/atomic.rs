@@ -43,7 +43,7 @@ impl AtomicU64 {
     /// exhaustive search orders against the atomic's updates.
     pub fn peek(&self) -> u64 {
         let v = self.value.get();
-        crate::peek(self.id, v);
+        crate::observe(self.id, v);
         v
     }
 

@@ -186,7 +186,7 @@ impl<T: 'static> Chan<T> {
     /// which an exhaustive search orders against its sends and receives.
     pub fn len(&self) -> usize {
         let n = self.inner.st.borrow().buf.len();
-        crate::peek(self.inner.id, n as u64);
+        crate::observe(self.inner.id, n as u64);
         n
     }
 

@@ -45,7 +45,7 @@ impl Once {
     /// `Once`'s state, which an exhaustive search orders against the store.
     pub fn is_done(&self) -> bool {
         let done = self.done.get();
-        crate::peek(self.m.id(), u64::from(done));
+        crate::observe(self.m.id(), u64::from(done));
         done
     }
 

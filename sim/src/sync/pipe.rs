@@ -138,7 +138,7 @@ impl<M: 'static> Pipe<M> {
     /// exhaustive search orders against its writes and reads.
     pub fn buffered(&self) -> u64 {
         let n = self.inner.st.borrow().buffered;
-        crate::peek(self.inner.id, n);
+        crate::observe(self.inner.id, n);
         n
     }
 

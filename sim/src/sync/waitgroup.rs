@@ -70,7 +70,7 @@ impl WaitGroup {
     /// exhaustive search orders against `add`, `done` and `wait`.
     pub fn count(&self) -> u64 {
         let n = self.count.get();
-        crate::peek(self.m.id(), n);
+        crate::observe(self.m.id(), n);
         n
     }
 
