@@ -78,10 +78,11 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
 }
 
 /// Writes a recorded run's charts (`--render OUT`) and its trace (`--trace
-/// FILE`) as one unit: the charts are written beside their places first, so
-/// that a chart that cannot be written fails the command before the trace
-/// is written; then the trace; and only then are the charts put in place.
-/// An error leaves the charts that were there as they were. The charts
+/// FILE`): the charts are written beside their places first; then the
+/// trace; and only then are the charts put in place. An error leaves the
+/// charts that were there as they were; a chart that cannot be drawn or
+/// written still lets the trace be written (the error says so), and a
+/// trace that cannot be written leaves every chart as it was. The charts
 /// written and those left out are said on stderr (stdout is the report's).
 pub fn write_charts_and_trace(
     render: Option<(&Path, &visualizer::Options)>,
@@ -92,21 +93,15 @@ pub fn write_charts_and_trace(
         Ok(staged) => staged,
         Err(e) => {
             return Err(match trace {
-                // A window that misses the run is the flag's fault, not the
-                // run's: the trace is written, to choose a window from.
-                Some(path) if e.window => {
+                // A window that misses the run, or a chart path that cannot
+                // be written, is the flag's fault, not the run's: the trace
+                // is written, whole, to draw from once the flag is right (a
+                // search may have taken long to find the run).
+                Some(path) => {
                     write_trace(path, t)?;
-                    UsageError(format!("{}; no chart was drawn, and --trace {} was written", e.msg, path.display()))
+                    let what = if e.window { "drawn" } else { "written" };
+                    UsageError(format!("{}; no chart was {what}, and --trace {} was written", e.msg, path.display()))
                 }
-                // Otherwise the trace is not written either: an older one at
-                // its path goes, as `write_trace` removes one, or a following
-                // `render` draws another run.
-                Some(path) => UsageError(format!(
-                    "{}; --trace {} was not written{}",
-                    e.msg,
-                    path.display(),
-                    remove_older_trace(path)
-                )),
                 None => UsageError(e.msg),
             });
         }

@@ -973,27 +973,28 @@ fn render_draws_a_trace_and_refuses_bad_paths() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!out.exists());
 
-    // `run --render`: an error names --render, and nothing is written,
-    // the trace of the run included; the report of the run still follows,
-    // and the exit is 2.
+    // `run --render`: an error names --render, and no chart is written;
+    // the trace of the run is (an older run's at the path is not left
+    // there for a following `render tt.json` to draw as this run); the
+    // report of the run still follows, and the exit is 2.
     let figs = dir.join("figs");
     std::fs::create_dir_all(figs.join("abba-a5167e82-seed0-locks.png")).unwrap();
     let tt = dir.join("tt.json");
     let figs_arg = format!("{}/", figs.display());
-    // An older run's trace at the path goes too: a following `render tt.json`
-    // must not draw the philosophers as this run.
     let (code, _, err) = deadsim(&["run", "philosophers", "--trace", tt.to_str().unwrap()]);
     assert_eq!((code, tt.exists()), (1, true), "{err}");
     let (code, out, err) = deadsim(&["run", "abba", "--render", &figs_arg, "--trace", tt.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(out.starts_with("abba seed 0: deadlock after 5 steps"), "{out}");
     assert!(
-        err.contains("--render: ") && err.contains(": cannot write there (it is a folder, not a file); --trace "),
+        err.contains("--render: ")
+            && err.contains(": cannot write there (it is a folder, not a file); no chart was written"),
         "{err}"
     );
-    assert!(err.contains(" was not written; the earlier trace there was removed; the report follows"), "{err}");
+    assert!(err.contains("; no chart was written, and --trace ") && err.contains("tt.json was written"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(!tt.exists(), "the trace was written, or the older one left");
+    let written = std::fs::read_to_string(&tt).unwrap();
+    assert!(written.contains("\"model\":\"abba\""), "the older trace was left");
     assert_eq!(std::fs::read_dir(&figs).unwrap().count(), 1, "a chart was left");
     let afile = dir.join("afile");
     std::fs::write(&afile, "x").unwrap();
@@ -1063,7 +1064,8 @@ fn replay_and_shrink_draw_their_run_with_render() {
         assert_eq!(code, 1, "{err}");
     }
     assert_eq!(names(&replays).len(), 6, "{:?}", names(&replays));
-    // A chart that cannot be written: said at once, the report follows, exit 2, no trace.
+    // A chart that cannot be written: said at once, the report follows,
+    // exit 2; the trace is written.
     let blocked = dir.join("blocked");
     std::fs::create_dir_all(blocked.join(format!("abba-a5167e82-shrink-{tag}-locks.png"))).unwrap();
     let t2 = dir.join("s2.json");
@@ -1079,12 +1081,15 @@ fn replay_and_shrink_draw_their_run_with_render() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("it is a folder, not a file); --trace ")
-            && err.ends_with("s2.json was not written; the report follows\n"),
+        err.contains("it is a folder, not a file); no chart")
+            && err.ends_with(&format!(
+                "no chart was written, and --trace {} was written; the report follows\n",
+                t2.display()
+            )),
         "{err}"
     );
     assert!(out.contains("same failure"), "{out}");
-    assert!(!t2.exists());
+    assert!(t2.exists());
     // Nothing to shrink: nothing drawn, and said so.
     let none = format!("{}/", dir.join("none").display());
     let (code, _, err) = deadsim(&["shrink", "abba", "--fixed", "--seed", "0", "--render", &none]);
