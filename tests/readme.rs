@@ -265,3 +265,68 @@ fn the_ttrpc_models_readme_has_the_matrix_hunt_prints() {
         assert_quoted(&r, &format!("| {server} | {} |", cells.join(" | ")));
     }
 }
+
+/// The fenced block that follows the first line of `path` containing
+/// `after`, as its lines.
+fn block_after(path: &str, after: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut lines = text.lines().skip_while(|l| !l.contains(after));
+    assert!(lines.next().is_some(), "{path}: no line with {after:?}");
+    let mut lines = lines.skip_while(|l| !l.starts_with("```"));
+    lines.next().unwrap_or_else(|| panic!("{path}: no block after {after:?}"));
+    lines.take_while(|l| !l.starts_with("```")).map(str::to_string).collect()
+}
+
+/// The block of `path` after `after` is what `deadsim ARGS` prints: each run
+/// of lines between the block's `...` lines (the parts left out) is in
+/// stdout, in the block's order. Whitespace is compared as one space, so a
+/// long line the document wraps still matches.
+fn assert_prints(path: &str, after: &str, args: &[&str]) {
+    let block = block_after(path, after);
+    let out = Command::new(env!("CARGO_BIN_EXE_deadsim")).args(args).output().expect("deadsim runs");
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let stdout = norm(&String::from_utf8(out.stdout).unwrap());
+    let mut at = 0;
+    for part in block.split(|l| l.trim_start().starts_with("...")) {
+        let part = norm(&part.join("\n"));
+        if part.is_empty() {
+            continue;
+        }
+        match stdout[at..].find(&part) {
+            Some(i) => at += i + part.len(),
+            None => panic!(
+                "{path}: the block after {after:?} does not show what `deadsim {}` prints (in order):\n  {part}",
+                args.join(" ")
+            ),
+        }
+    }
+}
+
+#[test]
+fn the_reports_the_readmes_quote_are_printed() {
+    assert_prints(
+        "README.md",
+        "A deadlock report, then the lock-order findings of the run",
+        &["run", "abba", "--seed", "0"],
+    );
+    assert_prints(
+        "README.md",
+        "reports, before an INFO note on the nesting of two `bufferQueue` monitors",
+        &["hunt", "flink", "--seeds", "0..2000"],
+    );
+    assert_prints(
+        "sim/src/models/flink/README.md",
+        "original report, frame for frame",
+        &["hunt", "flink", "--flink-version", "1.13.1", "--scenario", "minimal", "--seeds", "0..1000"],
+    );
+    assert_prints(
+        "sim/src/models/flink/README.md",
+        "fails:",
+        &["run", "flink", "--flink-version", "1.13.1", "--fix", "self-assign-clear", "--seed", "7"],
+    );
+    assert_prints(
+        "sim/src/models/ttrpc/README.md",
+        "behind the cycle):",
+        &["replay", "ttrpc", "--server", "v1.0.2", "--client", "v1.2.3", "--seed", "7"],
+    );
+}

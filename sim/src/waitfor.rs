@@ -995,6 +995,17 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     if !undeclared && !closers_only && s.unstarted == 0 {
         let mut serving = Vec::new();
         serving_edges(s, t, &mut serving);
+        // A task declared only to close the other end (a pipe's read end,
+        // closed by `conn.Close()`) ends the wait by failing it, as a closer
+        // of the waiter's own side does: not one who serves it.
+        let (mut users, mut other_closers) = (Vec::new(), Vec::new());
+        for (r, want) in other_ends(s, t) {
+            if let Some(Releasers::Holders(set)) = releasers(s, t, r, want) {
+                users.extend(set.iter());
+                other_closers.extend(set.closers().iter().copied());
+            }
+        }
+        serving.retain(|u| !other_closers.contains(u) || users.contains(u));
         closing.extend(released.iter().copied().filter(|u| !serving.contains(u)));
     }
     let counter = match wait {

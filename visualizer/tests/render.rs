@@ -535,9 +535,10 @@ fn a_grey_edge_of_a_snaking_cycle_goes_round_its_nodes_labelled() {
             .flat_map(|p| p.windows(2).flat_map(|w| samples((w[0], w[1]))).collect::<Vec<_>>())
             .collect();
         let mut labels = 0;
-        for t in
-            texts().filter(|n| n.attribute("fill") == Some("#707070") && n.text().map(str::trim) == Some("released by"))
-        {
+        for t in texts().filter(|n| {
+            n.attribute("fill") == Some("#707070")
+                && matches!(n.text().map(str::trim), Some("released by" | "closed by"))
+        }) {
             let (x, y, len, size) = (num(&t, "x"), num(&t, "y"), num(&t, "textLength"), num(&t, "font-size"));
             if y >= ring_bottom {
                 continue;
