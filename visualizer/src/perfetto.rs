@@ -9,8 +9,10 @@
 //! broken invariant, the panic or the step limit. `otherData` names the run:
 //! model, parameters, seed (null for a run a schedule fixed), strategy,
 //! verdict, message and schedule string.
-//! Waits and holds still open at the end go on past it by a twentieth of
-//! the run, so the state a deadlock leaves has a width to see.
+//! Waits and holds still open at the end end with the run (their `dur` is
+//! what they lasted), and a slice named `still blocked: …` or `still held:
+//! …` goes on past the end by a twentieth of the run, so the state a
+//! deadlock leaves has a width to see.
 //! Timestamps are microseconds of virtual time (the trace's nanoseconds / 1000).
 //!
 //! ```
@@ -106,18 +108,29 @@ pub fn export_model(m: &Model) -> String {
                     k
                 }
             };
-            // An open hold is drawn on past the end (see `past_end`): its
-            // lane takes no later hold.
+            // An open hold has a tail past the end (see `still`): its lane
+            // takes no later hold.
             lane_end[lane] = if h.open { u64::MAX } else { h.end };
             hold_tid.insert((i, h.resource, h.start, h.mode), tid(i, lane as u32 + 1));
         }
     }
 
     // Waits and holds still open when the run ends (at a deadlock, the
-    // state the report is about) would end where they start: drawn on past
-    // the end, by a twentieth of the run, as the charts' final column.
+    // state the report is about) end with it, and may have lasted no time
+    // (a wait that began in the last step): a tail slice after each, a
+    // twentieth of the run long as the charts' final column, shows them.
+    // The tail is a slice of its own, so the open one's `dur` stays what
+    // it lasted, for whoever measures it.
     let end_t = m.time(m.end);
-    let past_end = end_t.saturating_add((end_t / 20).max(1));
+    let tail = (end_t / 20).max(1);
+    let still = |tid: u32, what: &str, cat: &str| {
+        format!(
+            r#"{{"ph":"X","pid":{PID},"tid":{tid},"ts":{},"dur":{},"name":{},"cat":"{cat}","args":{{"after_the_end":true}}}}"#,
+            us(end_t),
+            us(tail),
+            js(what)
+        )
+    };
     let mut body: Vec<(u64, String)> = Vec::new();
     let frame_arg = |f: Option<u32>| -> String {
         match f {
@@ -154,7 +167,7 @@ pub fn export_model(m: &Model) -> String {
                 None => format!("wait ({})", b.op),
             };
             // Until the wake, which may come after a clock jump at its step.
-            let (t0, t1) = (m.time(b.start), if b.open { past_end } else { m.resume(b.end) });
+            let (t0, t1) = (m.time(b.start), if b.open { end_t } else { m.resume(b.end) });
             let res = b.resource.map(|r| format!(r#","resource":{}"#, js(m.resource_name(r)))).unwrap_or_default();
             body.push((
                 t0,
@@ -169,6 +182,9 @@ pub fn export_model(m: &Model) -> String {
                     if b.open { r#","still_blocked_at_end":true"# } else { "" }
                 ),
             ));
+            if b.open {
+                body.push((end_t, still(tid(i, 0), &format!("still blocked: {what}"), "wait")));
+            }
         }
         // Hold slices.
         for h in &tt.holds {
@@ -177,7 +193,7 @@ pub fn export_model(m: &Model) -> String {
                 Mode::Exclusive => format!("hold {}", m.resource_name(h.resource)),
                 Mode::Read => format!("read-hold {}", m.resource_name(h.resource)),
             };
-            let (t0, t1) = (m.time(h.start), if h.open { past_end } else { m.time(h.end) });
+            let (t0, t1) = (m.time(h.start), if h.open { end_t } else { m.time(h.end) });
             body.push((
                 t0,
                 format!(
@@ -191,6 +207,9 @@ pub fn export_model(m: &Model) -> String {
                     if h.open { r#","still_held_at_end":true"# } else { "" }
                 ),
             ));
+            if h.open {
+                body.push((end_t, still(lane, &format!("still held: {name}"), "lock")));
+            }
         }
     }
 

@@ -877,13 +877,19 @@ fn perfetto_export() {
         if trace.meta.model == "abba" {
             // T2 waits for A from step 5 (500 ns), the step the deadlock
             // forms and the run ends: the wait, and the hold of A taken in
-            // that step, go on past the end by a twentieth of the run (25 ns).
-            for name in ["wait A", "hold A"] {
-                let w = ev.iter().find(|e| e["name"] == name).unwrap();
-                assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.5, 0.025), "{name}");
+            // that step, last no time; B, taken at 400 ns, 100 ns. Each
+            // open one has a tail past the end, a twentieth of the run
+            // (25 ns), in its own lane.
+            let slice = |name: &str| {
+                let w = ev.iter().find(|e| e["name"] == name).unwrap_or_else(|| panic!("no {name}"));
+                (w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap(), w["tid"].as_u64().unwrap())
+            };
+            for (name, ts, dur) in [("wait A", 0.5, 0.0), ("hold A", 0.5, 0.0), ("hold B", 0.4, 0.1)] {
+                let (t, d, lane) = slice(name);
+                assert_eq!((t, d), (ts, dur), "{name}");
+                let tail = if name.starts_with("wait") { "still blocked: " } else { "still held: " };
+                assert_eq!(slice(&format!("{tail}{name}")), (0.5, 0.025, lane), "{name}");
             }
-            let w = ev.iter().find(|e| e["name"] == "hold B").unwrap();
-            assert_eq!((w["ts"].as_f64().unwrap(), w["dur"].as_f64().unwrap()), (0.4, 0.125));
         } else {
             assert!(starts.len() >= 5);
             assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == "pipe client->server"));
