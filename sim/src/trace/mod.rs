@@ -61,9 +61,9 @@ pub struct Meta {
     /// model's order; empty for a run a model did not label.
     pub params: Vec<Param>,
     /// The seed the strategy drew from. A run that a schedule string fixed
-    /// (strategy `replay`: a replayed schedule or `explore`'s failing one;
-    /// `shrink`: the seed shrunk from, or 0) draws nothing from it: `replay`
-    /// says what ran.
+    /// (strategy `replay`: a replayed schedule; `dfs`: `explore`'s failing
+    /// one, 0 for both; `shrink`: the seed shrunk from, or 0) draws nothing
+    /// from it: `replay` says what ran.
     pub seed: u64,
     /// `random`, `pct:D`, `replay`, `dfs` (`explore`'s failing schedule) or `shrink`, or the name of a strategy of the caller's own.
     pub strategy: String,
