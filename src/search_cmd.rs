@@ -95,11 +95,37 @@ impl Which {
     }
 }
 
-/// Prints every event of a recorded run, then its outcome.
+/// Prints every event of a recorded run, then its outcome. A step in which
+/// the task that ran made no event (it ran to its next operation, which
+/// comes at a later step: a task's first run, or code between two
+/// operations) gets a `runs` line, so that every step the timeline draws
+/// is listed.
 pub fn print_events(run: &Run) {
     let t = run.trace.as_ref().expect("recorded");
     let labels = t.task_labels();
+    // Whether the task that ran each step made an event in it.
+    let mut own = vec![false; t.schedule.len() + 1];
     for e in &t.events {
+        let step = e.step as usize;
+        if step >= 1 && t.schedule.get(step - 1) == Some(&e.task) {
+            own[step] = true;
+        }
+    }
+    // The time of a step without events, as the charts place it.
+    let model = visualizer::Model::new(t).ok();
+    let mut listed = 0usize;
+    let mut runs_until = |step: usize| {
+        while listed < step.min(t.schedule.len()) {
+            listed += 1;
+            if !own[listed] {
+                let task = &labels[t.schedule[listed - 1] as usize];
+                let time = model.as_ref().map_or(String::new(), |m| m.time(listed as u64).to_string());
+                println!("step {listed:>6} t={time:>9}ns  {task:<20} runs");
+            }
+        }
+    };
+    for e in &t.events {
+        runs_until(e.step as usize);
         let task = &labels[e.task as usize];
         let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
         let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
@@ -112,6 +138,7 @@ pub fn print_events(run: &Run) {
         let kind = serde_json::to_value(e.kind).unwrap();
         println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
     }
+    runs_until(usize::MAX);
     println!();
     crate::output::print_outcome(run);
 }

@@ -2081,3 +2081,25 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
     assert!(err.contains("no chart was drawn, and --trace ") && err.contains("kept.json was written"), "{err}");
     assert!(std::fs::read(&kept).unwrap() == std::fs::read(&trace).unwrap(), "the run's own trace");
 }
+
+#[test]
+fn replay_lists_every_step_the_run_took() {
+    // Every step from 1 to the last has a line: its events, or `runs` for
+    // the task that ran without one (a task's first run, up to the
+    // scheduling point before its first lock), at the step's time.
+    for model in ["abba", "philosophers"] {
+        let (code, out, err) = deadsim(&["replay", model, "--seed", "0"]);
+        assert_eq!(code, 1, "{err}");
+        let (_, json_out, _) = deadsim(&["replay", model, "--seed", "0", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&json_out).unwrap();
+        let steps = v["steps"].as_u64().unwrap();
+        let listed: std::collections::BTreeSet<u64> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("step "))
+            .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(listed, (0..=steps).collect(), "{model}:\n{out}");
+    }
+    let (_, out, _) = deadsim(&["replay", "abba", "--seed", "0"]);
+    assert!(out.contains("step      2 t=      200ns  T1                   runs\n"), "{out}");
+}
