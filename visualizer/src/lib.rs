@@ -244,7 +244,13 @@ impl Window {
         let end = m.end.max(1);
         let stop = m.stop().max(1);
         let of = format!("of {}", columns::steps(m.end));
-        let at = if m.deadlock.is_some() { "ending at the deadlock" } else { "ending at the end" };
+        let at = match (m.deadlock, m.trace.meta.verdict.as_str()) {
+            (Some(_), _) => "ending at the deadlock",
+            (None, "step-limit") => "ending at the step limit",
+            (None, "panic") => "ending at the panic",
+            (None, "invariant") => "ending where the invariant fails",
+            _ => "ending at the last step",
+        };
         let last = |n: u64, what: &str| {
             let a = stop.saturating_sub(n.max(1));
             (a, stop, format!("{what}: {} {of}, {at}", steps_between(a, stop)))

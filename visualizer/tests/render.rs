@@ -3122,3 +3122,22 @@ fn a_clock_at_the_end_of_u64_is_drawn_as_the_trace_gives_it() {
     let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), Options::WIDTH);
     assert!(texts.iter().any(|t| t == "18\u{2009}446\u{2009}744\u{2009}073.709 s"), "{texts:?}");
 }
+
+#[test]
+fn a_window_note_says_where_a_run_without_a_deadlock_ends() {
+    let run = |model: &str, params: &[(&str, &str)], limit: u64| {
+        let params: Vec<(String, String)> = params.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+        let m = sim::models::find(model).unwrap().configure(&params).unwrap();
+        *m.run_with(sim::Sim::new(0).record(true).max_steps(limit)).trace.unwrap()
+    };
+    for (trace, ends) in [
+        (run("abba", &[("fixed", "true")], 1_000_000), "ending at the last step"),
+        (run("abba", &[("fixed", "true")], 10), "ending at the step limit"),
+        (committed_trace("flink-1.13.1-self-assign-clear-failure.json"), "ending where the invariant fails"),
+        (committed_trace("abba-deadlock.json"), "ending at the deadlock"),
+    ] {
+        let m = Model::new(&trace).unwrap();
+        let (_, _, note) = Window::Last(3).resolve(&m).unwrap();
+        assert!(note.ends_with(ends), "{}: {note}", trace.meta.verdict);
+    }
+}
