@@ -84,16 +84,26 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32)
     if !params.is_empty() {
         parts.push(params.join(" "));
     }
+    // Where the run's facts start: a line too long for the picture breaks
+    // there first, so the facts stay together, not one left alone.
+    let facts = parts.len();
     parts.push(keep(format!("strategy {}", meta.strategy)));
     parts.push(keep(columns::steps(meta.steps)));
     parts.push(keep(format!("{} virtual", columns::duration(meta.time_ns))));
     parts.push(keep(format!("{} events", columns::group(m.trace.events.len() as u64))));
     parts.push(keep(format!("deadsim {}", meta.deadsim)));
     let line2 = parts.join("  ·  ");
+    let lines = if fonts::width(&line2, SMALL, false) <= right - x || facts == 0 {
+        wrap(&line2, SMALL, false, right - x, 3)
+    } else {
+        let mut lines = wrap(&parts[..facts].join("  ·  "), SMALL, false, right - x, 2);
+        lines.extend(wrap(&parts[facts..].join("  ·  "), SMALL, false, right - x, 2));
+        lines
+    };
     // The run's description and its outcome, each wrapped rather than cut:
     // the outcome names every task of the cycle.
     let mut y = y1 + 2;
-    for t in wrap(&line2, SMALL, false, right - x, 3) {
+    for t in lines {
         y += 22;
         // A line broken after a separator does not end in it.
         let t = t.trim_end_matches('·').trim_end();

@@ -3141,3 +3141,16 @@ fn a_window_note_says_where_a_run_without_a_deadlock_ends() {
         assert!(note.ends_with(ends), "{}: {note}", trace.meta.verdict);
     }
 }
+
+#[test]
+fn a_header_too_long_for_one_line_breaks_between_parameters_and_facts() {
+    // Flink's parameters and the run's facts do not fit one line at the
+    // default width: the facts go on a line of their own, together, not
+    // "deadsim 0.1.0" left alone under the rest.
+    let trace = committed_trace("flink-1.13.1-self-assign-clear-failure.json");
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &Options::default()), 1200);
+    let texts: Vec<String> = texts.iter().map(|t| t.replace('\u{a0}', " ")).collect();
+    let facts = texts.iter().find(|t| t.starts_with("strategy random")).unwrap_or_else(|| panic!("{texts:?}"));
+    assert!(facts.ends_with(&format!("deadsim {}", trace.meta.deadsim)), "{facts}");
+    assert!(texts.iter().any(|t| t.starts_with("flink-version=1.13.1") && t.ends_with("max-backlog=4")), "{texts:?}");
+}
