@@ -584,6 +584,11 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                     v["covered"].as_str().unwrap_or("?")
                 )))
             }
+            facts if !facts.is_object() => {
+                return Err(UsageError(format!(
+                    "{name}: field `lock_order` is {facts}, not an object (with `edges`, `held_across`, `written`)"
+                )))
+            }
             facts => graph
                 .merge(&sim::lockorder::SeedGraph::from_json(facts).map_err(|e| UsageError(format!("{name}: {e}")))?),
         }
@@ -1152,14 +1157,24 @@ impl<'a> Shard<'a> {
             _ => covered.map_or(0, |c| c.len()),
         };
         if schedules != ran {
-            return Err(bad(
-                "schedules",
-                format!(
-                    "is {schedules}, but the shard ran {ran} seeds (field `covered` {}, field `seed` {})",
-                    shown("covered"),
-                    shown("seed")
+            return Err(match (seed, keep_going) {
+                // Which of the two was edited cannot be told: both named.
+                (Some(s), false) => bad(
+                    "schedules",
+                    format!(
+                        "is {schedules}, but field `seed` is {s}: a shard of {seeds} that stops at seed {s} ran {ran} \
+                         seeds, not {schedules}"
+                    ),
                 ),
-            ));
+                _ => bad(
+                    "schedules",
+                    format!(
+                        "is {schedules}, but the shard ran {ran} seeds (field `covered` {}, field `seed` {})",
+                        shown("covered"),
+                        shown("seed")
+                    ),
+                ),
+            });
         }
         if keep_going {
             Self::check_failures(v, seed, covered, schedules).map_err(|(field, why)| bad(&field, why))?;

@@ -489,6 +489,7 @@ fn shards_merge_into_the_unsharded_result() {
         (&holder, "message", json!("hello")),
         (&whole0, "stopped", json!("banana")),
         (&whole0, "lock_order", json!(null)),
+        (&whole0, "lock_order", json!([])),
         (&whole0, "stopped", json!("time-budget")),
     ] {
         let mut v = base.clone();
@@ -512,6 +513,7 @@ fn shards_merge_into_the_unsharded_result() {
     let kg_others = [args[1].as_str(), args[3].as_str(), args[4].as_str()];
     for (base, pointer, value, field) in [
         (&whole0, "/schedules", json!(10), "schedules"),
+        (&holder, "/seed", json!(holder["seed"].as_u64().unwrap() + 2), "schedules"),
         (&whole0, "/lock_order/edges/0/seed", json!(4500), "lock_order.edges"),
         (&kg1, "/failures", json!(5000), "failures"),
         (&kg1, "/failures", json!(-1), "failures"),
@@ -530,12 +532,18 @@ fn shards_merge_into_the_unsharded_result() {
         let f = f.to_str().unwrap();
         let merge: Vec<&str> = if base == &kg1 {
             vec!["merge", kg_others[0], f, kg_others[1], kg_others[2]]
+        } else if base == &holder {
+            vec!["merge", &files[0], f, &files[2]]
         } else {
             vec!["merge", f, &files[1], &files[2]]
         };
         let (code, out, err) = deadsim(&merge);
         assert_eq!((code, out.as_str()), (2, ""), "{pointer}: {err}");
         assert!(err.contains(&format!("tampered.json: field `{field}`")), "{pointer}: {err}");
+        if pointer == "/seed" {
+            // Which of the two was edited cannot be told: both are named.
+            assert!(err.contains("but field `seed` is "), "{err}");
+        }
     }
     // A write-lock fact from a seed it did not run, as an edge is; and a
     // shard from before write-lock facts were kept (its writers would be

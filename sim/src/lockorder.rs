@@ -568,6 +568,16 @@ impl SeedGraph {
         fn leak(s: &str) -> &'static str {
             Box::leak(s.to_string().into_boxed_str())
         }
+        fn kind(v: &serde_json::Value) -> &'static str {
+            match v {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "true or false",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::String(_) => "text",
+                serde_json::Value::Array(_) => "a list",
+                serde_json::Value::Object(_) => "an object",
+            }
+        }
         let text = |x: &serde_json::Value, k: &str| -> Result<Cow<'static, str>, String> {
             x[k].as_str().map(|s| Cow::Owned(s.to_string())).ok_or_else(|| format!("lock_order: `{k}` is not text"))
         };
@@ -577,6 +587,9 @@ impl SeedGraph {
         let frame = |x: &serde_json::Value| -> Option<Frame> {
             Some(Frame { name: leak(x["name"].as_str()?), site: leak(x["site"].as_str()?) })
         };
+        if !v.is_object() {
+            return Err(format!("lock_order: is {}, not an object (with `edges`, `held_across`, `written`)", kind(v)));
+        }
         let mut g = SeedGraph::default();
         for e in v["edges"].as_array().ok_or("lock_order: `edges` is not a list")? {
             let edge = OrderEdge {
