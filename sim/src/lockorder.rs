@@ -406,6 +406,7 @@ impl LockOrder {
         // A lock read-locked by the task that holds it and by the one that
         // asks for it: the second waits only because a writer waits between.
         let mut writers = String::new();
+        let mut writer_tasks: Vec<&str> = Vec::new();
         for i in 0..n {
             let into = self.edge(cycle[(i + n - 1) % n], cycle[i]);
             let out_of = self.edge(cycle[i], cycle[(i + 1) % n]);
@@ -415,6 +416,19 @@ impl LockOrder {
                     cycle[i],
                     self.writer_line(cycle[i])
                 ));
+                writer_tasks.extend(self.writer(cycle[i]).map(|w| w.task.as_ref()));
+            }
+        }
+        // Each such lock needs a writer of its own waiting at the same
+        // time: one task seen writing two of them stands for two running
+        // its code, as a task seen taking both orders does.
+        let mut seen = BTreeSet::new();
+        for t in &writer_tasks {
+            if !seen.insert(*t) {
+                writers.push_str(&format!(
+                    "(\"{t}\" is seen writing more than one of them; each needs a writer of its own waiting at the same time: two tasks running its code)\n"
+                ));
+                break;
             }
         }
         if n == 2 {

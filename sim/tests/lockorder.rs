@@ -438,3 +438,56 @@ fn a_monitor_held_across_another_monitors_wait_is_flagged() {
     }
     assert_eq!(kinds(&g), vec![], "{:?}", g.warnings());
 }
+
+#[test]
+fn one_writer_of_two_read_locked_sides_stands_for_two() {
+    // T1 read-locks A then B, T2 B then A: each read lock waits only behind
+    // a writer, so a deadlock needs a writer waiting on A and another on B
+    // at once. W writes both, one after the other: the report names it for
+    // each and says it stands for two tasks running its code.
+    let m = Configured::of("two-sides", || async {
+        let (a, b) = (sim::sync::RwMutex::new("A"), sim::sync::RwMutex::new("B"));
+        for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+            sim::spawn(name, async move {
+                let g1 = first.rlock().await;
+                let g2 = second.rlock().await;
+                g2.runlock().await;
+                g1.runlock().await;
+            });
+        }
+        sim::spawn("W", async move {
+            a.lock().await.unlock().await;
+            b.lock().await.unlock().await;
+        });
+    });
+    let g = clean_graph(&m, 50);
+    let w = g.warnings();
+    let circular = w.iter().find(|w| w.kind == WarningKind::CircularDependency).expect("flagged");
+    for lock in ["A", "B"] {
+        let line = format!("\"{lock}\" is read-locked on both sides");
+        assert!(circular.report.contains(&line), "{line}\n---\n{}", circular.report);
+    }
+    let note = "(\"W\" is seen writing more than one of them; each needs a writer of its own waiting at the same time: two tasks running its code)\n";
+    assert!(circular.report.contains(note), "{}", circular.report);
+    // Two writers, one per lock: no such note.
+    let two = Configured::of("two-writers", || async {
+        let (a, b) = (sim::sync::RwMutex::new("A"), sim::sync::RwMutex::new("B"));
+        for (name, first, second) in [("T1", a, b), ("T2", b, a)] {
+            sim::spawn(name, async move {
+                let g1 = first.rlock().await;
+                let g2 = second.rlock().await;
+                g2.runlock().await;
+                g1.runlock().await;
+            });
+        }
+        for (name, l) in [("WA", a), ("WB", b)] {
+            sim::spawn(name, async move {
+                l.lock().await.unlock().await;
+            });
+        }
+    });
+    let g = clean_graph(&two, 50);
+    let w = g.warnings();
+    let circular = w.iter().find(|w| w.kind == WarningKind::CircularDependency).expect("flagged");
+    assert!(!circular.report.contains("writing more than one"), "{}", circular.report);
+}
