@@ -154,13 +154,16 @@ pub fn access(resource: ResId, write: bool) {
 }
 
 /// Declares that the current step read `value` from state that `resource`
-/// guards: [`access`] for a read, which also tells PCT what was found. A
-/// loop that waits for the state to change (`for { mu.Lock(); d := done;
-/// mu.Unlock(); if d { break }; runtime.Gosched() }`) spins when it finds
-/// the same value a third time with no other task run since, and PCT then
-/// lets the others run, as Go's fair scheduler would; without it, PCT may
-/// run the loop alone to the step limit. The primitives' own reads with no
-/// step (`Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
+/// guards: [`access`] for a read, which also tells PCT what was found. The
+/// task's next [`yield_now`] (Go's `runtime.Gosched()`) reports the last
+/// such read as a poll, so a loop that waits for the state to change and
+/// yields (`for { mu.Lock(); d := done; mu.Unlock(); if d { break };
+/// runtime.Gosched() }`) spins when it finds the same value a third time
+/// with no other task run since, and PCT then lets the others run, as Go's
+/// fair scheduler would; without it, PCT may run the loop alone to the
+/// step limit. A read with no yield after it (a check in straight-line
+/// code, in a work loop) is no poll. The primitives' own reads with no step
+/// (`Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
 /// `WaitGroup::count`, `Once::is_done`) call it themselves.
 ///
 /// ```
@@ -204,7 +207,7 @@ pub fn observe(resource: ResId, value: u64) {
         // observed is operation 3.
         let what = ((u64::from(resource) << 2 | 3) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ value;
         let t = s.current;
-        s.strategy.get().polled(t, what);
+        s.tasks[t as usize].observed = Some(what);
     })
 }
 

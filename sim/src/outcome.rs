@@ -93,9 +93,11 @@ pub fn unfair_limit_note(strategy: &str) -> Option<&'static str> {
     if strategy.starts_with("pct") {
         Some(
             "PCT runs the highest-priority task whenever it can: a task that never blocks (a loop that \
-             locks a mutex to read a flag not declared with sim::observe, a ticker and its reader) may have run alone to the limit, where a fair \
+             locks a mutex to read a flag not declared with sim::observe, or that does not yield, a ticker and its \
+             reader) may have run alone to the limit, where a fair \
              scheduler such as Go's would have let the others end it (a loop around a select with a default case, \
-             an atomic operation or a read such as len(ch) or ctx.Err() yields as it spins, not this). If random \
+             an atomic operation, or a read such as len(ch) or ctx.Err() followed by a yield, yields as it spins, not \
+             this). If random \
              search passes, that is the likely cause.",
         )
     } else if strategy == "dfs" {

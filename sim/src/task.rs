@@ -149,7 +149,17 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.0 = true;
-        if rt::with(|s| s.yield_now()) {
+        if rt::with(|s| {
+            // A read with no step, then a yield: a loop that waits for what
+            // it read to change (`for len(ch) > 0 { runtime.Gosched() }`)
+            // polls once a round. Reads without a yield after them (checks
+            // in straight-line code, a work loop's) are no poll.
+            let t = s.current;
+            if let Some(what) = s.tasks[t as usize].observed.take() {
+                s.strategy.get().polled(t, what);
+            }
+            s.yield_now()
+        }) {
             Poll::Ready(())
         } else {
             Poll::Pending

@@ -1188,6 +1188,94 @@ fn a_flag_read_under_a_mutex_is_a_spin_once_observed() {
 }
 
 #[test]
+fn a_waiter_on_an_observed_flag_sees_it_set() {
+    // The flag loop of the test above in a task of its own, beside main's
+    // join; `worker` works, then sets the flag. (Two or more such waiters
+    // on one mutex take it in turn, so none reads the flag three times
+    // alone: not seen as spins, which the README says.)
+    let waiters = |n: usize| {
+        move || async move {
+            let (mu, done) = (Mutex::new("mu"), std::rc::Rc::new(std::cell::Cell::new(false)));
+            let (d, work) = (done.clone(), Mutex::new("work"));
+            let w = sim::spawn("worker", async move {
+                for _ in 0..3 {
+                    work.lock().await.unlock().await;
+                }
+                let g = mu.lock().await;
+                d.set(true);
+                g.unlock().await;
+            });
+            let hs: Vec<_> = (0..n)
+                .map(|i| {
+                    let done = done.clone();
+                    sim::spawn(format!("waiter-{i}"), async move {
+                        loop {
+                            let g = mu.lock().await;
+                            let d = done.get();
+                            sim::observe(mu.id(), u64::from(d));
+                            g.unlock().await;
+                            if d {
+                                break;
+                            }
+                            sim::yield_now().await;
+                        }
+                    })
+                })
+                .collect();
+            w.join().await;
+            for h in hs {
+                h.join().await;
+            }
+        }
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(20_000);
+        let limited = (0..200).filter(|&s| check.run_seed(&waiters(1), s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "pct:{depth}");
+    }
+}
+
+#[test]
+fn reads_with_no_yield_after_them_are_no_poll() {
+    // Checks of ctx.Err(), len(ch) and wg.Count() in straight-line code
+    // (three in one step) and in a work loop that takes locks and never
+    // yields: no busy wait, so PCT runs the program as it runs it without
+    // the reads, step for step.
+    let program = |reads: bool| {
+        move || async move {
+            let (ctx, cancel) = sim::context::with_cancel("ctx");
+            let ch = sim::sync::Chan::<u32>::new("ch", 1);
+            let wg = sim::sync::WaitGroup::new("wg");
+            let (m, n) = (Mutex::new("m"), Mutex::new("n"));
+            let t = sim::spawn("T", async move {
+                for _ in 0..3 {
+                    n.lock().await.unlock().await;
+                }
+                cancel.cancel().await;
+            });
+            for _ in 0..6 {
+                if reads {
+                    for _ in 0..3 {
+                        std::hint::black_box((ctx.err(), ch.len(), wg.count()));
+                    }
+                }
+                m.lock().await.unlock().await;
+            }
+            t.join().await;
+        }
+    };
+    for depth in [1, 2] {
+        for seed in 0..200 {
+            let run = |reads| {
+                let r = sim::testing::Check::pct(depth).run_seed(&program(reads), seed, true);
+                (r.outcome.verdict(), r.trace.unwrap().schedule)
+            };
+            assert_eq!(run(true), run(false), "pct:{depth} seed {seed}");
+        }
+    }
+}
+
+#[test]
 fn a_spin_lock_on_an_atomic_is_a_spin_and_a_counter_is_not() {
     // W takes a spin lock main holds: fetch_add finds 1, fetch_sub gives
     // it back, again and again, alone.

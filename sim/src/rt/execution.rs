@@ -505,6 +505,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             t.pending_lock = None;
             t.held.clear();
             t.holds_declared_end = false;
+            t.observed = None;
         }
         None => s.tasks.push(Task {
             name,
@@ -521,6 +522,7 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             pending_lock: None,
             held: Vec::new(),
             holds_declared_end: false,
+            observed: None,
         }),
     }
     s.enabled.insert(id);

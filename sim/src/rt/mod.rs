@@ -126,6 +126,10 @@ pub(crate) struct Task {
     /// The model declared it a holder (or closer) of a channel or pipe end:
     /// its finish may leave a wait on the other end with nobody to serve it.
     pub holds_declared_end: bool,
+    /// What its last read with no step ([`crate::observe`]) found, since
+    /// its last `yield_now`: that yield reports it to the strategy as a
+    /// poll (see `scheduler/spin.rs`).
+    pub observed: Option<u64>,
 }
 
 impl Task {

@@ -11,17 +11,17 @@
 //!
 //! PCT assumes every task blocks or ends. One that spins (a loop around a
 //! `select` with a default case, an atomic load, a spin lock, or a read
-//! with no step such as `len(ch)` or `ctx.Err()`; see `spin.rs`) would run
+//! with no step such as `len(ch)` or `ctx.Err()` and a yield; see
+//! `spin.rs`) would run
 //! alone to the step limit while a fair scheduler such as Go's lets the
 //! others run. So a spinning task yields by CHESS's fair rule (Musuvathi
 //! and Qadeer, PLDI 2008): it is not picked again while a task that was
 //! enabled when it spun has not run since. Priorities stay as they are, so
 //! a task that stops spinning has its own again, and a run without spins
 //! is PCT's own. Other busy waits are not seen: a loop that locks a mutex
-//! to read a flag the model does not declare with [`crate::observe`], a
-//! ticker and its reader. A spin found while no other task can run (they
-//! wait for the lock the spinner holds) yields at the first pick where one
-//! can.
+//! to read a flag the model does not declare with [`crate::observe`], one
+//! that does not yield, several tasks that take turns on one mutex to read
+//! one flag (none reads it three times alone), a ticker and its reader.
 //! Each spinner polls three times alone after every step of another task,
 //! so many spinners make a run several times longer than under random.
 
@@ -38,8 +38,8 @@ pub struct PctStrategy {
     change_points: Vec<u64>,
     priorities: Vec<u64>,
     spin: SpinWatch,
-    /// A task that spun: its yield is made at the next pick where another
-    /// task is enabled, from the tasks enabled then.
+    /// A task that spun in the step just taken: its yield is made at the
+    /// next pick, from the tasks enabled then.
     spun: Option<TaskId>,
     /// Each task yielding, with the tasks it yields to: those enabled when
     /// it spun that have not run since.
@@ -154,14 +154,8 @@ impl PctStrategy {
 
 impl Strategy for PctStrategy {
     fn pick_task(&mut self, enabled: &TaskSet, _last: Option<TaskId>, step: u64) -> TaskId {
-        if let Some(t) = self.spun {
-            // A spin found while no other task can run (they wait for the
-            // lock the spinner holds as it reads its flag) is yielded at
-            // the first pick where one can.
-            if enabled.len() > 1 || !enabled.contains(t) {
-                self.spun = None;
-                self.start_yield(t, enabled);
-            }
+        if let Some(t) = self.spun.take() {
+            self.start_yield(t, enabled);
         }
         // The highest priority; the lowest id of those that share it.
         let best = if self.yielding.is_empty() {

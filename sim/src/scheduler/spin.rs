@@ -6,9 +6,10 @@
 //! never blocks. Go's scheduler is fair and lets the others run; PCT and an
 //! exhaustive search are not, and would run it alone until the step limit.
 //! A task spins when a poll (a select that takes its default, an atomic
-//! load, `fetch_add` or `fetch_sub`, or a primitive's read with no step:
-//! `Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
-//! `WaitGroup::count`, `Once::is_done`) finds what two of its polls found before, with no other task run
+//! load, `fetch_add` or `fetch_sub`, or a `yield_now` after a read with no
+//! step, `Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
+//! `WaitGroup::count`, `Once::is_done` or the model's own through
+//! `sim::observe`, of what that read found) finds what two of its polls found before, with no other task run
 //! since: nothing but the task itself can have changed what it polls, so
 //! the polls learn nothing the first did not. Two make a loop that has gone
 //! round once; straight-line code that checks twice (`ctx.Err()` before and
