@@ -112,14 +112,14 @@ pub fn print_events(run: &Run) {
         }
     }
     // The time of a step without events, as the charts place it.
-    let model = visualizer::Model::new(t).ok();
+    let times = visualizer::model::step_times(t);
     let mut listed = 0usize;
     let mut runs_until = |step: usize| {
         while listed < step.min(t.schedule.len()) {
             listed += 1;
             if !own[listed] {
                 let task = &labels[t.schedule[listed - 1] as usize];
-                let time = model.as_ref().map_or(String::new(), |m| m.time(listed as u64).to_string());
+                let time = times.get(listed).map_or(String::new(), u64::to_string);
                 println!("step {listed:>6} t={time:>9}ns  {task:<20} runs");
             }
         }

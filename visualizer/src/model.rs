@@ -490,8 +490,7 @@ impl<'a> Model<'a> {
         }
         let nt = trace.tasks.len();
         let nr = trace.resources.len();
-        let last_event = trace.events.last().map_or(0, |e| e.step);
-        let end = trace.meta.steps.max(trace.schedule.len() as u64).max(last_event);
+        let end = last_position(trace);
         let (times, jumps) = boundary_times(trace, end);
 
         // Base states (without running) and everything else from the events.
@@ -980,6 +979,25 @@ impl<'a> Model<'a> {
     pub fn resource_name(&self, r: u32) -> &str {
         self.trace.resources.get(r as usize).map_or("?", |x| x.name.as_str())
     }
+}
+
+/// The trace's last position: its steps, or further if its schedule or
+/// events go further.
+fn last_position(trace: &Trace) -> u64 {
+    let last_event = trace.events.last().map_or(0, |e| e.step);
+    trace.meta.steps.max(trace.schedule.len() as u64).max(last_event)
+}
+
+/// The virtual time of each position of `trace` (index = position), as
+/// [`Model::time`] gives it, without building the model: the time of a
+/// step that made no event, for a listing of the run's steps.
+///
+/// ```
+/// let trace = visualizer::load("../traces/abba-deadlock.json".as_ref()).unwrap();
+/// assert_eq!(visualizer::model::step_times(&trace)[2], 200);
+/// ```
+pub fn step_times(trace: &Trace) -> Vec<u64> {
+    boundary_times(trace, last_position(trace)).0
 }
 
 /// Virtual time at every step boundary, and where the clock jumped. A
