@@ -98,9 +98,16 @@ pub fn write_charts_and_trace(
                 // is written, whole, to draw from once the flag is right (a
                 // search may have taken long to find the run).
                 Some(path) => {
-                    write_trace(path, t)?;
                     let what = if e.window { "drawn" } else { "written" };
-                    UsageError(format!("{}; no chart was {what}, and --trace {} was written", e.msg, path.display()))
+                    match write_trace(path, t) {
+                        Ok(()) => UsageError(format!(
+                            "{}; no chart was {what}, and --trace {} was written",
+                            e.msg,
+                            path.display()
+                        )),
+                        // Both failed: both said, the chart's first.
+                        Err(trace) => UsageError(format!("{}; no chart was {what}; {}", e.msg, trace.0)),
+                    }
                 }
                 None => UsageError(e.msg),
             });
