@@ -585,9 +585,16 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 )))
             }
             facts if !facts.is_object() => {
+                // What it is, not the value: a pasted list may be long.
+                let kind = match facts {
+                    serde_json::Value::Bool(_) => "true or false",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::String(_) => "text",
+                    _ => "a list",
+                };
                 return Err(UsageError(format!(
-                    "{name}: field `lock_order` is {facts}, not an object (with `edges`, `held_across`, `written`)"
-                )))
+                    "{name}: field `lock_order` is {kind}, not an object (with `edges`, `held_across`, `written`)"
+                )));
             }
             facts => graph
                 .merge(&sim::lockorder::SeedGraph::from_json(facts).map_err(|e| UsageError(format!("{name}: {e}")))?),
