@@ -96,8 +96,11 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32)
     let lines = if fonts::width(&line2, SMALL, false) <= right - x || facts == 0 {
         wrap(&line2, SMALL, false, right - x, 3)
     } else {
-        let mut lines = wrap(&parts[..facts].join("  ·  "), SMALL, false, right - x, 2);
-        lines.extend(wrap(&parts[facts..].join("  ·  "), SMALL, false, right - x, 2));
+        // Three lines at most, as one wrapped line had: the facts' (one,
+        // but at the narrowest widths), the rest the parameters'.
+        let tail = wrap(&parts[facts..].join("  ·  "), SMALL, false, right - x, 2);
+        let mut lines = wrap(&parts[..facts].join("  ·  "), SMALL, false, right - x, 3 - tail.len());
+        lines.extend(tail);
         lines
     };
     // The run's description and its outcome, each wrapped rather than cut:
