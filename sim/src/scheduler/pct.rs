@@ -20,10 +20,10 @@
 //! a task that stops spinning has its own again, and a run without spins
 //! is PCT's own. Other busy waits are not seen: a loop that locks a mutex
 //! to read a flag the model does not declare with [`crate::observe`], one
-//! that does not yield, several tasks that take turns on one mutex to read
-//! one flag (none reads it three times alone), a ticker and its reader.
-//! Each spinner polls three times alone after every step of another task,
-//! so many spinners make a run several times longer than under random.
+//! that does not yield, a ticker and its reader.
+//! Each spinner polls three times after every step of a task that is not
+//! spinning, so many spinners can make a run several times longer than
+//! under random.
 
 use super::spin::SpinWatch;
 use super::Strategy;

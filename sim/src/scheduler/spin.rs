@@ -10,8 +10,14 @@
 //! step, `Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
 //! `WaitGroup::count`, `Once::is_done` or the model's own through
 //! `sim::observe`, of what that read found) finds what two of its polls found before, with no other task run
-//! since: nothing but the task itself can have changed what it polls, so
-//! the polls learn nothing the first did not. Two make a loop that has gone
+//! since but spinners: nothing but the task itself can have changed what
+//! it polls, so the polls learn nothing the first did not. A spinner's
+//! steps are its polls and what goes round them (the lock and unlock
+//! around a flag's read, a yield), so they do not end another task's count:
+//! two tasks that take turns on one mutex to read one flag, or a poller
+//! beside a waiter, are each seen to spin. A spinner stops being one when
+//! a poll finds something new, or after more than `QUIET_MAX` steps
+//! without a poll. Two make a loop that has gone
 //! round once; straight-line code that checks twice (`ctx.Err()` before and
 //! after a step) is no spin, nor are polls with other tasks' steps between,
 //! or a load that finds a new value (one the task itself stored).
@@ -24,45 +30,94 @@
 
 use crate::rt::TaskId;
 
-/// The polls that found nothing since another task last ran.
+/// Each polling task's polls that found nothing since another task that
+/// may have changed it ran.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SpinWatch {
-    /// The task that has run alone since its first poll below.
-    task: Option<TaskId>,
+    /// Steps of tasks that were not spinning (any of which may have changed
+    /// what another task polls).
+    total: u64,
+    /// By task id, for the tasks that polled.
+    tasks: Vec<Watch>,
+}
+
+/// One task's polls.
+#[derive(Clone, Debug, Default)]
+struct Watch {
+    /// Its own steps among `total`: `total - own` counts the others'.
+    own: u64,
+    /// The others' steps when the polls below began.
+    others: u64,
     /// What each of its polls found (see [`Strategy::polled`](super::Strategy::polled)).
     polls: Vec<u64>,
+    /// What it found when it last spun, while it spins still: its steps then
+    /// are polls and the steps that go round them (a lock and unlock to read
+    /// a flag, a yield), which change nothing another task polls, so they do
+    /// not end another spinner's count (two tasks taking turns on one mutex
+    /// to read one flag, a poller beside a waiter).
+    spin: Option<u64>,
+    /// Its steps since its last poll, while it spins: a spinner polls every
+    /// few steps, so one that goes longer without has stopped.
+    quiet: u32,
 }
 
 /// Polls remembered at most: a task that runs alone and finds something
 /// new each time (a value it counts up) keeps no longer a list.
 const POLLS_KEPT: usize = 64;
 
+/// Steps a spinner takes at most between two polls and is still taken for
+/// one (the flag loop under a mutex takes three, a spin lock three).
+const QUIET_MAX: u32 = 8;
+
 impl SpinWatch {
     /// Task `t` was picked for the next step.
     #[inline]
     pub fn picked(&mut self, t: TaskId) {
-        if self.task.is_some_and(|p| p != t) {
-            self.task = None;
-            self.polls.clear();
+        match self.tasks.get_mut(t as usize) {
+            Some(w) if w.spin.is_some() => {
+                w.quiet += 1;
+                if w.quiet > QUIET_MAX {
+                    w.spin = None;
+                    self.total += 1;
+                    w.own += 1;
+                }
+            }
+            Some(w) => {
+                self.total += 1;
+                w.own += 1;
+            }
+            None => self.total += 1,
         }
     }
 
     /// Task `t` polled and found `what`: true if it spins.
     pub fn polled(&mut self, t: TaskId, what: u64) -> bool {
-        if self.task != Some(t) {
-            self.task = Some(t);
-            self.polls.clear();
+        if self.tasks.len() <= t as usize {
+            self.tasks.resize_with(t as usize + 1, Watch::default);
         }
-        if self.polls.iter().filter(|&&p| p == what).count() >= 2 {
+        let w = &mut self.tasks[t as usize];
+        let others = self.total - w.own;
+        if w.others != others {
+            // Another task (not spinning) ran since: the count starts again.
+            w.others = others;
+            w.polls.clear();
+        }
+        w.quiet = 0;
+        if w.spin.is_some_and(|v| v != what) {
+            // Something new: it no longer spins.
+            w.spin = None;
+        }
+        if w.polls.iter().filter(|&&p| p == what).count() >= 2 {
             // Counted again from here: a task that goes on spinning (no
             // other can run) is told each round.
-            self.polls.clear();
+            w.polls.clear();
+            w.spin = Some(what);
             return true;
         }
-        if self.polls.len() == POLLS_KEPT {
-            self.polls.clear();
+        if w.polls.len() == POLLS_KEPT {
+            w.polls.clear();
         }
-        self.polls.push(what);
+        w.polls.push(what);
         false
     }
 }
@@ -85,17 +140,62 @@ mod tests {
         // Counted again from there.
         assert!(!w.polled(1, 7) && !w.polled(1, 7) && w.polled(1, 7));
         // Another task's step between two polls: no spin.
-        assert!(!w.polled(1, 7) && !w.polled(1, 7));
+        w.picked(1);
+        assert!(!w.polled(1, 8) && !w.polled(1, 8));
         w.picked(2);
         w.picked(1);
-        assert!(!w.polled(1, 7) && !w.polled(1, 7));
+        assert!(!w.polled(1, 8) && !w.polled(1, 8));
         // Two tasks' polls do not mix.
-        assert!(!w.polled(2, 7));
-        assert!(!w.polled(1, 7) && !w.polled(1, 7));
+        w.picked(2);
+        assert!(!w.polled(2, 8));
+        w.picked(1);
+        assert!(!w.polled(1, 8) && !w.polled(1, 8));
         // Something new each time is no spin, and the list stays short.
         for v in 0..1000 {
             assert!(!w.polled(1, 100 + v));
         }
-        assert!(w.polls.len() <= super::POLLS_KEPT);
+        assert!(w.tasks[1].polls.len() <= super::POLLS_KEPT);
+    }
+
+    #[test]
+    fn a_spinners_steps_do_not_end_another_tasks_count() {
+        let mut w = SpinWatch::default();
+        // Task 2 spins.
+        for _ in 0..2 {
+            w.picked(2);
+            assert!(!w.polled(2, 5));
+        }
+        w.picked(2);
+        assert!(w.polled(2, 5));
+        // Task 1 polls between task 2's steps: a spin all the same.
+        for i in 0..3 {
+            w.picked(1);
+            assert_eq!(w.polled(1, 7), i == 2, "poll {i}");
+            w.picked(2);
+            assert!(!w.polled(2, 5) || i == 2);
+        }
+        // Task 2 finds something new: no longer a spinner, and its steps
+        // end task 1's count again.
+        w.picked(2);
+        assert!(!w.polled(2, 6));
+        w.picked(1);
+        assert!(!w.polled(1, 7));
+        w.picked(2);
+        w.picked(1);
+        assert!(!w.polled(1, 7) && !w.polled(1, 7));
+        // A spinner that goes more than QUIET_MAX steps without a poll has
+        // stopped: its steps count again.
+        let mut w = SpinWatch::default();
+        for _ in 0..3 {
+            w.picked(2);
+            w.polled(2, 5);
+        }
+        w.picked(1);
+        assert!(!w.polled(1, 7) && !w.polled(1, 7));
+        for _ in 0..=super::QUIET_MAX {
+            w.picked(2);
+        }
+        w.picked(1);
+        assert!(!w.polled(1, 7));
     }
 }
