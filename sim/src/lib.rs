@@ -159,9 +159,9 @@ pub fn access(resource: ResId, write: bool) {
 /// such read as a poll, so a loop that waits for the state to change and
 /// yields (`for { mu.Lock(); d := done; mu.Unlock(); if d { break };
 /// runtime.Gosched() }`) spins when it finds the same value a third time
-/// with no other task run since, and PCT then lets the others run, as Go's
-/// fair scheduler would; without it, PCT may run the loop alone to the
-/// step limit. A read with no yield after it (a check in straight-line
+/// with no other task run since (but spinners), and PCT then lets the
+/// others run, as Go's fair scheduler would; without it, PCT may run the
+/// loop alone to the step limit. A read with no yield after it (a check in straight-line
 /// code, in a work loop) is no poll. The primitives' own reads with no step
 /// (`Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
 /// `WaitGroup::count`, `Once::is_done`) call it themselves.

@@ -161,8 +161,8 @@ pub trait Strategy {
     /// directions), an atomic load, `fetch_add` or `fetch_sub` (the atomic,
     /// the operation and the value found), or a `yield_now` after a read
     /// with no step such as `len(ch)` (the resource and the value). The same
-    /// found a third time with no other task run since is a spin, which PCT
-    /// makes yield (see `scheduler/spin.rs`).
+    /// found a third time with no other task run since (but spinners) is a
+    /// spin, which PCT makes yield (see `scheduler/spin.rs`).
     fn polled(&mut self, _task: TaskId, _what: u64) {}
 
     /// True if the engine should report each step's [`Footprint`] through

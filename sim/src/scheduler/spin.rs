@@ -19,8 +19,9 @@
 //! a poll finds something new, or after more than `QUIET_MAX` steps
 //! without a poll. Two make a loop that has gone
 //! round once; straight-line code that checks twice (`ctx.Err()` before and
-//! after a step) is no spin, nor are polls with other tasks' steps between,
-//! or a load that finds a new value (one the task itself stored).
+//! after a step) is no spin, nor are polls with steps of other tasks (not
+//! spinning) between, or a load that finds a new value (one the task
+//! itself stored).
 //!
 //! Only PCT uses it. An exhaustive search cannot: which schedules are fair
 //! depends on how independent steps are ordered (another task's step
