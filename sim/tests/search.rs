@@ -1189,8 +1189,10 @@ fn a_flag_read_under_a_mutex_is_a_spin_once_observed() {
 
 #[test]
 fn spinners_of_every_kind_together_all_end() {
-    // `nw` tasks run the flag loop of the test above on one mutex, `np`
-    // poll `stop` with select/default, `ns` take a spin lock twice;
+    // `nw` tasks run the flag loop of the test above on one mutex (and
+    // load a `quit` flag and count their tries each round: two polls and
+    // a counter), `np` poll `stop` with select/default, `ns` take a spin
+    // lock twice;
     // `worker` works, then sets the flag; main closes `stop` after it.
     // Spinners run between one another's polls (the waiters take turns on
     // the mutex): a spinner's steps do not end another's count, so each is
@@ -1201,6 +1203,7 @@ fn spinners_of_every_kind_together_all_end() {
             let stop = sim::sync::Chan::<()>::signal("stop");
             stop.declare_sender();
             let lock = sim::sync::AtomicU64::new("l", 0);
+            let (quit, tries) = (sim::sync::AtomicU64::new("quit", 0), sim::sync::AtomicU64::new("tries", 0));
             let (d, work) = (done.clone(), Mutex::new("work"));
             let w = sim::spawn("worker", async move {
                 for _ in 0..3 {
@@ -1212,16 +1215,17 @@ fn spinners_of_every_kind_together_all_end() {
             });
             let mut hs = Vec::new();
             for i in 0..nw {
-                let done = done.clone();
+                let (done, quit, tries) = (done.clone(), quit.clone(), tries.clone());
                 hs.push(sim::spawn(format!("waiter-{i}"), async move {
                     loop {
                         let g = mu.lock().await;
                         let d = done.get();
                         sim::observe(mu.id(), u64::from(d));
                         g.unlock().await;
-                        if d {
+                        if d || quit.load().await == 1 {
                             break;
                         }
+                        tries.fetch_add(1).await;
                         sim::yield_now().await;
                     }
                 }));
@@ -1256,10 +1260,12 @@ fn spinners_of_every_kind_together_all_end() {
             }
         }
     };
-    // Before, 19 to 74 of 300 seeds (by kind and depth) hit a 50,000-step
+    // Before, 19 to 79 of 300 seeds (by kind and depth) hit a 50,000-step
     // limit: the waiters' and pollers' polls were counted only with no
-    // other task run since, and they ran between one another's.
-    for (nw, np, ns) in [(3, 0, 0), (1, 1, 0), (2, 2, 0), (3, 1, 2)] {
+    // other task run since, and they ran between one another's; and 9 of
+    // 200 with ten spin-lock takers at pct:3, made to yield right after a
+    // fetch_add, holding it.
+    for (nw, np, ns) in [(3, 0, 0), (1, 1, 0), (2, 2, 0), (3, 1, 2), (0, 0, 10)] {
         for depth in [1, 2, 3] {
             let check = sim::testing::Check::pct(depth).max_steps(20_000);
             let limited: Vec<u64> =

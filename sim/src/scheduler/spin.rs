@@ -6,7 +6,7 @@
 //! never blocks. Go's scheduler is fair and lets the others run; PCT and an
 //! exhaustive search are not, and would run it alone until the step limit.
 //! A task spins when a poll (a select that takes its default, an atomic
-//! load, `fetch_add` or `fetch_sub`, or a `yield_now` after a read with no
+//! load or `fetch_sub`, or a `yield_now` after a read with no
 //! step, `Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
 //! `WaitGroup::count`, `Once::is_done` or the model's own through
 //! `sim::observe`, of what that read found) finds what two of its polls found before, with no other task run
@@ -51,12 +51,16 @@ struct Watch {
     others: u64,
     /// What each of its polls found (see [`Strategy::polled`](super::Strategy::polled)).
     polls: Vec<u64>,
-    /// What it found when it last spun, while it spins still: its steps then
-    /// are polls and the steps that go round them (a lock and unlock to read
-    /// a flag, a yield), which change nothing another task polls, so they do
-    /// not end another spinner's count (two tasks taking turns on one mutex
-    /// to read one flag, a poller beside a waiter).
-    spin: Option<u64>,
+    /// True while it spins: its steps then are polls and the steps that go
+    /// round them (a lock and unlock to read a flag, a yield), which change
+    /// nothing another task polls, so they do not end another spinner's
+    /// count (two tasks taking turns on one mutex to read one flag, a poller
+    /// beside a waiter).
+    spinning: bool,
+    /// What the polls of its spin found (a round may poll more than one
+    /// thing: a flag, then a stop flag): one that finds anything else has
+    /// stopped spinning.
+    cycle: Vec<u64>,
     /// Its steps since its last poll, while it spins: a spinner polls every
     /// few steps, so one that goes longer without has stopped.
     quiet: u32,
@@ -67,18 +71,20 @@ struct Watch {
 const POLLS_KEPT: usize = 64;
 
 /// Steps a spinner takes at most between two polls and is still taken for
-/// one (the flag loop under a mutex takes three, a spin lock three).
-const QUIET_MAX: u32 = 8;
+/// one (the flag loop under a mutex takes three, a spin lock two). Kept
+/// small: a spinner that left its loop without a poll (a select that took
+/// its case) is taken for one until then.
+const QUIET_MAX: u32 = 4;
 
 impl SpinWatch {
     /// Task `t` was picked for the next step.
     #[inline]
     pub fn picked(&mut self, t: TaskId) {
         match self.tasks.get_mut(t as usize) {
-            Some(w) if w.spin.is_some() => {
+            Some(w) if w.spinning => {
                 w.quiet += 1;
                 if w.quiet > QUIET_MAX {
-                    w.spin = None;
+                    w.spinning = false;
                     self.total += 1;
                     w.own += 1;
                 }
@@ -104,15 +110,22 @@ impl SpinWatch {
             w.polls.clear();
         }
         w.quiet = 0;
-        if w.spin.is_some_and(|v| v != what) {
-            // Something new: it no longer spins.
-            w.spin = None;
+        if w.spinning && !w.cycle.contains(&what) {
+            // Something new: it no longer spins, and this step (which
+            // `picked` did not count) may have changed what others poll.
+            w.spinning = false;
+            self.total += 1;
+            w.own += 1;
         }
         if w.polls.iter().filter(|&&p| p == what).count() >= 2 {
             // Counted again from here: a task that goes on spinning (no
             // other can run) is told each round.
+            w.cycle.clear();
+            w.cycle.extend_from_slice(&w.polls);
+            w.cycle.sort_unstable();
+            w.cycle.dedup();
             w.polls.clear();
-            w.spin = Some(what);
+            w.spinning = true;
             return true;
         }
         if w.polls.len() == POLLS_KEPT {

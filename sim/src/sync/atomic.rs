@@ -47,11 +47,15 @@ impl AtomicU64 {
         v
     }
 
-    /// `poll`: a load, `fetch_add` or `fetch_sub` (told apart by the
-    /// number), which tells the strategy the value it found: a loop that
-    /// finds the same one with no other task run since spins (a spin lock,
-    /// `fetch_add(1)` finding 1, then `fetch_sub(1)`; see
-    /// `scheduler/spin.rs`), a counter finds a new one each time.
+    /// `poll`: a load or `fetch_sub` (told apart by the number), which
+    /// tells the strategy the value it found: a loop that finds the same one
+    /// with no other task run since spins (a spin lock, `fetch_add(1)`
+    /// finding 1, then `fetch_sub(1)` finding 2; see `scheduler/spin.rs`).
+    /// `fetch_add` is no poll: a counter finds a new value each time, and a
+    /// spin lock's `fetch_add` holds the lock for a moment, so a spin seen
+    /// there would make its task yield holding it (ten takers of a spin
+    /// lock then ran to the step limit under PCT); its `fetch_sub`, which
+    /// gives it back, is where the spin is seen.
     async fn update(&self, poll: Option<u64>, f: impl Fn(u64) -> u64) -> u64 {
         let (id, value) = (self.id, self.value.clone());
         Op::new(move || {
@@ -80,7 +84,8 @@ impl AtomicU64 {
 
     /// `getAndAdd(n)`: returns the value before.
     pub async fn fetch_add(&self, n: u64) -> u64 {
-        self.update(Some(1), move |v| v.wrapping_add(n)).await
+        // No poll: see `update`.
+        self.update(None, move |v| v.wrapping_add(n)).await
     }
 
     /// `getAndAdd(-n)`: returns the value before.
