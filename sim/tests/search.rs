@@ -1276,6 +1276,76 @@ fn spinners_of_every_kind_together_all_end() {
 }
 
 #[test]
+fn a_barrier_on_fetch_add_and_waiters_with_wide_rounds_end() {
+    // A barrier: each of three tasks adds itself, then waits with
+    // `fetch_add(0)` (Go's atomic.AddInt32(&n, 0)) until all have.
+    let barrier = || async {
+        let arrived = sim::sync::AtomicU64::new("arrived", 0);
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let a = arrived.clone();
+                sim::spawn(format!("party-{i}"), async move {
+                    a.fetch_add(1).await;
+                    while a.fetch_add(0).await < 3 {
+                        sim::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().await;
+        }
+    };
+    // Two waiters on a flag under `mu` whose rounds also take `stats` three
+    // times: nine steps between polls, so a spinner is known by its own
+    // round's width, not a fixed one.
+    let wide = || async {
+        let (mu, stats) = (Mutex::new("mu"), Mutex::new("stats"));
+        let done = std::rc::Rc::new(std::cell::Cell::new(false));
+        let (d, work) = (done.clone(), Mutex::new("work"));
+        let w = sim::spawn("worker", async move {
+            for _ in 0..3 {
+                work.lock().await.unlock().await;
+            }
+            let g = mu.lock().await;
+            d.set(true);
+            g.unlock().await;
+        });
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let done = done.clone();
+                sim::spawn(format!("waiter-{i}"), async move {
+                    loop {
+                        let g = mu.lock().await;
+                        let d = done.get();
+                        sim::observe(mu.id(), u64::from(d));
+                        g.unlock().await;
+                        if d {
+                            break;
+                        }
+                        for _ in 0..3 {
+                            stats.lock().await.unlock().await;
+                        }
+                        sim::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        w.join().await;
+        for h in hs {
+            h.join().await;
+        }
+    };
+    for depth in [1, 2, 3] {
+        let check = sim::testing::Check::pct(depth).max_steps(20_000);
+        let limited = (0..200).filter(|&s| check.run_seed(&barrier, s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "barrier, pct:{depth}");
+        let limited = (0..200).filter(|&s| check.run_seed(&wide, s, false).outcome.is_failure()).count();
+        assert_eq!(limited, 0, "wide rounds, pct:{depth}");
+    }
+}
+
+#[test]
 fn a_waiter_on_an_observed_flag_sees_it_set() {
     // The flag loop of the test above in a task of its own, beside main's
     // join; `worker` works, then sets the flag.

@@ -158,7 +158,7 @@ pub trait Strategy {
 
     /// Task `task` polled shared state and found `what`: a `select` that
     /// took its default (`what` stands for its cases, channels and
-    /// directions), an atomic load or `fetch_sub` (the atomic,
+    /// directions), an atomic load, `fetch_add(0)` or `fetch_sub` (the atomic,
     /// the operation and the value found), or a `yield_now` after a read
     /// with no step such as `len(ch)` (the resource and the value). The same
     /// found a third time with no other task run since (but spinners) is a

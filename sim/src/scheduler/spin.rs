@@ -6,7 +6,7 @@
 //! never blocks. Go's scheduler is fair and lets the others run; PCT and an
 //! exhaustive search are not, and would run it alone until the step limit.
 //! A task spins when a poll (a select that takes its default, an atomic
-//! load or `fetch_sub`, or a `yield_now` after a read with no
+//! load, `fetch_add(0)` or `fetch_sub`, or a `yield_now` after a read with no
 //! step, `Chan::len`, `Pipe::buffered`, `AtomicU64::peek`, `Context::err`,
 //! `WaitGroup::count`, `Once::is_done` or the model's own through
 //! `sim::observe`, of what that read found) finds what two of its polls found before, with no other task run
@@ -16,8 +16,9 @@
 //! around a flag's read, a yield), so they do not end another task's count:
 //! two tasks that take turns on one mutex to read one flag, or a poller
 //! beside a waiter, are each seen to spin. A spinner stops being one when
-//! a poll finds something new, or after more than `QUIET_MAX` steps
-//! without a poll. Two make a loop that has gone
+//! a poll finds something new (a select that takes a case is such a poll),
+//! or when it goes more steps without a poll than its round took (it left
+//! its loop). Two make a loop that has gone
 //! round once; straight-line code that checks twice (`ctx.Err()` before and
 //! after a step) is no spin, nor are polls with steps of other tasks (not
 //! spinning) between, or a load that finds a new value (one the task
@@ -61,20 +62,23 @@ struct Watch {
     /// thing: a flag, then a stop flag): one that finds anything else has
     /// stopped spinning.
     cycle: Vec<u64>,
-    /// Its steps since its last poll, while it spins: a spinner polls every
-    /// few steps, so one that goes longer without has stopped.
+    /// Its steps since its last poll.
     quiet: u32,
+    /// The most steps between two of the polls counted: the width of its
+    /// loop's round.
+    gap: u32,
+    /// While it spins, the steps it may take without a poll: its round's
+    /// width. A spinner that goes longer without has left its loop.
+    limit: u32,
 }
 
 /// Polls remembered at most: a task that runs alone and finds something
 /// new each time (a value it counts up) keeps no longer a list.
 const POLLS_KEPT: usize = 64;
 
-/// Steps a spinner takes at most between two polls and is still taken for
-/// one (the flag loop under a mutex takes three, a spin lock two). Kept
-/// small: a spinner that left its loop without a poll (a select that took
-/// its case) is taken for one until then.
-const QUIET_MAX: u32 = 4;
+/// The most steps a spinner may take without a poll, whatever its round's
+/// width: past this, its steps count as any task's.
+const QUIET_MAX: u32 = 64;
 
 impl SpinWatch {
     /// Task `t` was picked for the next step.
@@ -82,14 +86,16 @@ impl SpinWatch {
     pub fn picked(&mut self, t: TaskId) {
         match self.tasks.get_mut(t as usize) {
             Some(w) if w.spinning => {
-                w.quiet += 1;
-                if w.quiet > QUIET_MAX {
+                w.quiet = w.quiet.saturating_add(1);
+                if w.quiet > w.limit {
+                    // Longer than a round without a poll: it left its loop.
                     w.spinning = false;
                     self.total += 1;
                     w.own += 1;
                 }
             }
             Some(w) => {
+                w.quiet = w.quiet.saturating_add(1);
                 self.total += 1;
                 w.own += 1;
             }
@@ -109,6 +115,11 @@ impl SpinWatch {
             w.others = others;
             w.polls.clear();
         }
+        if w.polls.is_empty() {
+            w.gap = 0;
+        } else {
+            w.gap = w.gap.max(w.quiet);
+        }
         w.quiet = 0;
         if w.spinning && !w.cycle.contains(&what) {
             // Something new: it no longer spins, and this step (which
@@ -120,12 +131,15 @@ impl SpinWatch {
         if w.polls.iter().filter(|&&p| p == what).count() >= 2 {
             // Counted again from here: a task that goes on spinning (no
             // other can run) is told each round.
+            // The round: its polls since the first of the three.
+            let first = w.polls.iter().position(|&p| p == what).unwrap_or(0);
             w.cycle.clear();
-            w.cycle.extend_from_slice(&w.polls);
+            w.cycle.extend_from_slice(&w.polls[first..]);
             w.cycle.sort_unstable();
             w.cycle.dedup();
             w.polls.clear();
             w.spinning = true;
+            w.limit = w.gap.min(QUIET_MAX);
             return true;
         }
         if w.polls.len() == POLLS_KEPT {
@@ -197,8 +211,8 @@ mod tests {
         w.picked(2);
         w.picked(1);
         assert!(!w.polled(1, 7) && !w.polled(1, 7));
-        // A spinner that goes more than QUIET_MAX steps without a poll has
-        // stopped: its steps count again.
+        // A spinner that goes more steps without a poll than its round took
+        // has stopped: its steps count again.
         let mut w = SpinWatch::default();
         for _ in 0..3 {
             w.picked(2);

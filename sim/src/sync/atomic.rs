@@ -47,11 +47,11 @@ impl AtomicU64 {
         v
     }
 
-    /// `poll`: a load or `fetch_sub` (told apart by the number), which
+    /// `poll`: a load, `fetch_add(0)` or `fetch_sub` (told apart by the number), which
     /// tells the strategy the value it found: a loop that finds the same one
     /// with no other task run since spins (a spin lock, `fetch_add(1)`
     /// finding 1, then `fetch_sub(1)` finding 2; see `scheduler/spin.rs`).
-    /// `fetch_add` is no poll: a counter finds a new value each time, and a
+    /// `fetch_add(n)` with `n > 0` is no poll: a counter finds a new value each time, and a
     /// spin lock's `fetch_add` holds the lock for a moment, so a spin seen
     /// there would make its task yield holding it (ten takers of a spin
     /// lock then ran to the step limit under PCT); its `fetch_sub`, which
@@ -84,8 +84,9 @@ impl AtomicU64 {
 
     /// `getAndAdd(n)`: returns the value before.
     pub async fn fetch_add(&self, n: u64) -> u64 {
-        // No poll: see `update`.
-        self.update(None, move |v| v.wrapping_add(n)).await
+        // No poll but a read (`fetch_add(0)`, Go's `atomic.AddInt32(&x,
+        // 0)`): see `update`.
+        self.update(if n == 0 { Some(1) } else { None }, move |v| v.wrapping_add(n)).await
     }
 
     /// `getAndAdd(-n)`: returns the value before.

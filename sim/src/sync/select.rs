@@ -88,6 +88,13 @@ impl Future for Select<'_, '_> {
                         let i = (0..n).filter(|&i| this.cases[i].ready(s)).nth(k).unwrap();
                         s.record(me, EventKind::Select, None, Some(i as u64), None, None, None);
                         this.cases[i].complete(s);
+                        if this.default {
+                            // A poll that found a case ready: something new
+                            // (the step makes it unlike any other), which
+                            // ends a spin on this select (see `spin.rs`).
+                            let step = s.step;
+                            s.strategy.get().polled(me, !step);
+                        }
                         return Poll::Ready(Some(i));
                     }
                     if this.default {
