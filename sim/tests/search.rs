@@ -1297,51 +1297,58 @@ fn a_barrier_on_fetch_add_and_waiters_with_wide_rounds_end() {
         }
     };
     // Two waiters on a flag under `mu` whose rounds also take `stats` three
-    // times: nine steps between polls, so a spinner is known by its own
-    // round's width, not a fixed one.
-    let wide = || async {
-        let (mu, stats) = (Mutex::new("mu"), Mutex::new("stats"));
-        let done = std::rc::Rc::new(std::cell::Cell::new(false));
-        let (d, work) = (done.clone(), Mutex::new("work"));
-        let w = sim::spawn("worker", async move {
-            for _ in 0..3 {
-                work.lock().await.unlock().await;
-            }
-            let g = mu.lock().await;
-            d.set(true);
-            g.unlock().await;
-        });
-        let hs: Vec<_> = (0..2)
-            .map(|i| {
-                let done = done.clone();
-                sim::spawn(format!("waiter-{i}"), async move {
-                    loop {
-                        let g = mu.lock().await;
-                        let d = done.get();
-                        sim::observe(mu.id(), u64::from(d));
-                        g.unlock().await;
-                        if d {
-                            break;
+    // times (every round, or one round in four): up to nine steps between
+    // polls, so a spinner is known by its own rounds' width, not a fixed
+    // one, and a wide round after narrow ones does not end its spin.
+    let wide = |period: usize| {
+        move || async move {
+            let (mu, stats) = (Mutex::new("mu"), Mutex::new("stats"));
+            let done = std::rc::Rc::new(std::cell::Cell::new(false));
+            let (d, work) = (done.clone(), Mutex::new("work"));
+            let w = sim::spawn("worker", async move {
+                for _ in 0..3 {
+                    work.lock().await.unlock().await;
+                }
+                let g = mu.lock().await;
+                d.set(true);
+                g.unlock().await;
+            });
+            let hs: Vec<_> = (0..2)
+                .map(|i| {
+                    let done = done.clone();
+                    sim::spawn(format!("waiter-{i}"), async move {
+                        for round in 0.. {
+                            let g = mu.lock().await;
+                            let d = done.get();
+                            sim::observe(mu.id(), u64::from(d));
+                            g.unlock().await;
+                            if d {
+                                break;
+                            }
+                            if (round + i) % period == period - 1 {
+                                for _ in 0..3 {
+                                    stats.lock().await.unlock().await;
+                                }
+                            }
+                            sim::yield_now().await;
                         }
-                        for _ in 0..3 {
-                            stats.lock().await.unlock().await;
-                        }
-                        sim::yield_now().await;
-                    }
+                    })
                 })
-            })
-            .collect();
-        w.join().await;
-        for h in hs {
-            h.join().await;
+                .collect();
+            w.join().await;
+            for h in hs {
+                h.join().await;
+            }
         }
     };
     for depth in [1, 2, 3] {
         let check = sim::testing::Check::pct(depth).max_steps(20_000);
         let limited = (0..200).filter(|&s| check.run_seed(&barrier, s, false).outcome.is_failure()).count();
         assert_eq!(limited, 0, "barrier, pct:{depth}");
-        let limited = (0..200).filter(|&s| check.run_seed(&wide, s, false).outcome.is_failure()).count();
-        assert_eq!(limited, 0, "wide rounds, pct:{depth}");
+        for period in [1, 4] {
+            let limited = (0..200).filter(|&s| check.run_seed(&wide(period), s, false).outcome.is_failure()).count();
+            assert_eq!(limited, 0, "wide rounds, one in {period}, pct:{depth}");
+        }
     }
 }
 

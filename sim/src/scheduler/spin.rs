@@ -50,8 +50,9 @@ struct Watch {
     own: u64,
     /// The others' steps when the polls below began.
     others: u64,
-    /// What each of its polls found (see [`Strategy::polled`](super::Strategy::polled)).
-    polls: Vec<u64>,
+    /// What each of its polls found (see [`Strategy::polled`](super::Strategy::polled)),
+    /// with its steps since the poll before it in the list (0 for the first).
+    polls: Vec<(u64, u32)>,
     /// True while it spins: its steps then are polls and the steps that go
     /// round them (a lock and unlock to read a flag, a yield), which change
     /// nothing another task polls, so they do not end another spinner's
@@ -64,11 +65,9 @@ struct Watch {
     cycle: Vec<u64>,
     /// Its steps since its last poll.
     quiet: u32,
-    /// The most steps between two of the polls counted: the width of its
-    /// loop's round.
-    gap: u32,
-    /// While it spins, the steps it may take without a poll: its round's
-    /// width. A spinner that goes longer without has left its loop.
+    /// While it spins, the steps it may take without a poll: the widest of
+    /// its rounds' gaps since it began to spin. A spinner that goes longer
+    /// without has left its loop.
     limit: u32,
 }
 
@@ -115,11 +114,7 @@ impl SpinWatch {
             w.others = others;
             w.polls.clear();
         }
-        if w.polls.is_empty() {
-            w.gap = 0;
-        } else {
-            w.gap = w.gap.max(w.quiet);
-        }
+        let gap = if w.polls.is_empty() { 0 } else { w.quiet };
         w.quiet = 0;
         if w.spinning && !w.cycle.contains(&what) {
             // Something new: it no longer spins, and this step (which
@@ -128,24 +123,28 @@ impl SpinWatch {
             self.total += 1;
             w.own += 1;
         }
-        if w.polls.iter().filter(|&&p| p == what).count() >= 2 {
+        if w.polls.iter().filter(|p| p.0 == what).count() >= 2 {
             // Counted again from here: a task that goes on spinning (no
             // other can run) is told each round.
-            // The round: its polls since the first of the three.
-            let first = w.polls.iter().position(|&p| p == what).unwrap_or(0);
+            // The round: its polls since the first of the three, and the
+            // most steps between two of them (not the steps before it).
+            let first = w.polls.iter().position(|p| p.0 == what).unwrap_or(0);
+            let width = w.polls[first + 1..].iter().map(|p| p.1).fold(gap, u32::max);
             w.cycle.clear();
-            w.cycle.extend_from_slice(&w.polls[first..]);
+            w.cycle.extend(w.polls[first..].iter().map(|p| p.0));
             w.cycle.sort_unstable();
             w.cycle.dedup();
             w.polls.clear();
+            // A round may be wider than the ones that made the spin seen:
+            // the limit only grows while it spins.
+            w.limit = if w.spinning { w.limit.max(width) } else { width }.min(QUIET_MAX);
             w.spinning = true;
-            w.limit = w.gap.min(QUIET_MAX);
             return true;
         }
         if w.polls.len() == POLLS_KEPT {
             w.polls.clear();
         }
-        w.polls.push(what);
+        w.polls.push((what, gap));
         false
     }
 }
