@@ -1187,24 +1187,37 @@ fn a_flag_read_under_a_mutex_is_a_spin_once_observed() {
     }
 }
 
-#[test]
-fn spinners_of_every_kind_together_all_end() {
-    // `nw` tasks run the flag loop of the test above on one mutex (and
-    // load a `quit` flag and count their tries each round: two polls and
-    // a counter), `np` poll `stop` with select/default, `ns` take a spin
-    // lock twice;
-    // `worker` works, then sets the flag; main closes `stop` after it.
-    // Spinners run between one another's polls (the waiters take turns on
-    // the mutex): a spinner's steps do not end another's count, so each is
-    // seen and yields, and the worker runs.
-    let spinners = |nw: usize, np: usize, ns: usize| {
-        move || async move {
+/// What a flag waiter of [`busy_waits`] does each round besides its read.
+#[derive(Clone, Copy)]
+enum Round {
+    /// Nothing else: lock `mu`, read the flag, unlock, yield.
+    Plain,
+    /// Load a `quit` flag and count its tries too: two polls and a counter.
+    QuitAndTries,
+    /// Take `stats` three times, one round in `period`: up to nine steps
+    /// between polls, in rounds of two widths.
+    Stats(usize),
+}
+
+/// `worker` works (three lock rounds), then sets `done` under `mu`, while
+/// `nw` waiters run the flag loop of `a_flag_read_under_a_mutex_is_a_spin_once_observed`
+/// on it (and `round`), `np` poll `stop` with select/default, and `ns` take
+/// a spin lock (`fetch_add` finds 1, `fetch_sub`, yield) twice; main joins
+/// the worker, closes `stop`, then joins the rest.
+fn busy_waits(
+    nw: usize,
+    np: usize,
+    ns: usize,
+    round: Round,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> + Clone {
+    move || {
+        Box::pin(async move {
             let (mu, done) = (Mutex::new("mu"), std::rc::Rc::new(std::cell::Cell::new(false)));
             let stop = sim::sync::Chan::<()>::signal("stop");
             stop.declare_sender();
             let lock = sim::sync::AtomicU64::new("l", 0);
             let (quit, tries) = (sim::sync::AtomicU64::new("quit", 0), sim::sync::AtomicU64::new("tries", 0));
-            let (d, work) = (done.clone(), Mutex::new("work"));
+            let (d, work, stats) = (done.clone(), Mutex::new("work"), Mutex::new("stats"));
             let w = sim::spawn("worker", async move {
                 for _ in 0..3 {
                     work.lock().await.unlock().await;
@@ -1217,15 +1230,30 @@ fn spinners_of_every_kind_together_all_end() {
             for i in 0..nw {
                 let (done, quit, tries) = (done.clone(), quit.clone(), tries.clone());
                 hs.push(sim::spawn(format!("waiter-{i}"), async move {
-                    loop {
+                    for r in 0.. {
                         let g = mu.lock().await;
                         let d = done.get();
                         sim::observe(mu.id(), u64::from(d));
                         g.unlock().await;
-                        if d || quit.load().await == 1 {
+                        if d {
                             break;
                         }
-                        tries.fetch_add(1).await;
+                        match round {
+                            Round::Plain => {}
+                            Round::QuitAndTries => {
+                                if quit.load().await == 1 {
+                                    break;
+                                }
+                                tries.fetch_add(1).await;
+                            }
+                            Round::Stats(period) => {
+                                if (r + i) % period == period - 1 {
+                                    for _ in 0..3 {
+                                        stats.lock().await.unlock().await;
+                                    }
+                                }
+                            }
+                        }
                         sim::yield_now().await;
                     }
                 }));
@@ -1258,8 +1286,27 @@ fn spinners_of_every_kind_together_all_end() {
             for h in hs {
                 h.join().await;
             }
-        }
-    };
+        })
+    }
+}
+
+/// The seeds of `0..200` whose PCT run at `depth` stops at a 20,000-step limit.
+fn step_limited<F, Fut>(depth: u32, model: &F) -> Vec<u64>
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let check = sim::testing::Check::pct(depth).max_steps(20_000);
+    (0..200).filter(|&s| check.run_seed(model, s, false).outcome.is_failure()).collect()
+}
+
+#[test]
+fn spinners_of_every_kind_together_all_end() {
+    // Waiters that also poll a quit flag and count their tries, pollers
+    // and spin-lock takers together (see `busy_waits`). Spinners run
+    // between one another's polls (the waiters take turns on the mutex):
+    // a spinner's steps do not end another's count, so each is seen and
+    // yields, and the worker runs.
     // Before, 19 to 79 of 300 seeds (by kind and depth) hit a 50,000-step
     // limit: the waiters' and pollers' polls were counted only with no
     // other task run since, and they ran between one another's; and 9 of
@@ -1267,9 +1314,7 @@ fn spinners_of_every_kind_together_all_end() {
     // fetch_add, holding it.
     for (nw, np, ns) in [(3, 0, 0), (1, 1, 0), (2, 2, 0), (3, 1, 2), (0, 0, 10)] {
         for depth in [1, 2, 3] {
-            let check = sim::testing::Check::pct(depth).max_steps(20_000);
-            let limited: Vec<u64> =
-                (0..200).filter(|&s| check.run_seed(&spinners(nw, np, ns), s, false).outcome.is_failure()).collect();
+            let limited = step_limited(depth, &busy_waits(nw, np, ns, Round::QuitAndTries));
             assert!(limited.is_empty(), "{nw} waiters, {np} pollers, {ns} lockers, pct:{depth}: seeds {limited:?}");
         }
     }
@@ -1296,105 +1341,24 @@ fn a_barrier_on_fetch_add_and_waiters_with_wide_rounds_end() {
             h.join().await;
         }
     };
-    // Two waiters on a flag under `mu` whose rounds also take `stats` three
-    // times (every round, or one round in four): up to nine steps between
-    // polls, so a spinner is known by its own rounds' width, not a fixed
-    // one, and a wide round after narrow ones does not end its spin.
-    let wide = |period: usize| {
-        move || async move {
-            let (mu, stats) = (Mutex::new("mu"), Mutex::new("stats"));
-            let done = std::rc::Rc::new(std::cell::Cell::new(false));
-            let (d, work) = (done.clone(), Mutex::new("work"));
-            let w = sim::spawn("worker", async move {
-                for _ in 0..3 {
-                    work.lock().await.unlock().await;
-                }
-                let g = mu.lock().await;
-                d.set(true);
-                g.unlock().await;
-            });
-            let hs: Vec<_> = (0..2)
-                .map(|i| {
-                    let done = done.clone();
-                    sim::spawn(format!("waiter-{i}"), async move {
-                        for round in 0.. {
-                            let g = mu.lock().await;
-                            let d = done.get();
-                            sim::observe(mu.id(), u64::from(d));
-                            g.unlock().await;
-                            if d {
-                                break;
-                            }
-                            if (round + i) % period == period - 1 {
-                                for _ in 0..3 {
-                                    stats.lock().await.unlock().await;
-                                }
-                            }
-                            sim::yield_now().await;
-                        }
-                    })
-                })
-                .collect();
-            w.join().await;
-            for h in hs {
-                h.join().await;
-            }
-        }
-    };
+    // Two waiters whose rounds also take `stats` three times (every round,
+    // or one round in four): a spinner is known by its own rounds' width,
+    // not a fixed one, and a wide round after narrow ones does not end its
+    // spin.
     for depth in [1, 2, 3] {
-        let check = sim::testing::Check::pct(depth).max_steps(20_000);
-        let limited = (0..200).filter(|&s| check.run_seed(&barrier, s, false).outcome.is_failure()).count();
-        assert_eq!(limited, 0, "barrier, pct:{depth}");
+        assert_eq!(step_limited(depth, &barrier), Vec::<u64>::new(), "barrier, pct:{depth}");
         for period in [1, 4] {
-            let limited = (0..200).filter(|&s| check.run_seed(&wide(period), s, false).outcome.is_failure()).count();
-            assert_eq!(limited, 0, "wide rounds, one in {period}, pct:{depth}");
+            let wide = busy_waits(2, 0, 0, Round::Stats(period));
+            assert_eq!(step_limited(depth, &wide), Vec::<u64>::new(), "wide rounds, one in {period}, pct:{depth}");
         }
     }
 }
 
 #[test]
 fn a_waiter_on_an_observed_flag_sees_it_set() {
-    // The flag loop of the test above in a task of its own, beside main's
-    // join; `worker` works, then sets the flag.
-    let waiters = |n: usize| {
-        move || async move {
-            let (mu, done) = (Mutex::new("mu"), std::rc::Rc::new(std::cell::Cell::new(false)));
-            let (d, work) = (done.clone(), Mutex::new("work"));
-            let w = sim::spawn("worker", async move {
-                for _ in 0..3 {
-                    work.lock().await.unlock().await;
-                }
-                let g = mu.lock().await;
-                d.set(true);
-                g.unlock().await;
-            });
-            let hs: Vec<_> = (0..n)
-                .map(|i| {
-                    let done = done.clone();
-                    sim::spawn(format!("waiter-{i}"), async move {
-                        loop {
-                            let g = mu.lock().await;
-                            let d = done.get();
-                            sim::observe(mu.id(), u64::from(d));
-                            g.unlock().await;
-                            if d {
-                                break;
-                            }
-                            sim::yield_now().await;
-                        }
-                    })
-                })
-                .collect();
-            w.join().await;
-            for h in hs {
-                h.join().await;
-            }
-        }
-    };
+    // The flag loop in a task of its own, beside main's join.
     for depth in [1, 2, 3] {
-        let check = sim::testing::Check::pct(depth).max_steps(20_000);
-        let limited = (0..200).filter(|&s| check.run_seed(&waiters(1), s, false).outcome.is_failure()).count();
-        assert_eq!(limited, 0, "pct:{depth}");
+        assert_eq!(step_limited(depth, &busy_waits(1, 0, 0, Round::Plain)), Vec::<u64>::new(), "pct:{depth}");
     }
 }
 
