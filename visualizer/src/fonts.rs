@@ -41,7 +41,8 @@ pub fn desc(size: f64, bold: bool) -> FontDesc<'static> {
 
 /// The characters of `text` the embedded font has no glyph for (Noto Sans
 /// covers Latin, Greek and Cyrillic): a PNG draws each as an empty box,
-/// while an SVG leaves them to the viewer's fonts. In order, each once.
+/// while an SVG leaves a text with such a character to the viewer's fonts
+/// (see [`crate::glyphs`]). In order, each once.
 pub fn missing(text: &str) -> Vec<char> {
     let mut out: Vec<char> = Vec::new();
     for c in text.chars().filter(|c| !c.is_control()) {
@@ -53,7 +54,7 @@ pub fn missing(text: &str) -> Vec<char> {
 }
 
 /// The embedded font's regular or bold face, parsed once per process.
-fn face(bold: bool) -> &'static FontRef<'static> {
+pub(crate) fn face(bold: bool) -> &'static FontRef<'static> {
     static FACES: OnceLock<(FontRef<'static>, FontRef<'static>)> = OnceLock::new();
     let (regular, b) = FACES.get_or_init(|| {
         // The font bytes are part of the binary and known to parse.

@@ -38,6 +38,7 @@ pub use sim::trace::Trace;
 
 mod columns;
 mod fonts;
+mod glyphs;
 mod layout;
 pub mod locks;
 pub mod model;

@@ -11,6 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{RGBAColor, ShapeStyle, TextStyle};
 
 use crate::fonts;
+use crate::glyphs;
 use crate::palette::{Rgb, WHITE};
 use crate::Error;
 
@@ -242,7 +243,7 @@ impl Scene {
             self.draw(&mut be, true).map_err(|e| Error(format!("cannot draw the SVG: {e}")))?;
             be.present().map_err(|e| Error(format!("cannot draw the SVG: {e}")))?;
         }
-        Ok(fit_text_widths(&out, &self.items).into_bytes())
+        Ok(glyphs::outline_text(&out, &self.items).into_bytes())
     }
 
     fn draw<DB: DrawingBackend>(&self, be: &mut DB, svg: bool) -> Result<(), String> {
@@ -307,37 +308,6 @@ impl Scene {
         }
         Ok(())
     }
-}
-
-/// Gives every `<text>` of `svg` the width it was laid out with (Noto Sans,
-/// as the PNG draws it), squeezing or stretching the glyphs to it: a viewer
-/// without Noto Sans falls back to another font (the `font-family` list),
-/// whose wider glyphs would otherwise run into the next text or off a box.
-/// plotters writes one `<text` per text item, in order (and `<` in a text
-/// is escaped); should the counts ever differ, the SVG is left as it is.
-fn fit_text_widths(svg: &str, items: &[Item]) -> String {
-    let widths: Vec<i32> = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Text { text, size, bold, .. } => Some(fonts::width(text, *size, *bold)),
-            _ => None,
-        })
-        .collect();
-    let pieces: Vec<&str> = svg.split("<text ").collect();
-    if pieces.len() != widths.len() + 1 {
-        return svg.to_string();
-    }
-    let mut out = String::with_capacity(svg.len() + 48 * widths.len());
-    out.push_str(pieces[0]);
-    for (piece, w) in pieces[1..].iter().zip(widths) {
-        if w > 0 {
-            out.push_str(&format!("<text textLength=\"{w}\" lengthAdjust=\"spacingAndGlyphs\" "));
-        } else {
-            out.push_str("<text ");
-        }
-        out.push_str(piece);
-    }
-    out
 }
 
 fn encode_png(rgb: &[u8], w: u32, h: u32, scale: u32) -> Result<Vec<u8>, Error> {

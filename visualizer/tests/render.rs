@@ -101,6 +101,15 @@ fn check_svg(bytes: &[u8], width: u32) -> Vec<String> {
         .map(|n| n.text().unwrap_or("").trim().to_string())
         .collect();
     assert!(texts.len() >= 5);
+    // Letters are drawn with glyph outlines, each defined once.
+    let defined: BTreeSet<&str> =
+        root.descendants().filter(|n| n.has_tag_name("path")).filter_map(|n| n.attribute("id")).collect();
+    let uses: Vec<_> = root.descendants().filter(|n| n.has_tag_name("use")).collect();
+    assert!(uses.len() >= 20 && defined.len() >= 10, "{} uses of {} glyphs", uses.len(), defined.len());
+    for u in uses {
+        let href = u.attribute(("http://www.w3.org/1999/xlink", "href")).expect("xlink:href");
+        assert!(defined.contains(href.strip_prefix('#').unwrap()), "{href} not defined");
+    }
     for t in root.descendants().filter(|n| n.has_tag_name("text")) {
         assert!(t.attribute("font-family").unwrap().starts_with("Noto Sans"));
         // Each text keeps its laid-out width in a fallback font.
