@@ -310,9 +310,39 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             (Some(other), Some(p)) => {
                 let o = Model::new(other).map_err(|e| format!("--colours-of {}: {e}", p.display()))?;
                 let (m, matched) = m.with_colours_of(&o);
+                // Said, so that a trace of another model or run, given by
+                // mistake, is not taken for the bug's colours.
+                let (this_model, other_model) = (&trace.meta.model, &other.meta.model);
+                let models = if this_model != other_model {
+                    format!(" is a trace of {other_model}, {origin} of {this_model}:")
+                } else {
+                    ":".to_string()
+                };
+                let total = m.tasks.len();
                 if matched == 0 {
                     eprintln!(
-                        "note: --colours-of {}: no task there has the name of one in {origin}; the colours are {origin}'s own",
+                        "note: --colours-of {}{models} no task there has the name of one in {origin}; the colours are {origin}'s own",
+                        p.display()
+                    );
+                } else if matched < total || this_model != other_model {
+                    let theirs: std::collections::BTreeSet<&str> =
+                        (0..o.tasks.len() as u32).map(|t| o.task_name(t)).collect();
+                    let unmatched: Vec<String> = (0..total as u32)
+                        .map(|t| m.task_name(t))
+                        .filter(|n| !theirs.contains(n))
+                        .map(|n| format!("\"{n}\""))
+                        .collect();
+                    let others = match unmatched.len() {
+                        0 => String::new(),
+                        n if n <= 3 => format!(
+                            "; {} keep{} {origin}'s colours",
+                            unmatched.join(", "),
+                            if n == 1 { "s" } else { "" }
+                        ),
+                        n => format!("; {}, and {} more keep {origin}'s colours", unmatched[..2].join(", "), n - 2),
+                    };
+                    eprintln!(
+                        "note: --colours-of {}{models} {matched} of {total} tasks matched by name{others}",
                         p.display()
                     );
                 }

@@ -1968,6 +1968,29 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     assert_ne!(colours(&fixed, &[]), bug);
     assert_eq!(colours(&fixed, &["--colours-of", t]), bug);
     assert_eq!(colours(&fixed, &["--colors-of", t]), bug);
+    // Every task matched, of the same model: nothing to say. A trace of
+    // another model (given by mistake) is said, with what matched.
+    let out = dir.join("c.svg");
+    let (code, _, err) = deadsim(&["render", fixed.to_str().unwrap(), "-o", out.to_str().unwrap(), "--colours-of", t]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let philosophers = dir.join("philosophers.json");
+    assert_eq!(deadsim(&["run", "philosophers", "--ordered", "--trace", philosophers.to_str().unwrap()]).0, 0);
+    let (code, _, err) = deadsim(&[
+        "render",
+        fixed.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--colours-of",
+        philosophers.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let note = err.lines().find(|l| l.starts_with("note: --colours-of")).unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        note.contains(" is a trace of philosophers, ")
+            && note.contains(" of abba: 1 of 3 tasks matched by name; \"T1\", \"T2\" keep "),
+        "{note}"
+    );
 
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [

@@ -257,14 +257,18 @@ pub fn label(v: u64, time: bool, step: u64, max: u64) -> String {
     }
     let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
     let (div, unit) = units.iter().copied().find(|(d, _)| max >= *d).unwrap_or((1, "ns"));
-    // As many decimals as the tick step needs.
+    with_decimals(v, div, unit, decimals(step, div))
+}
+
+/// The decimals (at most 3) that show `x` ns exactly in a unit of `div` ns.
+fn decimals(x: u64, div: u64) -> u32 {
     let mut decimals = 0;
     let mut d = div;
-    while d > 1 && step % d != 0 && decimals < 3 {
+    while d > 1 && x % d != 0 && decimals < 3 {
         d /= 10;
         decimals += 1;
     }
-    with_decimals(v, div, unit, decimals)
+    decimals
 }
 
 /// `v` ns in `unit` (`div` ns) with `decimals` decimals.
@@ -280,16 +284,19 @@ fn with_decimals(v: u64, div: u64, unit: &str, decimals: u32) -> String {
 }
 
 /// The labels of an axis's two ends, `a` and `b` (`a < b`), each as exact
-/// as the axis unit allows ([`label`] to three decimals), and with more
-/// decimals when those read alike: a one-step window of 100 ns at 1.5 ms
-/// is `1.5004 ms` to `1.5005 ms`, not `1.500 ms` twice.
-pub fn end_labels(a: u64, b: u64, time: bool) -> (String, String) {
-    let (first, last) = (label(a, time, a, b), label(b, time, b, b));
+/// as the axis unit allows ([`label`] to three decimals) and with at least
+/// the decimals of the ticks `step` apart between them (`0.0 µs`, `0.5 µs`
+/// … `2.0 µs`), and with more decimals when those read alike: a one-step
+/// window of 100 ns at 1.5 ms is `1.5004 ms` to `1.5005 ms`, not `1.500 ms`
+/// twice.
+pub fn end_labels(a: u64, b: u64, time: bool, step: u64) -> (String, String) {
     if !time {
-        return (first, last);
+        return (group(a), group(b));
     }
     let units = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")];
     let (div, unit) = units.iter().copied().find(|(d, _)| b >= *d).unwrap_or((1, "ns"));
+    let end = |v: u64| with_decimals(v, div, unit, decimals(v, div).max(decimals(step, div)));
+    let (first, last) = (end(a), end(b));
     // Compared at three decimals: "1.5 ms" and "1.500 ms" differ as text,
     // not as values.
     if with_decimals(a, div, unit, 3) != with_decimals(b, div, unit, 3) {
@@ -368,17 +375,23 @@ mod tests {
     #[test]
     fn the_ends_of_an_axis_read_apart() {
         // As exact as the unit allows when that tells them apart.
-        assert_eq!(end_labels(0, 22_713, true), ("0 µs".into(), "22.713 µs".into()));
-        assert_eq!(end_labels(1_500_000, 1_600_000, true), ("1.5 ms".into(), "1.6 ms".into()));
+        assert_eq!(end_labels(0, 22_713, true, 5_000), ("0 µs".into(), "22.713 µs".into()));
+        assert_eq!(end_labels(1_500_000, 1_600_000, true, 100_000), ("1.5 ms".into(), "1.6 ms".into()));
+        // With the ticks' decimals: ticks at 0.5, 1.0 and 1.5 µs end at
+        // 0.0 and 2.0 µs, ticks at 1.52 ms… at 1.50 and 1.60 ms.
+        assert_eq!(end_labels(0, 2_000, true, 500), ("0.0 µs".into(), "2.0 µs".into()));
+        assert_eq!(end_labels(1_500_000, 1_600_000, true, 20_000), ("1.50 ms".into(), "1.60 ms".into()));
+        // No ticks between the ends (step 0): each as exact as it needs.
+        assert_eq!(end_labels(0, 2_000, true, 0), ("0 µs".into(), "2 µs".into()));
         // One step of 100 ns at 1.5 ms, and at 2 s: more decimals.
-        assert_eq!(end_labels(1_500_400, 1_500_500, true), ("1.5004 ms".into(), "1.5005 ms".into()));
-        assert_eq!(end_labels(2_000_000_100, 2_000_000_200, true), ("2.0000001 s".into(), "2.0000002 s".into()));
-        assert_eq!(end_labels(2_000_000_001, 2_000_000_002, true), ("2.000000001 s".into(), "2.000000002 s".into()));
+        assert_eq!(end_labels(1_500_400, 1_500_500, true, 1), ("1.5004 ms".into(), "1.5005 ms".into()));
+        assert_eq!(end_labels(2_000_000_100, 2_000_000_200, true, 1), ("2.0000001 s".into(), "2.0000002 s".into()));
+        assert_eq!(end_labels(2_000_000_001, 2_000_000_002, true, 1), ("2.000000001 s".into(), "2.000000002 s".into()));
         // One end a round value: its label has fewer decimals, the same value.
-        assert_eq!(end_labels(1_500_000, 1_500_400, true), ("1.5000 ms".into(), "1.5004 ms".into()));
-        assert_eq!(end_labels(2_000_000_000, 2_000_000_100, true), ("2.0000000 s".into(), "2.0000001 s".into()));
+        assert_eq!(end_labels(1_500_000, 1_500_400, true, 100), ("1.5000 ms".into(), "1.5004 ms".into()));
+        assert_eq!(end_labels(2_000_000_000, 2_000_000_100, true, 10), ("2.0000000 s".into(), "2.0000001 s".into()));
         // Steps are whole numbers: they always differ.
-        assert_eq!(end_labels(6, 7, false), ("6".into(), "7".into()));
+        assert_eq!(end_labels(6, 7, false, 1), ("6".into(), "7".into()));
     }
 
     #[test]

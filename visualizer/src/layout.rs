@@ -222,7 +222,9 @@ fn labelled_ticks(xm: &XMap, ticks: &[u64]) -> Vec<Tick> {
     // exactly as the axis unit allows (`22.713 µs`); the right one ends at
     // its tick, clear of the final column's "final" ("100.000 msfinal"
     // otherwise).
-    let (first, last) = columns::end_labels(xm.x0, xm.x1, xm.time);
+    let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
+    // The ends with the ticks' decimals, if there are ticks between them.
+    let (first, last) = columns::end_labels(xm.x0, xm.x1, xm.time, if ticks.len() >= 2 { step } else { 0 });
     let first_span = {
         let w = fonts::width(&first, SMALL, false);
         let x0 = (xm.left - w / 2).max(MARGIN);
@@ -230,7 +232,6 @@ fn labelled_ticks(xm: &XMap, ticks: &[u64]) -> Vec<Tick> {
     };
     let last_span = (right - fonts::width(&last, SMALL, false), right);
     let mut drawn: Vec<Tick> = vec![(xm.left, Some((first, first_span))), (right, Some((last, last_span)))];
-    let step = if ticks.len() >= 2 { ticks[1] - ticks[0] } else { 1 };
     // The span of the last round tick labelled: labels wider than the
     // ticks are apart (`100 000 000` steps) keep clear of each other too.
     let mut previous: Option<(i32, i32)> = None;
@@ -374,8 +375,9 @@ pub fn end_mark_legend(m: &Model, a: u64, b: u64) -> Option<(Swatch, String)> {
 pub enum Swatch {
     /// A filled box.
     Fill(Paint),
-    /// A box from a light shade (left) to a dark one (right): "darker: more".
-    Ramp(Paint, Paint),
+    /// Boxes side by side labelled 1, 2, 3 and 4+, each in its shade with
+    /// its ink: how many a shade stands for (the locks chart's waiting row).
+    Counts([(Paint, Rgb); 4]),
     /// A thin horizontal line.
     Thin(Paint),
     /// A dashed vertical line.
@@ -402,15 +404,30 @@ pub enum Swatch {
 }
 
 const SWATCH_W: i32 = 22;
+/// The width of one box of [`Swatch::Counts`].
+const COUNT_W: i32 = 22;
+
+impl Swatch {
+    fn width(&self) -> i32 {
+        match self {
+            Swatch::Counts(cells) => COUNT_W * cells.len() as i32,
+            _ => SWATCH_W,
+        }
+    }
+}
 
 fn draw_swatch(s: &mut Scene, sw: Swatch, x: i32, cy: i32) {
     match sw {
         Swatch::Fill(p) => {
             s.rect(x, cy - 7, x + SWATCH_W, cy + 7, p);
         }
-        Swatch::Ramp(light, dark) => {
-            s.rect(x, cy - 7, x + SWATCH_W / 2, cy + 7, light);
-            s.rect(x + SWATCH_W / 2, cy - 7, x + SWATCH_W, cy + 7, dark);
+        Swatch::Counts(cells) => {
+            for (i, (paint, ink)) in cells.iter().enumerate() {
+                let x0 = x + COUNT_W * i as i32;
+                s.rect(x0, cy - 9, x0 + COUNT_W, cy + 9, *paint);
+                let label = if i + 1 == cells.len() { format!("{}+", i + 1) } else { (i + 1).to_string() };
+                s.text_mid(x0 + COUNT_W / 2, cy, &label, TINY, true, *ink, Anchor::Center);
+            }
         }
         Swatch::Thin(p) => s.rect(x, cy - 1, x + SWATCH_W, cy + 2, p),
         Swatch::Dash(p) => s.dashed((x + SWATCH_W / 2, cy - 9), (x + SWATCH_W / 2, cy + 9), p, 2, 5, 3),
@@ -484,14 +501,14 @@ pub fn legend(s: &mut Scene, items: &[(Swatch, String)], x0: i32, x1: i32, y: i3
     for (sw, label) in items {
         // An entry wider than a whole row ("held by" a very long name) is
         // cut to it, keeping the name's end.
-        let label = fit_or_cut(label, SMALL, false, x1 - x0 - SWATCH_W - 8);
-        let w = SWATCH_W + 8 + fonts::width(&label, SMALL, false);
+        let label = fit_or_cut(label, SMALL, false, x1 - x0 - sw.width() - 8);
+        let w = sw.width() + 8 + fonts::width(&label, SMALL, false);
         if x > x0 && x + w > x1 {
             x = x0;
             cy += row;
         }
         draw_swatch(s, *sw, x, cy);
-        s.text_mid(x + SWATCH_W + 8, cy, &label, SMALL, false, palette::INK, Anchor::Left);
+        s.text_mid(x + sw.width() + 8, cy, &label, SMALL, false, palette::INK, Anchor::Left);
         x += w + 26;
     }
     cy + row / 2 + 4

@@ -189,12 +189,10 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     if drawn.read_held && drawn.readers.iter().any(|t| drawn.holders.contains(t)) {
         items.push((Swatch::Outline(palette::AXIS.into()), "read-locked (RWMutex)".into()));
     }
-    // The lightest and darkest shades the bars take (see `waiting_shade`).
-    let (light, dark) =
-        (alpha(palette::WAITING, waiting_shade(1)), alpha(palette::WAITING, waiting_shade(WAIT_SHADES)));
-    let counts: Vec<String> = (1..=WAIT_SHADES).map(|n| n.to_string()).collect();
+    // Every shade the bars take, labelled with its count (see `waiting_shade`).
+    let cells = [1, 2, 3, 4].map(|n| (alpha(palette::WAITING, waiting_shade(n)), waiting_ink(waiting_shade(n))));
     if drawn.waited {
-        items.push((Swatch::Ramp(light, dark), format!("tasks waiting to acquire: {} or more", counts.join(", "))));
+        items.push((Swatch::Counts(cells), "tasks waiting to acquire".to_string()));
     }
     items.extend(layout::end_mark_legend(m, a, b));
     // The cycle's resources may all be pipes or channels, which have no lane here.
@@ -302,6 +300,8 @@ const SHADES: [u8; 5] = [0, 110, 160, 205, 255];
 
 /// The count from which the waiting row takes its darkest shade.
 const WAIT_SHADES: u32 = SHADES.len() as u32 - 1;
+// The legend labels the shades 1, 2, 3 and 4+ (`Swatch::Counts`).
+const _: () = assert!(WAIT_SHADES == 4);
 
 /// The text colour on a waiting row of opacity `a` (over white): ink on the
 /// lighter shades, white on the darkest.
