@@ -4,9 +4,11 @@
 //! Each glyph a chart uses is one `<path>` in the SVG's `<defs>`, in font
 //! units; a text run is a group placed at the run's start and scaled to its
 //! size, holding one `<use>` per glyph at its pen position. The positions
-//! are the PNG's: the same advances and kerning from the same font (see
-//! [`fonts::draw`]). The run's `<text>` stays behind the outlines with no
-//! ink, so the words can still be found, selected, copied and read aloud.
+//! are the PNG's: the same advances from the same font (see
+//! [`fonts::draw`]; Noto Sans keeps its kerning in its GPOS table, which
+//! ab_glyph does not read, so neither format kerns). The run's `<text>`
+//! stays, over the outlines, with no ink, so the words can still be found,
+//! selected, copied and read aloud.
 //!
 //! A run with a character the font has no glyph for (a task named in
 //! Chinese) stays visible text: a viewer's own fonts then draw it, which
@@ -21,12 +23,14 @@ use crate::fonts;
 use crate::scene::{Anchor, Item};
 
 /// `svg` (as plotters wrote `items`) with each text run outlined, or `svg`
-/// unchanged with its runs fitted to their widths if plotters' output is not
-/// what is expected (one `<text ` per text item, in order).
+/// unchanged if plotters' output is not what is expected (one `<text ` per
+/// text item with any opacity, in order).
 pub fn outline_text(svg: &str, items: &[Item]) -> String {
     let runs: Vec<Run> = items
         .iter()
         .filter_map(|i| match i {
+            // plotters writes nothing for a text of opacity 0.
+            Item::Text { paint, .. } if paint.alpha == 0 => None,
             Item::Text { x, y, text, size, bold, paint, anchor } => Some(Run {
                 x: *x,
                 y: *y,
@@ -143,7 +147,7 @@ struct Defs {
 }
 
 impl Defs {
-    /// The name of glyph `id`'s outline (`r72`, `b72` in bold), defined on
+    /// The name of glyph `id`'s outline (`ds-r72`, `ds-b72` in bold), defined on
     /// first use; `None` for a glyph with no outline (a space).
     fn glyph(&mut self, bold: bool, id: GlyphId) -> Option<&str> {
         let text = &mut self.text;
@@ -151,7 +155,8 @@ impl Defs {
             .entry((bold, id.0))
             .or_insert_with(|| {
                 let d = path_data(fonts::face(bold).outline(id)?.curves.as_slice())?;
-                let name = format!("{}{}", if bold { 'b' } else { 'r' }, id.0);
+                // Prefixed: an SVG inlined in a page shares its ids.
+                let name = format!("ds-{}{}", if bold { 'b' } else { 'r' }, id.0);
                 let _ = writeln!(text, "<path id=\"{name}\" d=\"{d}\"/>");
                 Some(name)
             })
@@ -278,8 +283,8 @@ mod tests {
         // `T`, `1` and `l` regular (`l` defined once), `l` bold; the space has no outline.
         let uses: Vec<&str> = groups[0].split("</g>").next().unwrap().matches("<use").collect();
         assert_eq!(uses.len(), 4, "{}", groups[0]);
-        assert_eq!(svg.matches("<path id=\"r").count(), 3, "{svg}");
-        assert_eq!(svg.matches("<path id=\"b").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<path id=\"ds-r").count(), 3, "{svg}");
+        assert_eq!(svg.matches("<path id=\"ds-b").count(), 1, "{svg}");
         // Colour and opacity of each run; a right-anchored run ends at its x.
         assert!(groups[0].starts_with("<g aria-hidden=\"true\" fill=\"#010203\" fill-opacity=\"1\" "), "{}", groups[0]);
         assert!(
@@ -291,6 +296,14 @@ mod tests {
         assert!(groups[1].contains(&format!("translate({} ", 390 - w)), "{}", groups[1]);
         // The same scene, the same bytes.
         assert_eq!(scene.svg().unwrap(), svg.into_bytes());
+        // A text of opacity 0 (plotters writes no `<text>` for it) leaves
+        // the others outlined.
+        let mut scene = crate::scene::Scene::new(400, 100);
+        scene.text(10, 30, "unseen", 15.0, false, crate::scene::alpha(Rgb(1, 2, 3), 0), Anchor::Left);
+        scene.text(10, 60, "seen", 15.0, false, Rgb(1, 2, 3), Anchor::Left);
+        let svg = String::from_utf8(scene.svg().unwrap()).unwrap();
+        assert_eq!(svg.matches("<text ").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<use ").count(), 4, "{svg}");
     }
 
     #[test]

@@ -5,7 +5,11 @@
 
 use std::path::Path;
 
-use visualizer::{Chart, Format, Options};
+use visualizer::palette::Rgb;
+use visualizer::{Chart, Format, Item, Options};
+
+/// The ground of the letters-only pictures: dark ink and white both show.
+const GREY: Rgb = Rgb(120, 120, 120);
 
 /// RGB pixels of a PNG.
 fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
@@ -53,10 +57,18 @@ struct Diff {
     /// Pixels of the whole picture differing by 64 or more in a channel.
     far: usize,
     pixels: usize,
-    /// Within the text boxes: inked pixels of the PNG (darker than mid
-    /// grey) and pixels differing by 64 or more.
-    text_ink: usize,
-    text_far: usize,
+    /// For each text box: the PNG's inked pixels there (darker than mid
+    /// grey), and the pixels differing by 64 or more.
+    texts: Vec<(usize, usize)>,
+}
+
+impl Diff {
+    fn text_ink(&self) -> usize {
+        self.texts.iter().map(|t| t.0).sum()
+    }
+    fn text_far(&self) -> usize {
+        self.texts.iter().map(|t| t.1).sum()
+    }
 }
 
 fn diff(png: &[u8], svg: &[u8]) -> Diff {
@@ -65,18 +77,17 @@ fn diff(png: &[u8], svg: &[u8]) -> Diff {
     assert_eq!((w, h), (sw, sh));
     let far_at = |i: usize| (0..3).any(|c| a[3 * i + c].abs_diff(b[3 * i + c]) >= 64);
     let far = (0..(w * h) as usize).filter(|&i| far_at(i)).count();
-    let mut inside = vec![false; (w * h) as usize];
-    for (x0, y0, x1, y1) in text_boxes(svg) {
-        for y in y0.max(0)..y1.min(h as i64) {
-            for x in x0.max(0)..x1.min(w as i64) {
-                inside[(y * w as i64 + x) as usize] = true;
-            }
-        }
-    }
     let ink = |i: usize| (a[3 * i] as u32 + a[3 * i + 1] as u32 + a[3 * i + 2] as u32) < 3 * 128;
-    let text_ink = (0..inside.len()).filter(|&i| inside[i] && ink(i)).count();
-    let text_far = (0..inside.len()).filter(|&i| inside[i] && far_at(i)).count();
-    Diff { far, pixels: (w * h) as usize, text_ink, text_far }
+    let texts = text_boxes(svg)
+        .into_iter()
+        .map(|(x0, y0, x1, y1)| {
+            let inside: Vec<usize> = (y0.max(0)..y1.min(h as i64))
+                .flat_map(|y| (x0.max(0)..x1.min(w as i64)).map(move |x| (y * w as i64 + x) as usize))
+                .collect();
+            (inside.iter().filter(|&&i| ink(i)).count(), inside.iter().filter(|&&i| far_at(i)).count())
+        })
+        .collect();
+    Diff { far, pixels: (w * h) as usize, texts }
 }
 
 #[test]
@@ -88,6 +99,7 @@ fn every_chart_of_the_committed_traces_looks_the_same_in_svg() {
         ("ttrpc-s1.0.2-c1.2.3-deadlock", &[Chart::Timeline, Chart::Locks, Chart::Pipes, Chart::WaitFor][..]),
     ] {
         let trace = visualizer::load(&traces.join(format!("{name}.json"))).unwrap();
+        let model = visualizer::Model::new(&trace).unwrap();
         for &chart in charts {
             let opts = Options::default();
             let png = visualizer::render(&trace, chart, Format::Png, &opts).unwrap();
@@ -97,11 +109,35 @@ fn every_chart_of_the_committed_traces_looks_the_same_in_svg() {
             // Letters: where the PNG inks text, the SVG inks the same
             // pixels (measured: at most 0.3% of them differ; letters one
             // pixel off differ in about all).
-            assert!(d.text_ink > 500, "{what}: {} inked text pixels", d.text_ink);
-            assert!(d.text_far * 50 <= d.text_ink, "{what}: {} of {} inked text pixels differ", d.text_far, d.text_ink);
+            assert!(d.text_ink() > 500, "{what}: {} inked text pixels", d.text_ink());
+            assert!(
+                d.text_far() * 50 <= d.text_ink(),
+                "{what}: {} of {} inked text pixels differ",
+                d.text_far(),
+                d.text_ink()
+            );
             // Lines and shapes: the two backends' edges differ by a pixel
             // here and there (measured: at most 0.5% of the picture).
             assert!(d.far * 100 <= d.pixels, "{what}: {} of {} pixels differ", d.far, d.pixels);
+            // Text by text, with nothing else drawn (a line beside a label
+            // is not the label's), on grey so that white letters show too:
+            // a glyph missing or misplaced in one text is seen.
+            let mut letters = visualizer::scene(&model, chart, &opts).unwrap();
+            letters.items.retain(|i| matches!(i, Item::Text { .. }));
+            letters.items.insert(
+                0,
+                Item::Rect { x0: 0, y0: 0, x1: letters.width as i32, y1: letters.height as i32, paint: GREY.into() },
+            );
+            let d = diff(&letters.png().unwrap(), &letters.svg().unwrap());
+            let worst = d.texts.iter().map(|t| t.1).max().unwrap();
+            // (Measured: 0 in every text.)
+            assert!(worst <= 4, "{what}: a text with {worst} pixels differing");
+            // One glyph left out of one text is seen.
+            let svg = String::from_utf8(letters.svg().unwrap()).unwrap();
+            let at = svg.find("<use ").unwrap();
+            let one_less = svg[..at].to_string() + &svg[at + svg[at..].find("/>").unwrap() + 2..];
+            let d = diff(&letters.png().unwrap(), one_less.as_bytes());
+            assert!(d.texts.iter().any(|t| t.1 > 4), "{what}: a missing glyph not seen");
             checked += 1;
         }
     }
@@ -119,5 +155,5 @@ fn letters_a_pixel_off_are_seen() {
     let moved = svg.replace(") scale(", ") translate(1 0) scale(");
     assert!(moved != svg);
     let d = diff(&png, moved.as_bytes());
-    assert!(d.text_far * 2 > d.text_ink, "{} of {} inked text pixels differ", d.text_far, d.text_ink);
+    assert!(d.text_far() * 2 > d.text_ink(), "{} of {} inked text pixels differ", d.text_far(), d.text_ink());
 }
