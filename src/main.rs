@@ -459,9 +459,9 @@ fn check_output(flag: &str, path: &Option<PathBuf>) -> Result<(), UsageError> {
 /// `run`, `replay` and `shrink`'s figure flags, before the run: their
 /// values, and a scale against a `--render` that makes SVG.
 fn check_figure(render: &Option<PathBuf>, figure: &render::FigureArgs) -> Result<(), UsageError> {
-    let opts = figure.options().map_err(UsageError)?;
+    let fig = figure.figure().map_err(UsageError)?;
     match (render, figure.first_given()) {
-        (Some(out), _) => render::check_figure(out, &opts).map_err(UsageError),
+        (Some(out), _) => render::check_figure(out, &fig).map_err(UsageError),
         (None, Some(flag)) => Err(UsageError(format!("{flag}: draws the run's charts; give --render OUT too"))),
         (None, None) => Ok(()),
     }
@@ -551,7 +551,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             Ok(false)
         }
         Command::Run { model, seed, strategy, trace, render, figure, json, max_steps, params } => {
-            let figure = figure.options().map_err(UsageError)?;
+            let figure = figure.figure().map_err(UsageError)?;
             let kind = strategy_kind(&strategy)?;
             let (m, cfg) = configure(&model, &params)?;
             let run = kind.run(&cfg, seed, trace.is_some() || render.is_some() || json, max_steps);
@@ -748,7 +748,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
         }
         Command::Replay { model, which, trace, render, figure, json, max_steps, params } => {
-            let figure = figure.options().map_err(UsageError)?;
+            let figure = figure.figure().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let run = which.run(m, &cfg, max_steps)?;
@@ -798,7 +798,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             search_cmd::explore_cmd(m, &cfg, a)
         }
         Command::Shrink { model, which, trace, render, figure, json, max_tries, max_steps, params } => {
-            let figure = figure.options().map_err(UsageError)?;
+            let figure = figure.figure().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
             let which = which.which()?;
             let a = search_cmd::ShrinkArgs { max_steps, max_tries, trace, render, figure, json };

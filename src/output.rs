@@ -85,7 +85,7 @@ pub fn write_trace(path: &Path, t: &sim::trace::Trace) -> Result<(), UsageError>
 /// trace that cannot be written leaves every chart as it was. The charts
 /// written and those left out are said on stderr (stdout is the report's).
 pub fn write_charts_and_trace(
-    render: Option<(&Path, &visualizer::Options)>,
+    render: Option<(&Path, &crate::render::Figure)>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {
@@ -147,7 +147,7 @@ pub fn write_charts_and_trace(
 /// short by a closed or full stdout cannot hide it), the report follows,
 /// and the command then ends with exit 2 without saying it again.
 pub fn write_files_before_report(
-    render: Option<(&Path, &visualizer::Options)>,
+    render: Option<(&Path, &crate::render::Figure)>,
     trace: Option<&Path>,
     t: &sim::trace::Trace,
 ) -> Result<(), UsageError> {

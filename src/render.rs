@@ -361,6 +361,11 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
             }
         }
+        if requested.iter().any(|&c| c != Chart::WaitFor) {
+            if let Some(past) = opts.window.past_end(&m) {
+                eprintln!("note: --window {}: {past}", args.window);
+            }
+        }
         if let ([c], false) = (requested.as_slice(), all) {
             // A chart asked for by name that would be empty is an error, not a
             // placeholder image (`all` leaves it out and says so).
@@ -472,6 +477,17 @@ pub struct FigureArgs {
     /// With --render: the title line's text, as `render --title` takes it
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
+    /// With --render: png or svg [default: from OUT's extension, else png]
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+}
+
+/// How `run`, `replay` and `shrink` draw their `--render` charts.
+#[derive(Clone, Debug, Default)]
+pub struct Figure {
+    pub opts: Options,
+    /// `--format`, if given (else OUT's extension says, else PNG).
+    pub format: Option<Format>,
 }
 
 impl FigureArgs {
@@ -483,21 +499,27 @@ impl FigureArgs {
             (self.width.is_some(), "--width"),
             (self.scale.is_some(), "--scale"),
             (self.title.is_some(), "--title"),
+            (self.format.is_some(), "--format"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
     }
 
-    /// The options these flags give (the defaults where one is left out).
-    pub fn options(&self) -> Result<Options, String> {
+    /// The figure these flags give (the defaults where one is left out).
+    pub fn figure(&self) -> Result<Figure, String> {
         let width = self.width.clone().unwrap_or_else(|| Options::WIDTH.to_string());
-        options(
+        let opts = options(
             self.window.as_deref().unwrap_or("auto"),
             self.x.as_deref().unwrap_or("time"),
             &width,
             self.scale.as_deref().unwrap_or("1"),
             &self.title,
-        )
+        )?;
+        let format = match &self.format {
+            Some(f) => Some(f.parse().map_err(|e| format!("--format {f}: {e}"))?),
+            None => None,
+        };
+        Ok(Figure { opts, format })
     }
 }
 
@@ -525,10 +547,24 @@ fn note_missing_title_glyphs(opts: &Options) {
 }
 
 /// `run`, `replay` and `shrink`'s figure flags against their `--render
-/// OUT`, before the run: a scale for charts OUT makes SVG.
-pub fn check_figure(out: &Path, opts: &Options) -> Result<(), String> {
-    if opts.scale > 1 && ext_format(out) == Some(Format::Svg) {
-        return Err(format!("--scale {}: scales a PNG; an SVG is drawn at any size (leave --scale out)", opts.scale));
+/// OUT`, before the run: `--format` against OUT's extension, and a scale
+/// for charts that are SVG.
+pub fn check_figure(out: &Path, fig: &Figure) -> Result<(), String> {
+    if let (Some(given), Some(ext)) = (fig.format, ext_format(out)) {
+        if given != ext {
+            return Err(format!(
+                "--render {}: the extension says {}, --format says {}",
+                out.display(),
+                ext.ext(),
+                given.ext()
+            ));
+        }
+    }
+    if fig.opts.scale > 1 && fig.format.or(ext_format(out)) == Some(Format::Svg) {
+        return Err(format!(
+            "--scale {}: scales a PNG; an SVG is drawn at any size (leave --scale out)",
+            fig.opts.scale
+        ));
     }
     Ok(())
 }
@@ -638,11 +674,15 @@ fn refuse_overwriting_input(out: &Path, input: &Path) -> Result<(), String> {
 /// (`deadsim run ... --render OUT`). The names
 /// carry the model, its parameters' fingerprint and the seed, so runs with
 /// other parameters do not overwrite each other.
-pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Result<StagedCharts, NotDrawn> {
+pub fn render_trace(trace: &visualizer::Trace, out: &Path, fig: &Figure) -> Result<StagedCharts, NotDrawn> {
+    let opts = &fig.opts;
     let other = |msg: String| NotDrawn { msg, window: false };
     let m = Model::new(trace).map_err(|e| other(e.to_string()))?;
     // The window is the run's: one that misses it names the flag.
     opts.window.resolve(&m).map_err(|e| NotDrawn { msg: format!("--{e}"), window: true })?;
+    if let Some(past) = opts.window.past_end(&m) {
+        eprintln!("note: --window: {past}");
+    }
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:
     // their names say which (`abba-a5167e82-seed0-pct3-timeline.png`). A
@@ -663,7 +703,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, opts: &Options) -> Re
         trace: PathBuf::from(format!("{}-{fingerprint}-{run}.json", trace.meta.model)),
         out: Some(out.to_path_buf()),
         chart: "all".into(),
-        format: None,
+        format: fig.format.map(|f| f.ext().to_string()),
         window: "auto".into(),
         x: "time".into(),
         width: Options::WIDTH.to_string(),
@@ -988,7 +1028,7 @@ mod tests {
         let run = sim::models::find("abba").unwrap().configure(&[]).unwrap().run(0, true);
         let dir = std::env::temp_dir().join(format!("deadsim-render-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Options::default()).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Figure::default()).unwrap();
         let files = set.files.clone();
         assert!(!files[0].exists(), "nothing is in place before the commit");
         let skipped = set.commit(run.trace.as_ref().unwrap()).unwrap();
@@ -1004,7 +1044,7 @@ mod tests {
         );
         let (waitfor, locks) = (dir.join("abba-waitfor.svg"), dir.join("abba-locks.svg"));
         assert!(waitfor.exists() && locks.exists());
-        let set = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Options::default()).unwrap();
+        let set = render_trace(cut.trace.as_ref().unwrap(), &dir.join("abba.svg"), &Figure::default()).unwrap();
         let files = set.files.clone();
         // The older charts of kinds this run has none of stay until the commit.
         assert!(waitfor.exists() && locks.exists());
@@ -1014,7 +1054,7 @@ mod tests {
         // (Nothing is locked in 3 steps: no locks chart either.)
         assert!(!waitfor.exists() && !locks.exists(), "the deadlock's charts are left beside a run without them");
         // A folder still to make, as `render -o DIR/` makes it.
-        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/"), &Options::default()).unwrap();
+        let set = render_trace(run.trace.as_ref().unwrap(), &dir.join("new/"), &Figure::default()).unwrap();
         let files = set.files.clone();
         set.commit(run.trace.as_ref().unwrap()).unwrap();
         assert!(files.iter().all(|p| p.starts_with(dir.join("new")) && p.exists()), "{files:?}");

@@ -598,7 +598,7 @@ pub struct ShrinkArgs {
     pub trace: Option<PathBuf>,
     pub render: Option<PathBuf>,
     /// How `render` draws the charts.
-    pub figure: visualizer::Options,
+    pub figure: crate::render::Figure,
     pub json: bool,
 }
 

@@ -1992,6 +1992,20 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         "{note}"
     );
 
+    // A window reaching past the trace is drawn up to its end, and said.
+    for (window, said) in [
+        ("last:5000", Some("note: --window last:5000: the trace has 5 steps: all are drawn")),
+        ("steps:2..=50", Some("note: --window steps:2..=50: the trace ends at step 5: the window is drawn up to it")),
+        ("time:0..3us", Some("note: --window time:0..3us: the trace ends at 500 ns: the window is drawn up to it")),
+        ("last:5", None),
+        ("time:0..500", None),
+    ] {
+        let (code, _, err) = deadsim(&["render", t, "-o", out.to_str().unwrap(), "--window", window]);
+        assert_eq!(code, 0, "{err}");
+        let note = err.lines().find(|l| l.starts_with("note:"));
+        assert_eq!(note, said, "{window}: {err}");
+    }
+
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [
         (&["--scale", "0"][..], "--scale 0: expected 1..=4"),
@@ -2074,6 +2088,14 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
             );
         }
     }
+    // --format svg draws a folder's charts as SVG.
+    let svgs = format!("{}/", dir.join("svg").display());
+    let (code, _, err) = deadsim(&["run", "abba", "--render", &svgs, "--format", "svg"]);
+    assert_eq!(code, 1, "{err}");
+    for c in ["timeline", "locks", "waitfor"] {
+        let svg = std::fs::read_to_string(format!("{svgs}abba-a5167e82-seed0-{c}.svg")).unwrap();
+        assert!(svg.starts_with("<svg "), "{c}");
+    }
     let figs = format!("{}/", dir.join("shrink").display());
     let (code, _, err) = deadsim(&["shrink", "abba", "--seed", "0", "--render", &figs, "--title", "Shrunk"]);
     assert_eq!(code, 1, "{err}");
@@ -2092,6 +2114,17 @@ fn run_replay_and_shrink_render_with_renders_window_axis_width_scale_and_title()
         ),
         // SVG charts, by the name: refused before the run, as render refuses it.
         (vec!["shrink", "abba", "--render", "fig.svg", "--scale", "2"], "--scale 2: scales a PNG"),
+        // ... or by --format, which must agree with the name's extension.
+        (vec!["run", "abba", "--render", &figs, "--format", "svg", "--scale", "2"], "--scale 2: scales a PNG"),
+        (
+            vec!["run", "abba", "--render", "fig.png", "--format", "svg"],
+            "--render fig.png: the extension says png, --format says svg",
+        ),
+        (
+            vec!["run", "abba", "--render", &figs, "--format", "jpg"],
+            "--format jpg: unknown format `jpg` (expected png or svg)",
+        ),
+        (vec!["run", "abba", "--format", "svg"], "--format: draws the run's charts; give --render OUT too"),
     ] {
         let (code, out, err) = deadsim(&args);
         assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");

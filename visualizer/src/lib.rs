@@ -241,6 +241,32 @@ impl Window {
         }
     }
 
+    /// What of this window lies past the end of `m`'s trace, for a note
+    /// (the window is drawn up to the end); `None` if it lies within it.
+    ///
+    /// ```
+    /// let trace = visualizer::load(std::path::Path::new("../traces/abba-deadlock.json")).unwrap();
+    /// let m = visualizer::Model::new(&trace).unwrap();
+    /// assert_eq!(visualizer::Window::Last(3).past_end(&m), None);
+    /// assert_eq!(visualizer::Window::Last(50).past_end(&m).unwrap(), "the trace has 5 steps: all are drawn");
+    /// ```
+    pub fn past_end(self, m: &Model) -> Option<String> {
+        let end = m.end.max(1);
+        match self {
+            // `last:N` counts back from the deadlock (or the end).
+            Window::Last(n) if n > m.stop().max(1) => {
+                Some(format!("the trace has {}: all are drawn", columns::steps(m.stop().max(1))))
+            }
+            Window::Steps(_, last) if last > end => {
+                Some(format!("the trace ends at step {}: the window is drawn up to it", columns::group(end)))
+            }
+            Window::Time(_, t1) if t1 > m.time(end) => {
+                Some(format!("the trace ends at {} ns: the window is drawn up to it", columns::group(m.time(end))))
+            }
+            _ => None,
+        }
+    }
+
     fn resolve_steps(self, m: &Model) -> Result<(u64, u64, String), Error> {
         let end = m.end.max(1);
         let stop = m.stop().max(1);
