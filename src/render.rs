@@ -31,7 +31,8 @@ pub struct RenderArgs {
     format: Option<String>,
     /// Part of the trace to draw: auto (whole trace up to 1000 steps, else
     /// the end of the run: at a deadlock twice the steps since its tasks
-    /// took what they hold, 60 to 400; otherwise the last 400), all, last:N,
+    /// took what they hold, 60 to 400; otherwise the last 400), all, cycle
+    /// (that deadlock window, at any length, from 60 steps), last:N,
     /// steps:A..B, time:A..B (ns, or with ns/us/ms/s); A..=B includes B
     #[arg(long, default_value = "auto", value_name = "WINDOW")]
     window: String,

@@ -209,6 +209,12 @@ pub enum Window {
     Auto,
     /// The whole trace.
     All,
+    /// The deadlock's story, whatever the trace's length: twice the steps
+    /// since the cycle's tasks took the locks they still hold and blocked
+    /// (at least [`Window::AUTO_MIN`]), ending at the deadlock. What
+    /// [`Window::Auto`] draws of a long trace, for a short one too. An
+    /// error for a trace without a deadlock.
+    Cycle,
     /// The last N steps before the deadlock (or the end of the trace).
     Last(u64),
     /// Steps A to B, both included, as traces and `replay` number them
@@ -292,6 +298,15 @@ impl Window {
                 last(n, &format!("window auto (last {n})"))
             }
             Window::All => (0, end, format!("all {}", columns::steps(m.end))),
+            Window::Cycle => {
+                let Some(s) = m.story_start().filter(|_| m.deadlock.is_some()) else {
+                    return Err(Error(
+                        "window cycle: the trace has no deadlock cycle to draw (give all, last:N or steps:A..B)".into(),
+                    ));
+                };
+                let n = (2 * (stop - s.min(stop))).max(Window::AUTO_MIN);
+                last(n, &format!("window cycle (last {n})"))
+            }
             Window::Last(n) => last(n, &format!("window last:{n}")),
             Window::Steps(first, last) => {
                 // Step s runs from position s - 1 to s (see `model`); step 0
@@ -393,10 +408,11 @@ impl FromStr for Window {
     type Err = Error;
     fn from_str(s: &str) -> Result<Window, Error> {
         let bad = |why: &str| Error(format!("window `{s}`: {why}"));
-        let forms = "expected auto, all, last:N, steps:A..B or time:A..B (times in ns or with ns/us/ms/s)";
+        let forms = "expected auto, all, cycle, last:N, steps:A..B or time:A..B (times in ns or with ns/us/ms/s)";
         match s {
             "auto" => return Ok(Window::Auto),
             "all" => return Ok(Window::All),
+            "cycle" => return Ok(Window::Cycle),
             _ => {}
         }
         let (kind, arg) = s.split_once(':').ok_or_else(|| bad(forms))?;

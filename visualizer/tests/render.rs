@@ -3165,3 +3165,24 @@ fn a_header_too_long_for_one_line_breaks_between_parameters_and_facts() {
     assert!(facts.ends_with(&format!("deadsim {}", trace.meta.deadsim)), "{facts}");
     assert!(texts.iter().any(|t| t.starts_with("flink-version=1.13.1") && t.ends_with("max-backlog=4")), "{texts:?}");
 }
+
+#[test]
+fn the_cycle_window_draws_a_deadlocks_story_at_any_length() {
+    // The flink pipeline trace has 585 steps, so `auto` draws it whole;
+    // `cycle` draws the end, as `auto` would past 1000 steps.
+    let trace = committed_trace("flink-1.13.1-pipeline-deadlock.json");
+    let m = Model::new(&trace).unwrap();
+    assert_eq!("cycle".parse::<Window>().unwrap(), Window::Cycle);
+    let (a, b, note) = Window::Cycle.resolve(&m).unwrap();
+    let (stop, start) = (m.stop(), m.story_start().unwrap());
+    assert_eq!(b, stop, "{note}");
+    assert!(a < start && start < b, "{a} {start} {b}");
+    assert_eq!(b - a, (2 * (b - start)).max(Window::AUTO_MIN), "{note}");
+    assert!(note.starts_with(&format!("window cycle (last {})", b - a)), "{note}");
+    assert_eq!(Window::Auto.resolve(&m).unwrap().0, 0, "auto draws this trace whole");
+    // A trace without a deadlock has no cycle to draw.
+    let fixed = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
+    let trace = fixed.run(0, true).trace.unwrap();
+    let e = Window::Cycle.resolve(&Model::new(&trace).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("window cycle: the trace has no deadlock cycle to draw"), "{e}");
+}
