@@ -444,8 +444,13 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
         ));
     }
     let title = match title {
-        Some(t) if t.trim().is_empty() => {
-            return Err("--title: empty; leave it out for the chart's own title".into());
+        // Spaces and zero-width characters (U+200B-U+200D, U+2060, U+FEFF)
+        // alone draw a blank title band.
+        Some(t)
+            if t.chars()
+                .all(|c| c.is_whitespace() || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')) =>
+        {
+            return Err("--title: empty (nothing visible); leave it out for the chart's own title".into());
         }
         Some(t) if t.contains(['\n', '\r']) => {
             return Err("--title: a line break; the title is one line (a long one wraps)".into());
