@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use visualizer::{Chart, Format, Model, Options, Window, XAxis};
+use visualizer::{Chart, Format, Header, Model, Options, Window, XAxis};
 
 #[derive(Args)]
 pub struct RenderArgs {
@@ -39,6 +39,12 @@ pub struct RenderArgs {
     /// x axis: time (virtual time) or steps
     #[arg(long, default_value = "time", value_name = "AXIS")]
     x: String,
+    /// What the chart says above its plot: full (the title line, the run's
+    /// parameters and facts, the outcome: what makes the figure again),
+    /// title (the title line alone, for a caption that says the rest), or
+    /// none
+    #[arg(long, default_value = "full", value_name = "HEADER")]
+    header: String,
     /// Picture width in pixels (600..=8000)
     #[arg(long, default_value_t = Options::WIDTH.to_string(), value_name = "PX", allow_hyphen_values = true)]
     width: String,
@@ -289,7 +295,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             args.chart
         ));
     }
-    let opts = Options { tasks, ..opts };
+    let header: Header = args.header.parse().map_err(|e| format!("--header {}: {e}", args.header))?;
+    let opts = Options { tasks, header, ..opts };
     if requested == [Chart::WaitFor] && x != XAxis::Time {
         eprintln!("note: --x does not apply to the wait-for graph, which has no time axis");
     }
@@ -461,7 +468,7 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
         }
         t => t.clone(),
     };
-    Ok(Options { x, window, width, scale, title, tasks: Vec::new() })
+    Ok(Options { x, window, width, scale, title, tasks: Vec::new(), header: Header::Full })
 }
 
 /// How `run`, `replay` and `shrink` draw their `--render` charts: the
@@ -712,6 +719,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, fig: &Figure) -> Resu
         format: fig.format.map(|f| f.ext().to_string()),
         window: "auto".into(),
         x: "time".into(),
+        header: "full".into(),
         width: Options::WIDTH.to_string(),
         scale: "1".into(),
         title: None,
@@ -981,6 +989,7 @@ mod tests {
             format: format.map(str::to_string),
             window: "auto".into(),
             x: "time".into(),
+            header: "full".into(),
             width: Options::WIDTH.to_string(),
             scale: "1".into(),
             title: None,

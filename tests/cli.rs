@@ -2016,6 +2016,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         ),
         (&["--scale", "2", "--format", "svg"], "--scale 2: scales a PNG; an SVG is drawn at any size"),
         (&["--title", ""], "--title: empty"),
+        (&["--header", "tiny"], "--header tiny: unknown header `tiny` (expected full, title or none)"),
         (&["--title", "\u{200b} \u{feff}"], "--title: empty (nothing visible)"),
         (&["--title", "two\nlines"], "--title: a line break"),
         (&["--title", "bell\u{7}"], "--title: a control character (U+0007); the title is plain text"),

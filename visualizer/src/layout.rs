@@ -6,7 +6,7 @@ use crate::fonts;
 use crate::model::Model;
 use crate::palette::{self, Rgb};
 use crate::scene::{alpha, Anchor, Paint, Scene};
-use crate::Options;
+use crate::{Header, Options};
 
 /// Outer margin.
 pub const MARGIN: i32 = 20;
@@ -35,12 +35,17 @@ pub fn named_by_schedule(meta: &sim::trace::Meta) -> bool {
 
 /// Draws the title block from `y` and returns the y below it.
 ///
-/// Line 1: chart, model, seed and verdict, or the caller's `custom` title
+/// Line 1: chart, model, seed and verdict, or the caller's custom title
 /// (`--title`), wrapped over up to two lines. Line 2: (under a custom
 /// title, first the chart, model and seed), parameters, strategy, length,
 /// deadsim version; for a run named by its schedule,
-/// then the schedule string. Last: the outcome message.
-pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32) -> i32 {
+/// then the schedule string. Last: the outcome message. With
+/// [`Header::Title`] line 1 alone; with [`Header::None`] nothing.
+pub fn title(s: &mut Scene, m: &Model, what: &str, opts: &Options, y: i32) -> i32 {
+    let (custom, header) = (opts.title.as_deref(), opts.header);
+    if header == Header::None {
+        return y;
+    }
     let meta = &m.trace.meta;
     let x = MARGIN;
     let right = s.width as i32 - MARGIN;
@@ -68,6 +73,9 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, custom: Option<&str>, y: i32)
             verdict_color,
             Anchor::Left,
         );
+    }
+    if header == Header::Title {
+        return y1 + 20;
     }
 
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
@@ -518,7 +526,7 @@ pub fn legend(s: &mut Scene, items: &[(Swatch, String)], x0: i32, x1: i32, y: i3
 pub fn empty(m: &Model, what: &str, sentence: &str, opts: &Options) -> Scene {
     let width = opts.width;
     let mut s = Scene::new(width, 0);
-    let y = title(&mut s, m, what, opts.title.as_deref(), MARGIN);
+    let y = title(&mut s, m, what, opts, MARGIN);
     s.rect(MARGIN, y, width as i32 - MARGIN, y + 80, alpha(palette::GRID, 110));
     s.text_mid(width as i32 / 2, y + 40, sentence, TEXT, false, palette::MUTED, Anchor::Center);
     s.height = (y + 80 + MARGIN) as u32;

@@ -186,6 +186,36 @@ impl FromStr for XAxis {
     }
 }
 
+/// What a chart says above its plot.
+///
+/// ```
+/// assert_eq!("none".parse::<visualizer::Header>().unwrap(), visualizer::Header::None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Header {
+    /// The title line, then the run's parameters and facts, the schedule
+    /// of a run named by one, and the outcome: what makes the figure
+    /// again (the default).
+    #[default]
+    Full,
+    /// The title line alone, for a figure whose caption says the rest.
+    Title,
+    /// Nothing: the plot starts at the top.
+    None,
+}
+
+impl FromStr for Header {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Header, Error> {
+        match s.to_ascii_lowercase().as_str() {
+            "full" => Ok(Header::Full),
+            "title" => Ok(Header::Title),
+            "none" => Ok(Header::None),
+            _ => Err(Error(format!("unknown header `{s}` (expected full, title or none)"))),
+        }
+    }
+}
+
 /// The part of a trace the timeline, lock and pipe charts show.
 ///
 /// Written on the command line as `auto`, `all`, `last:N`, `steps:A..B` or
@@ -515,6 +545,8 @@ pub struct Options {
     /// [`timeline::MAX_LANES`] of them. Empty: every task alive in the
     /// window. See [`select_tasks`].
     pub tasks: Vec<String>,
+    /// What is said above the plot.
+    pub header: Header,
 }
 
 impl Options {
@@ -537,6 +569,7 @@ impl Default for Options {
             scale: 1,
             title: None,
             tasks: Vec::new(),
+            header: Header::Full,
         }
     }
 }

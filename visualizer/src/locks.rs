@@ -68,7 +68,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Locks", opts.title.as_deref(), MARGIN);
+    let mut y = layout::title(&mut s, m, "Locks", opts, MARGIN);
 
     let cycle_res = if m.deadlock_in(a, b) { m.cycle_resources() } else { Default::default() };
     // Lanes for the locks held or waited for in the window (a lock of the

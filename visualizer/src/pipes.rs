@@ -103,7 +103,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Pipes", opts.title.as_deref(), MARGIN);
+    let mut y = layout::title(&mut s, m, "Pipes", opts, MARGIN);
 
     let cycle_res = if m.deadlock_in(a, b) { m.cycle_resources() } else { Default::default() };
     let label_w =

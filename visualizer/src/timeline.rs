@@ -77,7 +77,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Timeline", opts.title.as_deref(), MARGIN);
+    let mut y = layout::title(&mut s, m, "Timeline", opts, MARGIN);
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
     // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
     let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);

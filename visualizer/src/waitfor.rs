@@ -656,7 +656,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
-    let mut y = layout::title(&mut s, m, "Wait-for graph", opts.title.as_deref(), MARGIN);
+    let mut y = layout::title(&mut s, m, "Wait-for graph", opts, MARGIN);
     y = layout::note_lines(&mut s, &g.caption, MARGIN, y + 6, width - 2 * MARGIN) - 4;
 
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();

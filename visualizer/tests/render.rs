@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use visualizer::{Chart, Format, Model, Options, Trace, Window, XAxis};
+use visualizer::{Chart, Format, Header, Model, Options, Trace, Window, XAxis};
 
 fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/abba-deadlock.json")
@@ -3185,4 +3185,36 @@ fn the_cycle_window_draws_a_deadlocks_story_at_any_length() {
     let trace = fixed.run(0, true).trace.unwrap();
     let e = Window::Cycle.resolve(&Model::new(&trace).unwrap()).unwrap_err();
     assert!(e.to_string().contains("window cycle: the trace has no deadlock cycle to draw"), "{e}");
+}
+
+#[test]
+fn a_header_can_be_the_title_line_alone_or_nothing() {
+    let trace = committed_trace("ttrpc-s1.0.2-c1.2.3-deadlock.json");
+    assert_eq!("TITLE".parse::<Header>().unwrap(), Header::Title);
+    assert!("tiny".parse::<Header>().unwrap_err().to_string().contains("expected full, title or none"));
+    for chart in [Chart::Timeline, Chart::Locks, Chart::Pipes, Chart::WaitFor] {
+        let draw = |header| {
+            let opts = Options { header, ..Options::default() };
+            let svg = render(&trace, chart, Format::Svg, &opts);
+            let png = decode_png(&render(&trace, chart, Format::Png, &opts));
+            (check_svg(&svg, Options::WIDTH), png.height)
+        };
+        let (full, full_h) = draw(Header::Full);
+        let (title, title_h) = draw(Header::Title);
+        let (none, none_h) = draw(Header::None);
+        let what = chart.name();
+        // The title line in the first two; the run's facts and outcome in the full one only.
+        let head = full[0].clone();
+        assert!(head.ends_with("ttrpc · seed 7"), "{what}: {head}");
+        assert_eq!(title[0], head, "{what}");
+        assert!(!none.contains(&head), "{what}: {none:?}");
+        let facts = |texts: &[String]| texts.iter().any(|t| t.contains("deadsim\u{a0}0.1.0"));
+        assert!(facts(&full) && !facts(&title) && !facts(&none), "{what}");
+        let outcome =
+            |texts: &[String]| texts.iter().any(|t| t.starts_with("deadlock (partial, 5 tasks in the cycle)"));
+        assert!(outcome(&full) && !outcome(&title) && !outcome(&none), "{what}");
+        // What is left out is height saved; the plot below is the same.
+        assert!(none_h < title_h && title_h < full_h, "{what}: {none_h} {title_h} {full_h}");
+        assert_eq!(full[full.len() - 3..], none[none.len() - 3..], "{what}");
+    }
 }
