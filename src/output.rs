@@ -53,7 +53,16 @@ pub fn print_outcome(run: &sim::Run) {
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {
     let cycle: Vec<serde_json::Value> = o
         .deadlock()
-        .map(|d| d.cycle.iter().map(|b| json!({"task": b.name, "id": b.task, "waits_for": b.waits_for})).collect())
+        .map(|d| {
+            d.cycle
+                .iter()
+                .map(|b| {
+                    // Where it waits: its innermost frame, as the report's first `at` line.
+                    let at = b.stack.first().map(|f| f.to_string());
+                    json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for, "at": at})
+                })
+                .collect()
+        })
         .unwrap_or_default();
     serde_json::Value::Array(cycle)
 }

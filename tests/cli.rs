@@ -68,7 +68,10 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     assert_eq!(v["schedules"], 1);
     assert_eq!(
         v["cycle"],
-        serde_json::json!([{"task": "T1", "id": 1, "waits_for": "B"}, {"task": "T2", "id": 2, "waits_for": "A"}])
+        serde_json::json!([
+            {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:29)"},
+            {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:29)"}
+        ])
     );
     let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);
     assert_eq!(code, 0);

@@ -526,6 +526,8 @@ mod tests {
             closing: Vec::new(),
             full: None,
             counter: None,
+            forgot_done: Vec::new(),
+            forgot_done_names: Vec::new(),
             cond: false,
         };
         let sign = |names: &[(&str, &str)]| {

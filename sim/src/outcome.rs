@@ -373,6 +373,15 @@ pub struct BlockedTask {
     /// JSON for any other wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<u64>,
+    /// For a `wait` in a `WaitGroup` whose declared callers of `Done` have
+    /// all returned: those that returned without calling it (ids, in
+    /// order), the Done forgotten on an error path. Left out of the JSON
+    /// when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forgot_done: Vec<u32>,
+    /// Their names, as [`BlockedTask::forgot_done`] lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forgot_done_names: Vec<String>,
     /// A `wait` in a Go `sync.Cond` (a monitor of class `sync.Cond`): a
     /// report says Wait, Signal and Broadcast. Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -779,6 +788,11 @@ fn write_task(
     } else if wait_group {
         // Every task declared to call Done (or every other task) returned.
         write!(f, ", and no task left that may call Done on it")?;
+        if !b.forgot_done.is_empty() {
+            let names: Vec<String> =
+                b.forgot_done.iter().zip(&b.forgot_done_names).map(|(&id, n)| self::who(shared, n, id)).collect();
+            write!(f, " ({} returned without calling it)", names.join(", "))?;
+        }
     } else if b.in_cond() {
         write!(f, ", and no task left that may signal it")?;
     } else if let (Some(what), true) = (dead_by_itself(&b.op), b.only_itself) {

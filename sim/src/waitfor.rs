@@ -1012,6 +1012,22 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         Wait::Notify(r) => s.counter(r),
         _ => None,
     };
+    // The declared callers of Done that returned without calling it (not
+    // a spawner declared for the workers it started, which calls none).
+    let forgot_done: Vec<TaskId> = match wait {
+        Wait::Notify(r) if counter.is_some() && released.is_empty() => s
+            .notifiers
+            .iter()
+            .filter(|&&(m, u)| {
+                m == r
+                    && s.tasks[u as usize].status == Status::Finished
+                    && !s.done_by.contains(&(r, u))
+                    && !s.notifiers.iter().any(|&(m2, v)| m2 == r && s.tasks[v as usize].parent == Some(u))
+            })
+            .map(|&(_, u)| u)
+            .collect(),
+        _ => Vec::new(),
+    };
     let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some("sync.Cond"));
     // A send blocked on a buffered channel: its buffer is full.
     let full = match wait {
@@ -1025,6 +1041,8 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         full,
         cond,
         counter,
+        forgot_done_names: forgot_done.iter().map(|&u| s.tasks[u as usize].name.to_string()).collect(),
+        forgot_done,
         closers_only,
         closing,
         returned,

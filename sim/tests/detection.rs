@@ -2052,7 +2052,7 @@ fn a_lock_whose_holder_returned_says_so_and_where_it_was_taken() {
             let mu = Mutex::new("Daemon.mu");
             spawn("leaker", async move {
                 let _f = sim::frame_at("(*Daemon).GetContainer", "daemon.go:101");
-                std::mem::forget(mu.lock().await);
+                mu.lock().await.leak();
             })
             .join()
             .await;
@@ -2165,7 +2165,7 @@ fn a_wait_on_a_lock_a_returned_task_holds_is_not_behind_an_unrelated_cycle() {
             spawn_heartbeat();
             let (a, b, mu) = (Mutex::new("A"), Mutex::new("B"), Mutex::new("mu"));
             spawn_opposite_orders(a, b);
-            spawn("leaker", async move { std::mem::forget(mu.lock().await) }).join().await;
+            spawn("leaker", async move { mu.lock().await.leak() }).join().await;
             let _g = mu.lock().await;
         });
         let Some(d) = run.outcome.deadlock() else { continue };
@@ -2387,7 +2387,7 @@ fn a_mutex_handed_to_another_task_to_unlock_is_no_deadlock_while_that_one_may() 
                     if unlocks {
                         g.unlock().await;
                     } else {
-                        std::mem::forget(g);
+                        g.leak();
                     }
                 });
                 let tx = ch.clone();
@@ -2511,7 +2511,7 @@ fn an_rwmutex_write_lock_handed_to_another_task_to_unlock_is_no_deadlock_while_t
                     if unlocks {
                         w.unlock().await;
                     } else {
-                        std::mem::forget(w);
+                        w.leak();
                     }
                 });
                 let r = rw.rlock().await;
@@ -2524,6 +2524,38 @@ fn an_rwmutex_write_lock_handed_to_another_task_to_unlock_is_no_deadlock_while_t
                 assert!(d.global && d.time >= 1_000, "seed {seed}: found before the unlocker returned: {d}");
             }
             reads_back(&run, &format!("seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
+    // Go's `mu.Lock()` then return without `Unlock()` is `leak()`; the same
+    // guard dropped is Rust's release, and there is no bug to find.
+    for leak in [true, false] {
+        let run = Sim::new(0).run(move || async move {
+            let (mu, rw) = (Mutex::new("mu"), sim::sync::RwMutex::new("rw"));
+            spawn("returns", async move {
+                let g = mu.lock().await;
+                let r = rw.rlock().await;
+                if leak {
+                    g.leak();
+                    r.leak();
+                }
+            })
+            .join()
+            .await;
+            let w = rw.lock().await;
+            w.unlock().await;
+            let g = mu.lock().await;
+            g.unlock().await;
+        });
+        if leak {
+            let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
+            let text = d.to_string();
+            assert!(text.contains("\"returns\" returned without"), "{text}");
+        } else {
+            assert_eq!(run.outcome, Outcome::Completed);
         }
     }
 }

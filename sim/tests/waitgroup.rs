@@ -65,10 +65,11 @@ fn a_forgotten_done_is_found_as_the_last_worker_returns_even_beside_a_heartbeat(
         assert!(
             text.contains(
                 "\"main\" (task 0): waiting in Wait on WaitGroup \"wg\" (counter 1), and no task left that may call \
-                 Done on it\n    at sync.(*WaitGroup).Wait\n"
+                 Done on it (\"worker-1\" returned without calling it)\n    at sync.(*WaitGroup).Wait\n"
             ),
             "{d}"
         );
+        assert_eq!(main.forgot_done_names, ["worker-1"], "seed {seed}");
         assert!(text.contains("Done never brought WaitGroup \"wg\" to zero."), "{d}");
         assert!(!log.contains(&"wait returned".to_string()), "seed {seed}: {log:?}");
     }
@@ -317,4 +318,33 @@ fn a_task_cut_inside_done_waits_for_the_waitgroups_own_lock_not_a_models_monitor
         }
     }
     assert!(seen > 0, "no run was cut inside Done or Wait");
+}
+
+#[test]
+fn a_forgotten_done_names_the_worker_not_the_spawner_declared_for_it() {
+    // "starter" is declared (it spawns the workers, and returns); "w1"
+    // returns early without Done. The report names w1 alone.
+    let run = Sim::new(0).run(|| async {
+        let wg = WaitGroup::new("wg");
+        wg.add(2);
+        let w = wg.clone();
+        let starter = spawn("starter", async move {
+            for (name, forget) in [("w0", false), ("w1", true)] {
+                let w = w.clone();
+                spawn(name, async move {
+                    w.declare_done();
+                    sim::yield_now().await;
+                    if !forget {
+                        w.done().await;
+                    }
+                });
+            }
+        });
+        wg.declare_done_for(starter.id());
+        wg.wait().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome.summary()));
+    let main = d.cycle.iter().chain(&d.behind).find(|b| b.name == "main").expect("main waits");
+    assert_eq!(main.forgot_done_names, ["w1"], "{d}");
+    assert!(d.to_string().contains("may call Done on it (\"w1\" returned without calling it)"), "{d}");
 }

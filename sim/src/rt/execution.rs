@@ -169,6 +169,7 @@ impl Execution {
                 st.notifiers.clear();
                 st.notifiers_at.clear();
                 st.counters.clear();
+                st.done_by.clear();
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
                 st.scratch.stopped.clear();
@@ -216,6 +217,7 @@ impl Execution {
                 notifiers: Vec::new(),
                 notifiers_at: Vec::new(),
                 counters: Vec::new(),
+                done_by: Vec::new(),
             }),
         };
         Execution { state }

@@ -531,6 +531,10 @@ pub(crate) struct State {
     /// (monitor, counter): each `WaitGroup`'s counter as it last changed,
     /// for reports (the counter itself lives in the WaitGroup).
     pub counters: Vec<(ResId, u64)>,
+    /// (WaitGroup, task): who called `Done` on each WaitGroup, for a
+    /// report of a Done never called ("\"w1\" returned without calling
+    /// Done").
+    pub done_by: Vec<(ResId, TaskId)>,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no

@@ -192,6 +192,24 @@ impl MutexGuard {
         rt::with(|s| hand_off(s, id));
     }
 
+    /// Go code that returns without `mu.Unlock()`: the mutex stays locked
+    /// by this task for good (a dropped guard would release it, as Rust's
+    /// guards do, and the bug would be gone). Not a scheduling point.
+    ///
+    /// ```
+    /// use sim::sync::Mutex;
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let mu = Mutex::new("mu");
+    ///     mu.lock().await.leak(); // return without Unlock
+    ///     mu.lock().await; // never taken
+    /// });
+    /// assert_eq!(run.outcome.verdict(), "deadlock");
+    /// ```
+    pub fn leak(self) {
+        // The hold stays in the engine's books, under the task that locked.
+        std::mem::forget(self);
+    }
+
     /// `mu.Unlock()`: a scheduling point, then the release.
     pub fn unlock(self) -> Unlock {
         let id = self.id;

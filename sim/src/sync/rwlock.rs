@@ -235,6 +235,13 @@ impl RwWriteGuard {
         rt::with(|s| super::mutex::hand_off(s, id));
     }
 
+    /// Go code that returns without `rw.Unlock()`: the write lock stays
+    /// held by this task for good (a dropped guard would release it). Not
+    /// a scheduling point. See [`crate::sync::MutexGuard::leak`].
+    pub fn leak(mut self) {
+        self.held = false;
+    }
+
     /// `rw.Unlock()`: a scheduling point, then the release.
     pub async fn unlock(mut self) {
         self.held = false;
@@ -248,6 +255,23 @@ impl RwWriteGuard {
 }
 
 impl RwReadGuard {
+    /// Go code that returns without `rw.RUnlock()`: the read lock stays
+    /// held by this task for good, and a writer waits for ever (a dropped
+    /// guard would release it). Not a scheduling point.
+    ///
+    /// ```
+    /// use sim::sync::RwMutex;
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let rw = RwMutex::new("rw");
+    ///     rw.rlock().await.leak(); // return without RUnlock
+    ///     rw.lock().await; // never taken
+    /// });
+    /// assert_eq!(run.outcome.verdict(), "deadlock");
+    /// ```
+    pub fn leak(mut self) {
+        self.held = false;
+    }
+
     /// `rw.RUnlock()`: a scheduling point, then the release.
     pub async fn runlock(mut self) {
         self.held = false;

@@ -111,6 +111,9 @@ impl WaitGroup {
                     s.tasks[me as usize].name, s.resources[id as usize].name
                 );
             }
+            if !s.done_by.contains(&(id, me)) {
+                s.done_by.push((id, me));
+            }
         });
         let g = self.m.enter().await;
         let n = self.count.get();
