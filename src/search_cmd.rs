@@ -126,17 +126,7 @@ pub fn print_events(run: &Run) {
     };
     for e in &t.events {
         runs_until(e.step as usize);
-        let task = &labels[e.task as usize];
-        let res = e.resource.map(|r| format!(" \"{}\"", t.resources[r as usize].name)).unwrap_or_default();
-        let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
-        let mut op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
-        if !e.cases.is_empty() {
-            // As the deadlock report prints a select: `{send requests | recv done}`.
-            op.push_str(&format!(" {{{}}}", t.cases_label(&e.cases)));
-        }
-        let frame = e.frame.map(|f| format!("  at {}", t.frames[f as usize])).unwrap_or_default();
-        let kind = serde_json::to_value(e.kind).unwrap();
-        println!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, kind.as_str().unwrap());
+        println!("{}", t.event_line(&labels, e));
     }
     runs_until(usize::MAX);
     println!();

@@ -92,6 +92,7 @@ pub struct Check {
     max_steps: u64,
     step_ns: Option<u64>,
     lock_order_fails: bool,
+    model: Option<&'static str>,
 }
 
 impl Check {
@@ -102,6 +103,7 @@ impl Check {
             max_steps: crate::DEFAULT_MAX_STEPS,
             step_ns: None,
             lock_order_fails: false,
+            model: None,
         }
     }
 
@@ -116,6 +118,19 @@ impl Check {
     /// Stops each run after `n` steps (a failure, `step-limit`).
     pub fn max_steps(mut self, n: u64) -> Check {
         self.max_steps = n;
+        self
+    }
+
+    /// Names the model in its traces (and so in their charts' titles:
+    /// "Timeline · prod · seed 1"), in place of `custom` ([`Sim::label`]).
+    ///
+    /// ```
+    /// use sim::testing::Check;
+    /// let run = Check::random().label("prod").run_seed(&|| async { sim::yield_now().await }, 1, true);
+    /// assert_eq!(run.trace.unwrap().meta.model, "prod");
+    /// ```
+    pub fn label(mut self, model: &'static str) -> Check {
+        self.model = Some(model);
         self
     }
 
@@ -185,10 +200,14 @@ impl Check {
         F: Fn() -> Fut + Clone + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        let step_ns = self.step_ns;
+        let (step_ns, model_name) = (self.step_ns, self.model);
         self.strategy.run_by(seed, record, self.max_steps, |sim| {
             let sim = match step_ns {
                 Some(ns) => sim.step_ns(ns),
+                None => sim,
+            };
+            let sim = match model_name {
+                Some(name) => sim.label(name, Vec::<crate::trace::Param>::new()),
                 None => sim,
             };
             sim.run(model.clone())
@@ -324,11 +343,10 @@ where
 /// Prints a replayed run's events to stderr; panics with its report if it failed.
 fn report_replay(run: crate::Run, seed: u64) {
     let trace = run.trace.expect("recording was on");
+    // As `deadsim replay` lists them (but its `runs` lines).
     let labels = trace.task_labels();
     for e in &trace.events {
-        let task = &labels[e.task as usize];
-        let res = e.resource.map(|r| format!(" \"{}\"", trace.resources[r as usize].name)).unwrap_or_default();
-        eprintln!("step {:>5} {:>10}ns  {task:<16} {:?}{res}", e.step, e.time, e.kind);
+        eprintln!("{}", trace.event_line(&labels, e));
     }
     // Where the trace went, or how to get it: the failure message is what a
     // user reads, and the events above may have scrolled far away.

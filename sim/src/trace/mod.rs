@@ -189,6 +189,45 @@ pub enum EventKind {
     Value,
 }
 
+impl EventKind {
+    /// The kind as the JSON names it (`lock`, `rlock`, `notify_all`).
+    ///
+    /// ```
+    /// use sim::trace::EventKind;
+    /// assert_eq!(EventKind::NotifyAll.as_str(), "notify_all");
+    /// assert_eq!(serde_json::to_value(EventKind::RLock).unwrap(), EventKind::RLock.as_str());
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Spawn => "spawn",
+            EventKind::Finish => "finish",
+            EventKind::Lock => "lock",
+            EventKind::Unlock => "unlock",
+            EventKind::RLock => "rlock",
+            EventKind::RUnlock => "runlock",
+            EventKind::Enter => "enter",
+            EventKind::Exit => "exit",
+            EventKind::Wait => "wait",
+            EventKind::Notify => "notify",
+            EventKind::NotifyAll => "notify_all",
+            EventKind::Send => "send",
+            EventKind::Recv => "recv",
+            EventKind::Close => "close",
+            EventKind::Select => "select",
+            EventKind::Write => "write",
+            EventKind::Read => "read",
+            EventKind::Sleep => "sleep",
+            EventKind::Block => "block",
+            EventKind::Wake => "wake",
+            EventKind::Check => "check",
+            EventKind::Panic => "panic",
+            EventKind::Deadlock => "deadlock",
+            EventKind::Atomic => "atomic",
+            EventKind::Value => "value",
+        }
+    }
+}
+
 /// One visible operation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -268,6 +307,33 @@ impl Trace {
         let names: Vec<String> =
             cases.iter().map(|c| format!("{} {}", c.dir.as_str(), self.resources[c.resource as usize].name)).collect();
         names.join(" | ")
+    }
+
+    /// One event as `deadsim replay` lists it: step, time, task (one of
+    /// `labels`, from [`Trace::task_labels`]), the event's kind as the JSON
+    /// names it, its operation or a select's cases, its resource, amount,
+    /// and the frame it was made at.
+    ///
+    /// ```
+    /// let t = sim::trace::Trace::from_json(&std::fs::read_to_string("../traces/abba-deadlock.json").unwrap()).unwrap();
+    /// let labels = t.task_labels();
+    /// let lock = t.events.iter().find(|e| e.kind == sim::trace::EventKind::Lock).unwrap();
+    /// assert_eq!(
+    ///     t.event_line(&labels, lock),
+    ///     "step      4 t=      400ns  T2                   lock \"B\"  at abba::worker (sim/src/models/abba.rs:27)"
+    /// );
+    /// ```
+    pub fn event_line(&self, labels: &[String], e: &Event) -> String {
+        let task = &labels[e.task as usize];
+        let res = e.resource.map(|r| format!(" \"{}\"", self.resources[r as usize].name)).unwrap_or_default();
+        let amount = e.amount.map(|a| format!(" {a}")).unwrap_or_default();
+        let mut op = e.op.as_ref().map(|o| format!(" {o}")).unwrap_or_default();
+        if !e.cases.is_empty() {
+            // As the deadlock report prints a select: `{send requests | recv done}`.
+            op.push_str(&format!(" {{{}}}", self.cases_label(&e.cases)));
+        }
+        let frame = e.frame.map(|f| format!("  at {}", self.frames[f as usize])).unwrap_or_default();
+        format!("step {:>6} t={:>9}ns  {task:<20} {}{op}{res}{amount}{frame}", e.step, e.time, e.kind.as_str())
     }
 }
 
