@@ -270,7 +270,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 "count": d.count, "verdict": d.outcome.verdict()}))
                 .collect::<Vec<_>>());
         }
-        println!("{out}");
+        crate::output::print_json(out);
         return written.map(|()| r.failure.is_some());
     }
     let label = crate::output::model_label(m, cfg);
@@ -385,7 +385,8 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 if first.get("failures").is_some() { "--keep-going" } else { "lowest-failure" },
             )));
         }
-        for key in ["model", "strategy", "range", "max_steps", "check_determinism"] {
+        // `deadsim`: shards of two builds may disagree on a seed's run.
+        for key in ["deadsim", "model", "strategy", "range", "max_steps", "check_determinism"] {
             if v.get(key) != first.get(key) {
                 return Err(UsageError(format!(
                     "{name}: `{key}` differs from {} ({} vs {})",
@@ -393,11 +394,24 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
                 )));
             }
         }
-        if params_by_value(v) != params_by_value(first) {
-            return Err(UsageError(format!(
-                "{name}: `params` differs from {} ({} vs {})",
-                shards[0].0, v["params"], first["params"]
-            )));
+        let (mine, theirs) = (params_by_value(v), params_by_value(first));
+        if mine != theirs {
+            // The parameters that differ, not two whole objects.
+            let differ: Vec<String> = match (mine.as_object(), theirs.as_object()) {
+                (Some(a), Some(b)) => {
+                    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                    keys.into_iter()
+                        .filter(|k| a.get(*k) != b.get(*k))
+                        .map(|k| {
+                            let show =
+                                |x: Option<&serde_json::Value>| x.map_or("(none)".to_string(), |x| x.to_string());
+                            format!("{k} {} vs {}", show(a.get(k)), show(b.get(k)))
+                        })
+                        .collect()
+                }
+                _ => vec![format!("{} vs {}", v["params"], first["params"])],
+            };
+            return Err(UsageError(format!("{name}: `params` differs from {}: {}", shards[0].0, differ.join(", "))));
         }
     }
     // Every file must be a different shard i/n of the same n: a duplicate or a
@@ -624,7 +638,7 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
             .map(|(sig, (seed, count, verdict))| json!({"signature": sig, "seed": seed, "count": count, "verdict": verdict}))
             .collect::<Vec<_>>());
     }
-    println!("{out}");
+    crate::output::print_json(out);
     Ok(lowest.is_some())
 }
 
@@ -698,12 +712,11 @@ pub fn hunt_matrix(
         // The first failing cell's (in table order), as verdict and seed are.
         let cycle = cells.iter().find_map(|c| c.3.failure.as_ref().map(|f| cycle_json(&f.1))).unwrap_or(json!([]));
         let schedules: u64 = cells.iter().map(|c| c.3.schedules).sum();
-        println!(
-            "{}",
+        crate::output::print_json(
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "model": name,
             "seeds": range.to_string(), "strategy": kind.to_string(), "cells": out,
             "default_workload": default, "stopped_early": interrupted, "complete": !interrupted,
-            "all_expected": if default { all_expected(out.iter().map(|c| &c["matches"])) } else { json!(null) }})
+            "all_expected": if default { all_expected(out.iter().map(|c| &c["matches"])) } else { json!(null) }}),
         );
         return Ok(any);
     }
@@ -820,11 +833,10 @@ pub fn hunt_all(
         let cycle =
             rows.iter().find_map(|(_, _, r, _)| r.failure.as_ref().map(|f| cycle_json(&f.1))).unwrap_or(json!([]));
         let schedules: u64 = rows.iter().map(|(_, _, r, _)| r.schedules).sum();
-        println!(
-            "{}",
+        crate::output::print_json(
             json!({"verdict": verdict, "seed": seed, "schedules": schedules, "cycle": cycle, "seeds": range.to_string(),
                    "strategy": kind.to_string(), "stopped_early": interrupted, "complete": !interrupted,
-                   "all_expected": all_expected(variants.iter().map(|v| &v["matches"])), "variants": variants})
+                   "all_expected": all_expected(variants.iter().map(|v| &v["matches"])), "variants": variants}),
         );
         return Ok(any);
     }

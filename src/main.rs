@@ -544,7 +544,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 None => models::all(),
             };
             if json {
-                println!("{}", models_json(&list));
+                crate::output::print_json(models_json(&list));
             } else {
                 print_models(&list);
             }
@@ -570,7 +570,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 None => Ok(()),
             };
             if json {
-                println!("{}", search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
+                crate::output::print_json(search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
                 // The strategy is said when it is not the default one.
                 let strategy = match kind.to_string().as_str() {
@@ -765,7 +765,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     Which::Seed(s, k) => (Some(*s), k.to_string()),
                     Which::Schedule(_) => (None, "replay".to_string()),
                 };
-                println!("{}", search_cmd::run_json(m, &cfg, &run, seed, &strategy));
+                crate::output::print_json(search_cmd::run_json(m, &cfg, &run, seed, &strategy));
                 return written.map(|()| run.outcome.is_failure());
             }
             match &which {

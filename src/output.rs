@@ -67,6 +67,15 @@ pub fn cycle_json(o: &Outcome) -> serde_json::Value {
     serde_json::Value::Array(cycle)
 }
 
+/// Prints one JSON result on stdout, with the `deadsim` version that made
+/// it (a CI script, or `merge`, can tell the results of two builds apart).
+pub fn print_json(mut v: serde_json::Value) {
+    if let Some(o) = v.as_object_mut() {
+        o.insert("deadsim".into(), json!(env!("CARGO_PKG_VERSION")));
+    }
+    println!("{v}");
+}
+
 /// The model's parameters as a JSON object.
 pub fn params_json(cfg: &Configured) -> serde_json::Value {
     let mut map = serde_json::Map::new();

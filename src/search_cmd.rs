@@ -475,8 +475,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             None => ("no-deadlock", json!([]), json!(null), json!(null)),
         };
         let warnings = crate::output::warnings_json(&warnings);
-        println!(
-            "{}",
+        crate::output::print_json(
             json!({"verdict": verdict, "seed": r.missed_by_search(), "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "strategy": "dfs", "message": message,
                    "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
@@ -496,7 +495,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "schedule": schedule, "replay": replay,
                    // A random seed that failed after the search covered every schedule it saw.
                    "missed_by_search": r.missed_by_search(),
-                   "warnings": warnings})
+                   "warnings": warnings}),
         );
         return written.map(|()| r.failure.is_some());
     }
@@ -634,7 +633,7 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
             let mut out = run_json(m, cfg, &failing, None, "shrink");
             out["shrunk"] = json!(false);
             out["from_seed"] = json!(from_seed);
-            println!("{out}");
+            crate::output::print_json(out);
         } else {
             if step_limit {
                 println!(
@@ -674,7 +673,7 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         out["step_limit_hit"] = json!(shrunk.limit_hit);
         out["nondeterminism"] = json!(shrunk.nondeterminism);
         out["budget_spent"] = json!(shrunk.budget_spent);
-        println!("{out}");
+        crate::output::print_json(out);
         return written.map(|()| true);
     }
     let from = format!(

@@ -449,6 +449,24 @@ fn shards_merge_into_the_unsharded_result() {
         assert_eq!(code, 2, "{flag}: {err}");
         assert!(err.contains(needle), "{flag}: {err}");
     }
+    // Other parameters: the error names the one that differs, not two whole objects.
+    let (_, out, _) = deadsim(&["hunt", "flink", "--seeds", "0..6000", "--shard", "1/3", "--json", "--exclusive", "2"]);
+    let other = dir.join("other.json");
+    std::fs::write(&other, out).unwrap();
+    let (code, _, err) = deadsim(&["merge", &files[0], other.to_str().unwrap(), &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`params` differs from") && err.trim_end().ends_with(": exclusive \"2\" vs \"3\""), "{err}");
+    // A shard of another build of deadsim (its `deadsim` version) may run a seed otherwise.
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    assert_eq!(v["deadsim"], env!("CARGO_PKG_VERSION"));
+    v["deadsim"] = json!("0.0.9");
+    std::fs::write(&other, v.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["merge", &files[0], other.to_str().unwrap(), &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("`deadsim` differs from {} (\"0.0.9\" vs \"{}\")", files[0], env!("CARGO_PKG_VERSION"))),
+        "{err}"
+    );
     // A shard whose fields do not fit each other or the split: refused,
     // naming the file and the field.
     let whole0: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
