@@ -332,10 +332,14 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             );
         }
         _ if !r.stopped_early && !a.keep_going => {
+            // Every seed ran: how rare a failure could still be (the
+            // upper end of the Wilson interval for none in n).
+            let (_, _, hi) = wilson(0, r.schedules);
             println!(
-                "{label}: no failure in {} (seeds {range}, strategy {})",
+                "{label}: no failure in {} (seeds {range}, strategy {}; 95% upper bound on the failing share: {})",
                 crate::search_cmd::count(r.schedules, "schedule"),
-                a.kind
+                a.kind,
+                percent(hi)
             )
         }
         _ => {}

@@ -391,6 +391,9 @@ fn shards_merge_into_the_unsharded_result() {
     // A shard's text names the shard and the whole range.
     let (_, out, _) = deadsim(&["hunt", "abba", "--fixed", "--seeds", "0..100", "--shard", "1/3"]);
     assert!(out.starts_with("abba --fixed: no failure in 33 schedules (seeds 33..=65, shard 1/3 of 0..=99,"), "{out}");
+    // With every seed run, how rare a failure could still be: 0 of 100, Wilson's upper end.
+    let (_, out, _) = deadsim(&["hunt", "abba", "--fixed", "--seeds", "0..100"]);
+    assert!(out.starts_with("abba --fixed: no failure in 100 schedules (seeds 0..=99, strategy random; 95% upper bound on the failing share: 3.699%)"), "{out}");
     let mut args = vec!["merge"];
     args.extend(files.iter().map(|s| s.as_str()));
     let (code, merged) = json(&args);
