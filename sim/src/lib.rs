@@ -253,6 +253,21 @@ pub struct Run {
     pub lock_order: lockorder::LockOrder,
 }
 
+impl Run {
+    /// The schedule string that replays this run (`ds1:MODEL:FINGERPRINT:...`),
+    /// when recording was on; `None` otherwise.
+    ///
+    /// ```
+    /// let m = sim::models::find("abba").unwrap().configure(&[]).unwrap();
+    /// let run = m.run(0, true);
+    /// assert_eq!(run.schedule(), Some("ds1:abba:a5167e82:1.2x2.1"));
+    /// assert_eq!(m.run(0, false).schedule(), None);
+    /// ```
+    pub fn schedule(&self) -> Option<&str> {
+        self.trace.as_ref().map(|t| t.meta.replay.as_str())
+    }
+}
+
 impl Sim {
     /// A run with `seed`, the random strategy, recording off.
     pub fn new(seed: u64) -> Sim {

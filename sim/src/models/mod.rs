@@ -126,7 +126,7 @@ type Runner = dyn Fn(Sim) -> Run + Send + Sync;
 /// // The failing seed recorded, shrunk, and its schedule string replayed.
 /// let failing = model.run(seed, true);
 /// let small = shrink(&model, &failing, 10_000).unwrap();
-/// let schedule = &small.run.trace.as_ref().unwrap().meta.replay;
+/// let schedule = small.run.schedule().unwrap();
 /// assert_eq!(model.replay(schedule).unwrap().outcome.verdict(), "deadlock");
 /// // Every schedule, with partial-order reduction: the deadlock is found.
 /// let all = explore(&model, &ExploreConfig::default());
