@@ -910,7 +910,7 @@ fn models_json(list: &[&'static dyn Model]) -> serde_json::Value {
                 .iter()
                 .map(|p| {
                     let mut v =
-                        json!({"name": p.name, "flag": format!("--{}", p.name), "default": p.default, "help": p.help});
+                        json!({"name": p.name, "flag": format!("--{}", p.name), "default": output::param_value(&p.kind, p.default), "help": p.help});
                     match p.kind {
                         models::ParamKind::Flag => v["kind"] = json!("flag"),
                         models::ParamKind::Int { min, max } => {

@@ -76,13 +76,35 @@ pub fn print_json(mut v: serde_json::Value) {
     println!("{v}");
 }
 
-/// The model's parameters as a JSON object.
+/// The model's parameters as a JSON object, each value of its kind: a
+/// flag `true`/`false`, a number a number, a choice a string.
 pub fn params_json(cfg: &Configured) -> serde_json::Value {
+    let specs = sim::models::find(cfg.model).map(|m| m.params()).unwrap_or_default();
     let mut map = serde_json::Map::new();
     for p in cfg.params.iter() {
-        map.insert(p.name.clone(), json!(p.value));
+        let value = match specs.iter().find(|s| s.name == p.name) {
+            Some(spec) => param_value(&spec.kind, &p.value),
+            None => json!(p.value),
+        };
+        map.insert(p.name.clone(), value);
     }
     serde_json::Value::Object(map)
+}
+
+/// A parameter's value (as the model takes it, text) as JSON of its kind;
+/// the text itself if it does not read as that kind.
+pub fn param_value(kind: &sim::models::ParamKind, value: &str) -> serde_json::Value {
+    use sim::models::ParamKind;
+    match kind {
+        ParamKind::Flag => value.parse::<bool>().map_or_else(|_| json!(value), |b| json!(b)),
+        ParamKind::Int { .. } => value.parse::<u64>().map_or_else(|_| json!(value), |n| json!(n)),
+        ParamKind::Float { .. } => value
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| json!(value), serde_json::Value::Number),
+        ParamKind::Choice(_) => json!(value),
+    }
 }
 
 /// Writes a trace file (`--trace path`) whole or not at all. If it cannot

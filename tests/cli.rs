@@ -422,7 +422,7 @@ fn shards_merge_into_the_unsharded_result() {
     // Parameters are compared by value: a shard that writes a number as
     // "02" is the shard of the same hunt, and the merge gives the model's form.
     let mut padded: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
-    let (key, value) = padded["params"].as_object().unwrap().iter().find(|(_, x)| x == &&json!("2")).unwrap();
+    let (key, value) = padded["params"].as_object().unwrap().iter().find(|(_, x)| x == &&json!(2)).unwrap();
     let key = key.clone();
     assert_eq!(value, &merged["params"][&key]);
     padded["params"][&key] = json!("02");
@@ -458,7 +458,7 @@ fn shards_merge_into_the_unsharded_result() {
     std::fs::write(&other, out).unwrap();
     let (code, _, err) = deadsim(&["merge", &files[0], other.to_str().unwrap(), &files[2]]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("`params` differs from") && err.trim_end().ends_with(": exclusive \"2\" vs \"3\""), "{err}");
+    assert!(err.contains("`params` differs from") && err.trim_end().ends_with(": exclusive 2 vs 3"), "{err}");
     // A shard of another build of deadsim (its `deadsim` version) may run a seed otherwise.
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
     assert_eq!(v["deadsim"], env!("CARGO_PKG_VERSION"));
@@ -1154,7 +1154,17 @@ fn models_json_gives_each_variant_as_flags_that_run_it() {
                 .unwrap()
                 .params
                 .iter()
-                .map(|p| (p.name.clone(), json!(p.value)))
+                .map(|p| {
+                    // Each value of its kind: a flag a bool, a number a number.
+                    let spec = model.params().iter().find(|s| s.name == p.name).unwrap();
+                    let v = match spec.kind {
+                        sim::models::ParamKind::Flag => json!(p.value == "true"),
+                        sim::models::ParamKind::Int { .. } => json!(p.value.parse::<u64>().unwrap()),
+                        sim::models::ParamKind::Float { .. } => json!(p.value.parse::<f64>().unwrap()),
+                        sim::models::ParamKind::Choice(_) => json!(p.value),
+                    };
+                    (p.name.clone(), v)
+                })
                 .collect();
             assert_eq!(run["params"], serde_json::Value::Object(want), "{name} {args:?}");
             variants += 1;
