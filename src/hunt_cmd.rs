@@ -333,10 +333,10 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         }
         _ if !r.stopped_early && !a.keep_going => {
             // Every seed ran: how rare a failure could still be (the
-            // upper end of the Wilson interval for none in n).
+            // Wilson interval for none in n, as --keep-going gives it).
             let (_, _, hi) = wilson(0, r.schedules);
             println!(
-                "{label}: no failure in {} (seeds {range}, strategy {}; 95% upper bound on the failing share: {})",
+                "{label}: no failure in {} (seeds {range}, strategy {}; failing share 0%, 95% Wilson CI 0%..{})",
                 crate::search_cmd::count(r.schedules, "schedule"),
                 a.kind,
                 percent(hi)
@@ -378,6 +378,15 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         shards.push((f.display().to_string(), v));
     }
     let first = &shards[0].1;
+    // A failure is made again here, and a shard's "no failure" taken on its
+    // word: shards of another deadsim (whose runs may differ) are refused.
+    let own = env!("CARGO_PKG_VERSION");
+    if let Some(made) = first.get("deadsim").filter(|v| v.as_str() != Some(own)) {
+        return Err(UsageError(format!(
+            "{}: made by deadsim {made}, and this is deadsim {own}: merge shards with the deadsim that made them",
+            shards[0].0
+        )));
+    }
     for (name, v) in &shards[1..] {
         // A shard is a `--keep-going` one if it has the failure counts.
         let kind = |v: &serde_json::Value| json!(v.get("failures").is_some());

@@ -48,8 +48,9 @@ pub fn print_outcome(run: &sim::Run) {
     }
 }
 
-/// The `cycle` of the JSON output: `[{"task", "id", "waits_for"}]` (the id
-/// tells apart tasks that share a name).
+/// The `cycle` of the JSON output: `[{"task", "id", "op", "waits_for",
+/// "at"}]` (the id tells apart tasks that share a name; `at` is the
+/// innermost frame, or null).
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {
     let cycle: Vec<serde_json::Value> = o
         .deadlock()

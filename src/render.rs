@@ -296,6 +296,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         ));
     }
     let header: Header = args.header.parse().map_err(|e| format!("--header {}: {e}", args.header))?;
+    if header == Header::None && args.title.is_some() {
+        return Err("--title: --header none draws no title (give --header title, or leave --title out)".into());
+    }
     let opts = Options { tasks, header, ..opts };
     if requested == [Chart::WaitFor] && x != XAxis::Time {
         eprintln!("note: --x does not apply to the wait-for graph, which has no time axis");
@@ -369,11 +372,12 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
             }
         }
-        if requested.iter().any(|&c| c != Chart::WaitFor) {
-            if let Some(past) = opts.window.past_end(&m) {
-                eprintln!("note: --window {}: {past}", args.window);
-            }
-        }
+        // Said once the charts are drawn (a window wholly outside the trace
+        // is refused by the drawing, with no note before it).
+        let past = match requested.iter().any(|&c| c != Chart::WaitFor) {
+            true => opts.window.past_end(&m).map(|past| format!("note: --window {}: {past}", args.window)),
+            false => None,
+        };
         if let ([c], false) = (requested.as_slice(), all) {
             // A chart asked for by name that would be empty is an error, not a
             // placeholder image (`all` leaves it out and says so).
@@ -400,6 +404,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 _ => format!("{origin}: {e}"),
             })?;
             rendered.push((path, bytes));
+        }
+        if let Some(note) = &past {
+            eprintln!("{note}");
         }
         if let [(path, bytes)] = rendered.as_slice() {
             if path.as_os_str() == "-" {
@@ -451,12 +458,8 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
         ));
     }
     let title = match title {
-        // Spaces and zero-width characters (U+200B-U+200D, U+2060, U+FEFF)
-        // alone draw a blank title band.
-        Some(t)
-            if t.chars()
-                .all(|c| c.is_whitespace() || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')) =>
-        {
+        // Spaces and characters drawn as nothing alone draw a blank title band.
+        Some(t) if t.chars().all(|c| c.is_whitespace() || default_ignorable(c)) => {
             return Err("--title: empty (nothing visible); leave it out for the chart's own title".into());
         }
         Some(t) if t.contains(['\n', '\r']) => {
@@ -469,6 +472,32 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
         t => t.clone(),
     };
     Ok(Options { x, window, width, scale, title, tasks: Vec::new(), header: Header::Full })
+}
+
+/// Unicode's Default_Ignorable_Code_Point characters (soft hyphen,
+/// zero-width and direction marks, variation selectors, tags...), which a
+/// viewer draws as nothing.
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
 }
 
 /// How `run`, `replay` and `shrink` draw their `--render` charts: the
@@ -501,6 +530,8 @@ pub struct Figure {
     pub opts: Options,
     /// `--format`, if given (else OUT's extension says, else PNG).
     pub format: Option<Format>,
+    /// `--window` as given, for notes.
+    pub window: String,
 }
 
 impl FigureArgs {
@@ -532,7 +563,7 @@ impl FigureArgs {
             Some(f) => Some(f.parse().map_err(|e| format!("--format {f}: {e}"))?),
             None => None,
         };
-        Ok(Figure { opts, format })
+        Ok(Figure { opts, format, window: self.window.clone().unwrap_or_else(|| "auto".into()) })
     }
 }
 
@@ -694,7 +725,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, fig: &Figure) -> Resu
     // The window is the run's: one that misses it names the flag.
     opts.window.resolve(&m).map_err(|e| NotDrawn { msg: format!("--{e}"), window: true })?;
     if let Some(past) = opts.window.past_end(&m) {
-        eprintln!("note: --window: {past}");
+        eprintln!("note: --window {}: {past}", fig.window);
     }
     let fingerprint = trace.meta.replay.split(':').nth(2).unwrap_or("").to_string();
     // A seed's charts under another strategy than random are another run's:

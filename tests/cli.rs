@@ -393,7 +393,7 @@ fn shards_merge_into_the_unsharded_result() {
     assert!(out.starts_with("abba --fixed: no failure in 33 schedules (seeds 33..=65, shard 1/3 of 0..=99,"), "{out}");
     // With every seed run, how rare a failure could still be: 0 of 100, Wilson's upper end.
     let (_, out, _) = deadsim(&["hunt", "abba", "--fixed", "--seeds", "0..100"]);
-    assert!(out.starts_with("abba --fixed: no failure in 100 schedules (seeds 0..=99, strategy random; 95% upper bound on the failing share: 3.699%)"), "{out}");
+    assert!(out.starts_with("abba --fixed: no failure in 100 schedules (seeds 0..=99, strategy random; failing share 0%, 95% Wilson CI 0%..3.699%)"), "{out}");
     let mut args = vec!["merge"];
     args.extend(files.iter().map(|s| s.as_str()));
     let (code, merged) = json(&args);
@@ -470,6 +470,11 @@ fn shards_merge_into_the_unsharded_result() {
         err.contains(&format!("`deadsim` differs from {} (\"0.0.9\" vs \"{}\")", files[0], env!("CARGO_PKG_VERSION"))),
         "{err}"
     );
+    // ... and shards all of another deadsim than this one.
+    let (code, _, err) = deadsim(&["merge", other.to_str().unwrap(), &files[0], &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    let want = format!("other.json: made by deadsim \"0.0.9\", and this is deadsim {}", env!("CARGO_PKG_VERSION"));
+    assert!(err.contains(&want), "{err}");
     // A shard whose fields do not fit each other or the split: refused,
     // naming the file and the field.
     let whole0: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
@@ -2033,12 +2038,17 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         ("time:0..3us", Some("note: --window time:0..3us: the trace ends at 500 ns: the window is drawn up to it")),
         ("last:5", None),
         ("time:0..500", None),
+        ("time:0..=500", None),
     ] {
         let (code, _, err) = deadsim(&["render", t, "-o", out.to_str().unwrap(), "--window", window]);
         assert_eq!(code, 0, "{err}");
         let note = err.lines().find(|l| l.starts_with("note:"));
         assert_eq!(note, said, "{window}: {err}");
     }
+    // Wholly outside: refused, with no note that it would be drawn.
+    let (code, _, err) = deadsim(&["render", t, "-o", out.to_str().unwrap(), "--window", "time:600..700"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("note:") && err.contains("is empty or outside the trace"), "{err}");
 
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [
@@ -2051,7 +2061,9 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         (&["--scale", "2", "--format", "svg"], "--scale 2: scales a PNG; an SVG is drawn at any size"),
         (&["--title", ""], "--title: empty"),
         (&["--header", "tiny"], "--header tiny: unknown header `tiny` (expected full, title or none)"),
+        (&["--header", "none", "--title", "T"], "--title: --header none draws no title"),
         (&["--title", "\u{200b} \u{feff}"], "--title: empty (nothing visible)"),
+        (&["--title", "\u{200e}\u{ad}\u{34f}\u{2061}"], "--title: empty (nothing visible)"),
         (&["--title", "two\nlines"], "--title: a line break"),
         (&["--title", "bell\u{7}"], "--title: a control character (U+0007); the title is plain text"),
         (&["--tasks", "T1,T2", "--window", "steps:1..=1"], "--tasks T1,T2: "),

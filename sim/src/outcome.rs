@@ -374,9 +374,11 @@ pub struct BlockedTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<u64>,
     /// For a `wait` in a `WaitGroup` whose declared callers of `Done` have
-    /// all returned: those that returned without calling it (ids, in
-    /// order), the Done forgotten on an error path. Left out of the JSON
-    /// when empty.
+    /// all returned: those that returned without calling it on this
+    /// WaitGroup in the run (ids, ascending), the Done forgotten on an
+    /// error path. A declared task that spawned another declared one is
+    /// taken for a spawner, which calls none, and is not named. Left out
+    /// of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forgot_done: Vec<u32>,
     /// Their names, as [`BlockedTask::forgot_done`] lists them.

@@ -129,7 +129,16 @@ impl Check {
     /// let run = Check::random().label("prod").run_seed(&|| async { sim::yield_now().await }, 1, true);
     /// assert_eq!(run.trace.unwrap().meta.model, "prod");
     /// ```
+    ///
+    /// # Panics
+    /// If `model` is empty or has a character other than an ASCII letter,
+    /// digit, `-` or `_`, as [`crate::models::Configured::new`]: it goes
+    /// into schedule strings.
     pub fn label(mut self, model: &'static str) -> Check {
+        assert!(
+            !model.is_empty() && model.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "model name `{model}`: use ASCII letters, digits, `-` and `_` (it goes into schedule strings)"
+        );
         self.model = Some(model);
         self
     }

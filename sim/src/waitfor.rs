@@ -1012,9 +1012,10 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         Wait::Notify(r) => s.counter(r),
         _ => None,
     };
-    // The declared callers of Done that returned without calling it (not
-    // a spawner declared for the workers it started, which calls none).
-    let forgot_done: Vec<TaskId> = match wait {
+    // The declared callers of Done that returned without calling it in the
+    // run, by id (not a spawner declared for the workers it started, which
+    // calls none; one that was also to call Done itself is not named).
+    let mut forgot_done: Vec<TaskId> = match wait {
         Wait::Notify(r) if counter.is_some() && released.is_empty() => s
             .notifiers
             .iter()
@@ -1028,6 +1029,7 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
             .collect(),
         _ => Vec::new(),
     };
+    forgot_done.sort_unstable();
     let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some("sync.Cond"));
     // A send blocked on a buffered channel: its buffer is full.
     let full = match wait {

@@ -2553,6 +2553,8 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
         if leak {
             let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome));
             let text = d.to_string();
+            // The read lock kept: main's write lock waits for it (before the mutex).
+            assert!(text.contains("\"main\" (task 0): waiting to lock rwmutex \"rw\""), "{text}");
             assert!(text.contains("\"returns\" returned without"), "{text}");
         } else {
             assert_eq!(run.outcome, Outcome::Completed);

@@ -348,3 +348,48 @@ fn a_forgotten_done_names_the_worker_not_the_spawner_declared_for_it() {
     assert_eq!(main.forgot_done_names, ["w1"], "{d}");
     assert!(d.to_string().contains("may call Done on it (\"w1\" returned without calling it)"), "{d}");
 }
+
+#[test]
+fn who_forgot_done_is_kept_in_the_trace_and_checked_when_read() {
+    let run = Sim::new(0).record(true).run(|| async {
+        let wg = WaitGroup::new("wg");
+        for (name, forget) in [("w0", true), ("w1", false), ("w2", true)] {
+            wg.add(1);
+            let w = wg.clone();
+            spawn(name, async move {
+                w.declare_done();
+                sim::yield_now().await;
+                if !forget {
+                    w.done().await;
+                }
+            });
+        }
+        wg.wait().await;
+    });
+    let d = run.outcome.deadlock().unwrap_or_else(|| panic!("{}", run.outcome.summary()));
+    let main = d.cycle.iter().chain(&d.behind).find(|b| b.name == "main").unwrap();
+    // By id, ascending, whatever order they were declared or returned in.
+    assert_eq!(
+        (main.forgot_done.as_slice(), main.forgot_done_names.as_slice()),
+        (&[1, 3][..], &["w0".to_string(), "w2".to_string()][..])
+    );
+    assert!(d.to_string().contains("(\"w0\", \"w2\" returned without calling it)"), "{d}");
+    let json = run.trace.unwrap().to_json();
+    let again = sim::trace::Trace::from_json(&json).unwrap();
+    assert_eq!(again.deadlock.unwrap().behind.iter().find(|b| b.name == "main").unwrap().forgot_done, [1, 3]);
+    for (bad, want) in [
+        (json.replace("\"forgot_done\":[1,3]", "\"forgot_done\":[1,9]"), "forgot_done[1]: 9 is not a task id"),
+        (
+            json.replace("\"forgot_done\":[1,3]", "\"forgot_done\":[3,1]"),
+            "forgot_done_names[0]: task 3 is named \"w2\", not \"w0\"",
+        ),
+        (
+            json.replace("\"forgot_done_names\":[\"w0\",\"w2\"]", "\"forgot_done_names\":[\"w0\"]"),
+            "forgot_done: 2 ids, but forgot_done_names has 1 names",
+        ),
+    ] {
+        assert_ne!(bad, json, "{want}");
+        let err = sim::trace::Trace::from_json(&bad).unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}

@@ -249,7 +249,9 @@ fn labelled_ticks(xm: &XMap, ticks: &[u64]) -> Vec<Tick> {
             // An end, labelled above (or outside the window).
             continue;
         }
-        let label = columns::label(t, xm.time, step, xm.x1);
+        // A lone tick has no step to take its decimals from: as exact as
+        // its own value needs (`2 µs` between `1.6 µs` and `2.4 µs`).
+        let label = columns::label(t, xm.time, if ticks.len() >= 2 { step } else { t }, xm.x1);
         let w = fonts::width(&label, SMALL, false);
         // Centred on its tick, unless it would run past the right end.
         let span = if x + w / 2 > right { (right - w, right) } else { (x - w / 2, x - w / 2 + w) };

@@ -218,7 +218,7 @@ impl FromStr for Header {
 
 /// The part of a trace the timeline, lock and pipe charts show.
 ///
-/// Written on the command line as `auto`, `all`, `last:N`, `steps:A..B` or
+/// Written on the command line as `auto`, `all`, `cycle`, `last:N`, `steps:A..B` or
 /// `time:A..B` (times in ns, or with a unit: `1.5us`, `20ms`, `2s`); `A..=B`
 /// includes B, as in seed ranges.
 ///
@@ -242,8 +242,9 @@ pub enum Window {
     /// The deadlock's story, whatever the trace's length: twice the steps
     /// since the cycle's tasks took the locks they still hold and blocked
     /// (at least [`Window::AUTO_MIN`]), ending at the deadlock. What
-    /// [`Window::Auto`] draws of a long trace, for a short one too. An
-    /// error for a trace without a deadlock.
+    /// [`Window::Auto`] draws of a long trace, for a short one too (for a
+    /// deadlock with no cycle, its blocked tasks' story). An error for a
+    /// trace without a deadlock.
     Cycle,
     /// The last N steps before the deadlock (or the end of the trace).
     Last(u64),
@@ -278,7 +279,8 @@ impl Window {
     }
 
     /// What of this window lies past the end of `m`'s trace, for a note
-    /// (the window is drawn up to the end); `None` if it lies within it.
+    /// (the window is drawn up to the end); `None` if it lies within it,
+    /// or wholly outside it (which [`Window::resolve`] refuses).
     ///
     /// ```
     /// let trace = visualizer::load(std::path::Path::new("../traces/abba-deadlock.json")).unwrap();
@@ -287,6 +289,8 @@ impl Window {
     /// assert_eq!(visualizer::Window::Last(50).past_end(&m).unwrap(), "the trace has 5 steps: all are drawn");
     /// ```
     pub fn past_end(self, m: &Model) -> Option<String> {
+        // A window wholly outside is refused, not drawn: nothing to note.
+        self.resolve(m).ok()?;
         let end = m.end.max(1);
         match self {
             // `last:N` counts back from the deadlock (or the end).
@@ -296,7 +300,8 @@ impl Window {
             Window::Steps(_, last) if last > end => {
                 Some(format!("the trace ends at step {}: the window is drawn up to it", columns::group(end)))
             }
-            Window::Time(_, t1) if t1 > m.time(end) => {
+            // `t1` is the end left out (`time:0..=500` is `Time(0, 501)`).
+            Window::Time(_, t1) if t1 > m.time(end).saturating_add(1) => {
                 Some(format!("the trace ends at {} ns: the window is drawn up to it", columns::group(m.time(end))))
             }
             _ => None,
@@ -331,7 +336,7 @@ impl Window {
             Window::Cycle => {
                 let Some(s) = m.story_start().filter(|_| m.deadlock.is_some()) else {
                     return Err(Error(
-                        "window cycle: the trace has no deadlock cycle to draw (give all, last:N or steps:A..B)".into(),
+                        "window cycle: the trace has no deadlock to draw (give all, last:N or steps:A..B)".into(),
                     ));
                 };
                 let n = (2 * (stop - s.min(stop))).max(Window::AUTO_MIN);

@@ -931,8 +931,13 @@ impl<'a> Model<'a> {
 
     /// Where the deadlock's story starts: the earliest step at which a task
     /// of the cycle took a lock it still holds, or blocked for the last time.
+    /// A deadlock with no cycle (a lock whose holder returned, a Done never
+    /// called) has its blocked tasks instead.
     pub fn story_start(&self) -> Option<u64> {
-        let cycle = self.cycle_tasks();
+        let mut cycle = self.cycle_tasks();
+        if cycle.is_empty() {
+            cycle = self.trace.deadlock.as_ref().map(|d| d.behind.iter().map(|b| b.task).collect()).unwrap_or_default();
+        }
         let mut start: Option<u64> = None;
         for &t in &cycle {
             let Some(tt) = self.tasks.get(t as usize) else { continue };

@@ -3184,7 +3184,23 @@ fn the_cycle_window_draws_a_deadlocks_story_at_any_length() {
     let fixed = sim::models::find("abba").unwrap().configure(&[("fixed".into(), "true".into())]).unwrap();
     let trace = fixed.run(0, true).trace.unwrap();
     let e = Window::Cycle.resolve(&Model::new(&trace).unwrap()).unwrap_err();
-    assert!(e.to_string().contains("window cycle: the trace has no deadlock cycle to draw"), "{e}");
+    assert!(e.to_string().contains("window cycle: the trace has no deadlock to draw"), "{e}");
+    // A deadlock with no cycle (a Done never called): the story of its blocked tasks.
+    let run = sim::Sim::new(0).record(true).run(|| async {
+        let wg = sim::sync::WaitGroup::new("wg");
+        wg.add(1);
+        let w = wg.clone();
+        sim::spawn("worker", async move {
+            w.declare_done();
+            sim::yield_now().await;
+        });
+        wg.wait().await;
+    });
+    let trace = run.trace.unwrap();
+    assert!(trace.deadlock.as_ref().is_some_and(|d| d.cycle.is_empty()), "{}", run.outcome);
+    let m = Model::new(&trace).unwrap();
+    let (_, b, note) = Window::Cycle.resolve(&m).unwrap();
+    assert_eq!(b, m.stop(), "{note}");
 }
 
 #[test]
@@ -3217,4 +3233,15 @@ fn a_header_can_be_the_title_line_alone_or_nothing() {
         assert!(none_h < title_h && title_h < full_h, "{what}: {none_h} {title_h} {full_h}");
         assert_eq!(full[full.len() - 3..], none[none.len() - 3..], "{what}");
     }
+}
+
+#[test]
+fn a_lone_tick_is_labelled_as_exactly_as_its_value_needs() {
+    // 1.6 to 2.4 µs at 600 px: one round tick, 2 µs, between the ends (it
+    // read "2.000 µs", from no step).
+    let trace = committed_trace("flink-1.13.1-pipeline-deadlock.json");
+    let opts = Options { window: Window::Time(1_600, 2_400), width: 600, ..Options::default() };
+    let texts = check_svg(&render(&trace, Chart::Timeline, Format::Svg, &opts), 600);
+    let axis: Vec<&str> = texts.iter().map(String::as_str).filter(|t| t.ends_with(" µs")).collect();
+    assert_eq!(axis, ["1.6 µs", "2 µs", "2.4 µs"], "{texts:?}");
 }

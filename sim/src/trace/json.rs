@@ -1131,6 +1131,33 @@ impl Trace {
                 return Err(format!("closing[{i}]: task {c} is given twice"));
             }
         }
+        // Who forgot Done: tasks, in order, named as they are, of a WaitGroup wait.
+        if !b.forgot_done.is_empty() {
+            if !b.in_wait_group() {
+                return Err("forgot_done: given for a wait that is not in a WaitGroup (no `counter`)".into());
+            }
+            if b.forgot_done.len() != b.forgot_done_names.len() {
+                return Err(format!(
+                    "forgot_done: {} ids, but forgot_done_names has {} names",
+                    b.forgot_done.len(),
+                    b.forgot_done_names.len()
+                ));
+            }
+            for (i, (&id, name)) in b.forgot_done.iter().zip(&b.forgot_done_names).enumerate() {
+                match self.tasks.get(id as usize) {
+                    None => return Err(format!("forgot_done[{i}]: {id} is not a task id")),
+                    Some(t) if &t.name != name => {
+                        return Err(format!("forgot_done_names[{i}]: task {id} is named {:?}, not {name:?}", t.name));
+                    }
+                    Some(_) => {}
+                }
+                if i > 0 && b.forgot_done[i - 1] >= id {
+                    return Err(format!("forgot_done[{i}]: ids are ascending, each once"));
+                }
+            }
+        } else if !b.forgot_done_names.is_empty() {
+            return Err("forgot_done_names: names without forgot_done ids".into());
+        }
         // A holder that returned is one of the releasers, of a lock wait.
         for (i, r) in b.returned.iter().enumerate() {
             if !matches!(b.op.as_str(), "lock" | "rlock") || !b.released_by_ids.contains(&r.task) {
