@@ -402,6 +402,10 @@ pub struct ReturnedHolder {
     pub task: u32,
     /// Where it took the lock, if the model named the frame.
     pub at: Option<FrameInfo>,
+    /// It holds an RWMutex's read lock (Go's `RLock` without `RUnlock`).
+    /// Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read: bool,
 }
 
 /// A lock held by a blocked task.
@@ -756,8 +760,13 @@ fn write_task(
                             |i| self::who(shared, &b.released_by[i], r.task),
                         );
                         // A Java monitor is exited, not unlocked.
-                        let (undo, did) =
-                            if b.kind == "monitor" { ("exiting", "entered") } else { ("unlocking", "locked") };
+                        let (undo, did) = if b.kind == "monitor" {
+                            ("exiting", "entered")
+                        } else if r.read {
+                            ("read-unlocking", "read-locked")
+                        } else {
+                            ("unlocking", "locked")
+                        };
                         match &r.at {
                             Some(at) => format!("{name} returned without {undo} it, {did} at {at}"),
                             None => format!("{name} returned without {undo} it"),

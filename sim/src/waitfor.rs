@@ -970,15 +970,16 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
     let returned = match wait {
         Wait::Lock(r) | Wait::RLock(r) | Wait::Drain(r) => {
             let mut out = Vec::new();
-            let mut note = |h: &crate::rt::Hold| {
+            let mut note = |h: &crate::rt::Hold, read: bool| {
                 if s.tasks[h.task as usize].status == Status::Finished && released.contains(&h.task) {
-                    out.push(crate::outcome::ReturnedHolder { task: h.task, at: h.at.map(FrameInfo::from) });
+                    out.push(crate::outcome::ReturnedHolder { task: h.task, at: h.at.map(FrameInfo::from), read });
                 }
             };
             match &s.resources[r as usize].st {
-                ResState::Mutex { holder: Some(h) } | ResState::Monitor { owner: Some(h), .. } => note(h),
+                ResState::Mutex { holder: Some(h) } | ResState::Monitor { owner: Some(h), .. } => note(h, false),
                 ResState::RwLock { writer, readers, .. } => {
-                    writer.iter().chain(readers.iter()).for_each(&mut note);
+                    writer.iter().for_each(|h| note(h, false));
+                    readers.iter().for_each(|h| note(h, true));
                 }
                 _ => {}
             }

@@ -2533,7 +2533,7 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
     // Go's `mu.Lock()` then return without `Unlock()` is `leak()`; the same
     // guard dropped is Rust's release, and there is no bug to find.
     for leak in [true, false] {
-        let run = Sim::new(0).run(move || async move {
+        let run = Sim::new(0).record(true).run(move || async move {
             let (mu, rw) = (Mutex::new("mu"), sim::sync::RwMutex::new("rw"));
             spawn("returns", async move {
                 let g = mu.lock().await;
@@ -2555,7 +2555,13 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
             let text = d.to_string();
             // The read lock kept: main's write lock waits for it (before the mutex).
             assert!(text.contains("\"main\" (task 0): waiting to lock rwmutex \"rw\""), "{text}");
-            assert!(text.contains("\"returns\" returned without"), "{text}");
+            assert!(text.contains("(\"returns\" returned without read-unlocking it)"), "{text}");
+            // The trace keeps it, and reads it back.
+            let json = run.trace.as_ref().unwrap().to_json();
+            assert!(json.contains("\"read\":true"), "{json}");
+            let again = sim::trace::Trace::from_json(&json).unwrap();
+            let read = again.deadlock.unwrap();
+            assert!(read.cycle.iter().chain(&read.behind).any(|b| b.returned.iter().any(|r| r.read)));
         } else {
             assert_eq!(run.outcome, Outcome::Completed);
         }

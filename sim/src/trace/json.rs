@@ -1169,6 +1169,9 @@ impl Trace {
             if self.tasks.get(r.task as usize).is_none() {
                 return Err(format!("returned[{i}]: {} is not a task id", r.task));
             }
+            if r.read && b.kind != "rwmutex" {
+                return Err(format!("returned[{i}]: a read lock (read: true) of a {}, not an rwmutex", b.kind));
+            }
         }
         // The ids say which task of a shared name; a trace from before they
         // were kept has none.
