@@ -932,13 +932,29 @@ impl<'a> Model<'a> {
     /// Where the deadlock's story starts: the earliest step at which a task
     /// of the cycle took a lock it still holds, or blocked for the last time.
     /// A deadlock with no cycle (a lock whose holder returned, a Done never
-    /// called) has its blocked tasks instead.
+    /// called) has its blocked tasks instead, and the tasks that caused it:
+    /// a returned holder from when it took the lock it still holds, a task
+    /// that never called Done from when it returned.
     pub fn story_start(&self) -> Option<u64> {
         let mut cycle = self.cycle_tasks();
-        if cycle.is_empty() {
-            cycle = self.trace.deadlock.as_ref().map(|d| d.behind.iter().map(|b| b.task).collect()).unwrap_or_default();
-        }
         let mut start: Option<u64> = None;
+        if cycle.is_empty() {
+            let behind = self.trace.deadlock.as_ref().map(|d| d.behind.as_slice()).unwrap_or_default();
+            cycle = behind.iter().map(|b| b.task).collect();
+            for b in behind {
+                // Its open holds count below, as a cycle task's do.
+                cycle.extend(b.returned.iter().map(|r| r.task));
+                for &t in &b.forgot_done {
+                    let finished = self
+                        .tasks
+                        .get(t as usize)
+                        .and_then(|tt| tt.states.iter().rev().find(|(_, st)| *st == State::Finished).map(|&(p, _)| p));
+                    if let Some(p) = finished {
+                        start = Some(start.map_or(p, |s| s.min(p)));
+                    }
+                }
+            }
+        }
         for &t in &cycle {
             let Some(tt) = self.tasks.get(t as usize) else { continue };
             let holds = tt.holds.iter().filter(|h| h.open).map(|h| h.start);

@@ -3245,3 +3245,32 @@ fn a_lone_tick_is_labelled_as_exactly_as_its_value_needs() {
     let axis: Vec<&str> = texts.iter().map(String::as_str).filter(|t| t.ends_with(" µs")).collect();
     assert_eq!(axis, ["1.6 µs", "2 µs", "2.4 µs"], "{texts:?}");
 }
+
+#[test]
+fn a_deadlock_without_a_cycle_is_drawn_from_what_caused_it() {
+    // A leaker locks and returns holding the lock at about step 1300; main
+    // locks it 200 steps later. The window shows the leaker's lock, not
+    // only main's last 60 steps (nor refuses `cycle`).
+    let run = sim::Sim::new(0).record(true).run(|| async {
+        let mu = sim::sync::Mutex::new("mu");
+        for _ in 0..1300 {
+            sim::yield_now().await;
+        }
+        sim::spawn("leaker", async move { mu.lock().await.leak() }).join().await;
+        for _ in 0..200 {
+            sim::yield_now().await;
+        }
+        let g = mu.lock().await;
+        g.unlock().await;
+    });
+    let trace = run.trace.unwrap();
+    let d = trace.deadlock.as_ref().unwrap_or_else(|| panic!("{}", run.outcome));
+    assert!(d.cycle.is_empty(), "{}", run.outcome);
+    let m = Model::new(&trace).unwrap();
+    let lock = trace.events.iter().find(|e| e.kind == sim::trace::EventKind::Lock).unwrap().step;
+    assert!(m.end > 1400 && lock > 1200, "{} {lock}", m.end);
+    for w in [Window::Auto, Window::Cycle] {
+        let (a, b, note) = w.resolve(&m).unwrap();
+        assert!(a < lock && b == m.stop(), "{w:?}: {note}");
+    }
+}
