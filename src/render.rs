@@ -138,7 +138,7 @@ pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
         if !folder && !meta.is_file() {
             return Err(format!(
                 "{flag} {}: not a folder or a plain file (a device, a pipe or a link), but the charts are \
-                 files named PREFIX-CHART.png beside it; give a folder (DIR/) or a file-name prefix",
+                 files named PREFIX-CHART.png (or .svg) beside it; give a folder (DIR/) or a file-name prefix",
                 o.display()
             ));
         }
@@ -146,10 +146,10 @@ pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
     let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext {
         Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => {
-            let format = if flag == "-o" { "; --format sets the format" } else { "" };
+            // `render -o` and `run --render` both take --format.
             Err(format!(
                 "{flag} {}: .{e} is not a chart format (deadsim draws .png and .svg); end the prefix in .png \
-                 or .svg, or drop the .{e} (the charts are named PREFIX-CHART.png{format})",
+                 or .svg, or drop the .{e} (the charts are named PREFIX-CHART.png, or .svg with --format svg)",
                 o.display()
             ))
         }
