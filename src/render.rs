@@ -62,6 +62,11 @@ pub struct RenderArgs {
     /// named [default: every task alive in the window]
     #[arg(long, value_name = "NAMES", allow_hyphen_values = true)]
     tasks: Option<String>,
+    /// Draw tasks under another name: PATTERN (a task name, `*` for any
+    /// characters) = the name to show (`--rename 'Join*=task thread'`);
+    /// repeat for more
+    #[arg(long, value_name = "PATTERN=NAME", allow_hyphen_values = true)]
+    rename: Vec<String>,
     /// Give each task the colour it has in OTHER's charts (tasks matched by
     /// name): a figure of a fix then colours its threads as the bug's figure does
     #[arg(long = "colours-of", visible_alias = "colors-of", value_name = "OTHER")]
@@ -295,6 +300,20 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             args.chart
         ));
     }
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for r in &args.rename {
+        let Some((pattern, name)) = r.split_once('=') else {
+            return Err(format!("--rename {r}: expected PATTERN=NAME (`--rename 'Join*=task thread'`)"));
+        };
+        let (pattern, name) = (pattern.trim(), name.trim());
+        if pattern.is_empty() || name.is_empty() {
+            return Err(format!("--rename {r}: an empty {}", if pattern.is_empty() { "pattern" } else { "name" }));
+        }
+        if name.contains(char::is_control) {
+            return Err(format!("--rename {r}: a control character in the name; a name is plain text"));
+        }
+        renames.push((pattern.to_string(), name.to_string()));
+    }
     let header: Header = args.header.parse().map_err(|e| format!("--header {}: {e}", args.header))?;
     if header == Header::None && args.title.is_some() {
         return Err("--title: --header none draws no title (give --header title, or leave --title out)".into());
@@ -316,7 +335,16 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         None => None,
     };
     beside_replay_check(&trace, &origin, "drawn", || {
-        let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
+        // Renamed for the charts only: the trace as read is what its
+        // schedule is checked against.
+        let renamed;
+        let trace = if renames.is_empty() {
+            &trace
+        } else {
+            renamed = visualizer::rename_tasks(&trace, &renames).map_err(|e| format!("--rename: {origin}: {e}"))?;
+            &renamed
+        };
+        let m = Model::new(trace).map_err(|e| format!("{origin}: {e}"))?;
         let m = match (&other, &args.colours_of) {
             (Some(other), Some(p)) => {
                 let o = Model::new(other).map_err(|e| format!("--colours-of {}: {e}", p.display()))?;
@@ -362,7 +390,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             _ => m,
         };
         if let Some(list) = &args.tasks {
-            visualizer::select_tasks(&trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+            visualizer::select_tasks(trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
         }
         if requested == [Chart::WaitFor] {
             // Not drawn, but a window outside the trace is refused as the
@@ -392,7 +420,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             refuse_overwriting_input(path, &args.trace)?;
         }
         if files.iter().any(|(_, f, _)| *f == Format::Png) {
-            note_missing_glyphs(&trace);
+            note_missing_glyphs(trace);
             note_missing_title_glyphs(&opts);
         }
         // Render everything first: an error leaves no file behind.
@@ -755,6 +783,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, fig: &Figure) -> Resu
         scale: "1".into(),
         title: None,
         tasks: None,
+        rename: Vec::new(),
         colours_of: None,
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
@@ -1025,6 +1054,7 @@ mod tests {
             scale: "1".into(),
             title: None,
             tasks: None,
+            rename: Vec::new(),
             colours_of: None,
         }
     }

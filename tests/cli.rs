@@ -2036,6 +2036,13 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         "{note}"
     );
 
+    // --rename: the lanes show the names given; the trace's own are gone from them.
+    let (code, _, err) =
+        deadsim(&["render", t, "-o", out.to_str().unwrap(), "--rename", "T1=first", "--rename", "T*=other"]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains(">\nfirst\n</text>") && svg.contains(">\nother\n</text>"), "renamed lanes");
+    assert!(!svg.contains(">\nT1\n</text>") && !svg.contains(">\nT2\n</text>"), "old lane names left");
     // A window reaching past the trace is drawn up to its end, and said.
     for (window, said) in [
         ("last:5000", Some("note: --window last:5000: the trace has 5 steps: all are drawn")),
@@ -2067,6 +2074,9 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         (&["--title", ""], "--title: empty"),
         (&["--header", "tiny"], "--header tiny: unknown header `tiny` (expected full, title or none)"),
         (&["--header", "none", "--title", "T"], "--title: --header none draws no title"),
+        (&["--rename", "T1"], "--rename T1: expected PATTERN=NAME"),
+        (&["--rename", "T1="], "--rename T1=: an empty name"),
+        (&["--rename", "T3=x"], "--rename: "),
         (&["--title", "\u{200b} \u{feff}"], "--title: empty (nothing visible)"),
         (&["--title", "\u{200e}\u{ad}\u{34f}\u{2061}"], "--title: empty (nothing visible)"),
         (&["--title", "two\nlines"], "--title: a line break"),

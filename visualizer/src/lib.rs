@@ -620,6 +620,30 @@ pub fn select_tasks(trace: &Trace, patterns: &[String]) -> Result<Vec<u32>, Erro
     Ok(out)
 }
 
+/// `trace` with tasks given other names in its charts: each `(pattern,
+/// name)` renames the tasks `pattern` selects (as [`select_tasks`] reads
+/// it: a name, a chart label such as `worker (task 2)`, `*` for any run
+/// of characters) to `name`, in order. For figures: a long name
+/// (`Channel state writer Join(xxxxxx) (34/256)#1`) cut to fit becomes
+/// what the caption calls it. An error names a pattern no task matches.
+///
+/// ```
+/// let trace = visualizer::load(std::path::Path::new("../traces/abba-deadlock.json")).unwrap();
+/// let t = visualizer::rename_tasks(&trace, &[("T*".into(), "thread".into())]).unwrap();
+/// assert_eq!(t.task_labels(), ["main", "thread (task 1)", "thread (task 2)"]);
+/// assert!(visualizer::rename_tasks(&trace, &[("T3".into(), "x".into())]).is_err());
+/// ```
+pub fn rename_tasks(trace: &Trace, renames: &[(String, String)]) -> Result<Trace, Error> {
+    let mut out = trace.clone();
+    for (pattern, name) in renames {
+        // Matched against the names as they are by now (a later rename sees an earlier one).
+        for t in select_tasks(&out, std::slice::from_ref(pattern))? {
+            out.tasks[t as usize].name = name.clone();
+        }
+    }
+    Ok(out)
+}
+
 /// True if `name` matches `pattern`, where `*` stands for any run of
 /// characters (none included) and everything else for itself.
 fn glob_match(pattern: &str, name: &str) -> bool {
