@@ -331,7 +331,11 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
     let other = match &args.colours_of {
-        Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
+        // Renamed as this trace is, so that tasks match by the names both
+        // figures show (a pattern OTHER has no task for renames nothing there).
+        Some(p) => Some(renames.iter().fold(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?, |t, r| {
+            visualizer::rename_tasks(&t, std::slice::from_ref(r)).unwrap_or(t)
+        })),
         None => None,
     };
     beside_replay_check(&trace, &origin, "drawn", || {

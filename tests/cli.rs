@@ -2043,6 +2043,26 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.contains(">\nfirst\n</text>") && svg.contains(">\nother\n</text>"), "renamed lanes");
     assert!(!svg.contains(">\nT1\n</text>") && !svg.contains(">\nT2\n</text>"), "old lane names left");
+    // With --colours-of, OTHER's tasks are renamed alike: a renamed fix takes the renamed bug's colours.
+    let fill_of = |svg: &str, name: &str| {
+        let at = svg.find(&format!(">\n{name}\n</text>")).unwrap();
+        let swatch = &svg[svg[..at].rfind("<rect ").unwrap()..];
+        let fill = swatch.find("fill=\"#").unwrap();
+        swatch[fill + 6..fill + 13].to_string()
+    };
+    let renamed = ["--rename", "T1=first", "--rename", "T2=second"];
+    let (code, _, err) = deadsim(&[&["render", t, "-o", out.to_str().unwrap()][..], &renamed].concat());
+    assert_eq!(code, 0, "{err}");
+    let bug_svg = std::fs::read_to_string(&out).unwrap();
+    let (code, _, err) = deadsim(
+        &[&["render", fixed.to_str().unwrap(), "-o", out.to_str().unwrap(), "--colours-of", t][..], &renamed].concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "every task matched: {err}");
+    let fix_svg = std::fs::read_to_string(&out).unwrap();
+    for name in ["first", "second"] {
+        assert_eq!(fill_of(&fix_svg, name), fill_of(&bug_svg, name), "{name}");
+    }
     // A window reaching past the trace is drawn up to its end, and said.
     for (window, said) in [
         ("last:5000", Some("note: --window last:5000: the trace has 5 steps: all are drawn")),
