@@ -312,6 +312,11 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         if name.contains(char::is_control) {
             return Err(format!("--rename {r}: a control character in the name; a name is plain text"));
         }
+        if name.contains(',') {
+            return Err(format!(
+                "--rename {r}: a comma in the name, which --tasks could not name (it separates names)"
+            ));
+        }
         renames.push((pattern.to_string(), name.to_string()));
     }
     let header: Header = args.header.parse().map_err(|e| format!("--header {}: {e}", args.header))?;
@@ -331,24 +336,11 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     let origin = args.trace.display().to_string();
     let other = match &args.colours_of {
-        // Renamed as this trace is, so that tasks match by the names both
-        // figures show (a pattern OTHER has no task for renames nothing there).
-        Some(p) => Some(renames.iter().fold(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?, |t, r| {
-            visualizer::rename_tasks(&t, std::slice::from_ref(r)).unwrap_or(t)
-        })),
+        Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
         None => None,
     };
     beside_replay_check(&trace, &origin, "drawn", || {
-        // Renamed for the charts only: the trace as read is what its
-        // schedule is checked against.
-        let renamed;
-        let trace = if renames.is_empty() {
-            &trace
-        } else {
-            renamed = visualizer::rename_tasks(&trace, &renames).map_err(|e| format!("--rename: {origin}: {e}"))?;
-            &renamed
-        };
-        let m = Model::new(trace).map_err(|e| format!("{origin}: {e}"))?;
+        let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
         let m = match (&other, &args.colours_of) {
             (Some(other), Some(p)) => {
                 let o = Model::new(other).map_err(|e| format!("--colours-of {}: {e}", p.display()))?;
@@ -392,6 +384,23 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 m
             }
             _ => m,
+        };
+        // Renamed for the charts only, once the colours are matched by the
+        // names as read (a name two tasks come to share would pair tasks
+        // by their ids): the trace as read is what its schedule is checked
+        // against.
+        let renamed;
+        let (trace, m) = if renames.is_empty() {
+            (&trace, m)
+        } else {
+            let mut t = trace.clone();
+            for (pattern, name) in &renames {
+                t = visualizer::rename_tasks(&t, &[(pattern.clone(), name.clone())])
+                    .map_err(|e| format!("--rename {pattern}={name}: {origin}: {e}"))?;
+            }
+            renamed = t;
+            let drawn = Model::new(&renamed).map_err(|e| format!("{origin}: {e}"))?.with_colours_from(&m);
+            (&renamed, drawn)
         };
         if let Some(list) = &args.tasks {
             visualizer::select_tasks(trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;

@@ -2063,6 +2063,30 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     for name in ["first", "second"] {
         assert_eq!(fill_of(&fix_svg, name), fill_of(&bug_svg, name), "{name}");
     }
+    // Colours are matched by the names as read: two threads renamed to one
+    // name keep their own colours (they are told apart by task ids, which
+    // two traces do not share).
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let (minimal, pipeline) =
+        (traces.join("flink-1.13.1-minimal-deadlock.json"), traces.join("flink-1.13.1-pipeline-deadlock.json"));
+    let draw = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            minimal.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--colours-of",
+            pipeline.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = deadsim(&args);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let plain = draw(&[]);
+    let shared = draw(&["--rename", "Join*=thread", "--rename", "Channel*=thread"]);
+    assert_eq!(fill_of(&shared, "thread (task 1)"), fill_of(&plain, "Join(xxxxxx) (34/256)#1"));
+    assert_eq!(fill_of(&shared, "thread (task 2)"), fill_of(&plain, "Channel state writer Join(xxxxxx) (34/256)#1"));
     // A window reaching past the trace is drawn up to its end, and said.
     for (window, said) in [
         ("last:5000", Some("note: --window last:5000: the trace has 5 steps: all are drawn")),
@@ -2096,7 +2120,8 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         (&["--header", "none", "--title", "T"], "--title: --header none draws no title"),
         (&["--rename", "T1"], "--rename T1: expected PATTERN=NAME"),
         (&["--rename", "T1="], "--rename T1=: an empty name"),
-        (&["--rename", "T3=x"], "--rename: "),
+        (&["--rename", "T3=x"], "--rename T3=x: "),
+        (&["--rename", "T1=a,b"], "--rename T1=a,b: a comma in the name"),
         (&["--title", "\u{200b} \u{feff}"], "--title: empty (nothing visible)"),
         (&["--title", "\u{200e}\u{ad}\u{34f}\u{2061}"], "--title: empty (nothing visible)"),
         (&["--title", "two\nlines"], "--title: a line break"),

@@ -767,6 +767,17 @@ impl<'a> Model<'a> {
         (slots != self.colour_slots).then(|| Model { colour_slots: slots, ..self.clone() })
     }
 
+    /// This model with the colours of `same`, a model of the same run whose
+    /// tasks have other names ([`crate::rename_tasks`]): task by task, as
+    /// `same` has them (after its [`Model::with_colours_of`]). Unchanged if
+    /// the two do not have the same tasks.
+    pub fn with_colours_from(&self, same: &Model) -> Model<'a> {
+        if same.colour_slots.len() != self.colour_slots.len() {
+            return self.clone();
+        }
+        Model { colour_slots: same.colour_slots.clone(), pinned: same.pinned.clone(), ..self.clone() }
+    }
+
     /// This model with each task that `other` has too (the same name, as
     /// the charts give it) in the colour it has in `other`'s charts, and
     /// the number of such tasks. The others keep theirs, or take a colour
