@@ -1991,6 +1991,13 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     // (by themselves they differ: the bug's cycle takes the first colours).
     let fixed = dir.join("fixed.json");
     assert_eq!(deadsim(&["run", "abba", "--fixed", "--trace", fixed.to_str().unwrap()]).0, 0);
+    // A lane's colour: its name is drawn after its colour swatch.
+    let fill_of = |svg: &str, name: &str| {
+        let at = svg.find(&format!(">\n{name}\n</text>")).unwrap();
+        let swatch = &svg[svg[..at].rfind("<rect ").unwrap()..];
+        let fill = swatch.find("fill=\"#").unwrap();
+        swatch[fill + 6..fill + 13].to_string()
+    };
     let colours = |trace: &std::path::Path, extra: &[&str]| -> Vec<String> {
         let out = dir.join("c.svg");
         let mut args = vec!["render", trace.to_str().unwrap(), "-o", out.to_str().unwrap()];
@@ -1998,15 +2005,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 0, "{err}");
         let svg = std::fs::read_to_string(&out).unwrap();
-        // Each lane's name is drawn after its colour swatch.
-        ["main", "T1", "T2"]
-            .map(|name| {
-                let at = svg.find(&format!(">\n{name}\n</text>")).unwrap();
-                let swatch = &svg[svg[..at].rfind("<rect ").unwrap()..];
-                let fill = swatch.find("fill=\"#").unwrap();
-                swatch[fill + 6..fill + 13].to_string()
-            })
-            .into()
+        ["main", "T1", "T2"].map(|name| fill_of(&svg, name)).into()
     };
     let bug = colours(&trace, &[]);
     assert_ne!(colours(&fixed, &[]), bug);
@@ -2043,13 +2042,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.contains(">\nfirst\n</text>") && svg.contains(">\nother\n</text>"), "renamed lanes");
     assert!(!svg.contains(">\nT1\n</text>") && !svg.contains(">\nT2\n</text>"), "old lane names left");
-    // With --colours-of, OTHER's tasks are renamed alike: a renamed fix takes the renamed bug's colours.
-    let fill_of = |svg: &str, name: &str| {
-        let at = svg.find(&format!(">\n{name}\n</text>")).unwrap();
-        let swatch = &svg[svg[..at].rfind("<rect ").unwrap()..];
-        let fill = swatch.find("fill=\"#").unwrap();
-        swatch[fill + 6..fill + 13].to_string()
-    };
+    // With --colours-of, a renamed fix takes the renamed bug's colours.
     let renamed = ["--rename", "T1=first", "--rename", "T2=second"];
     let (code, _, err) = deadsim(&[&["render", t, "-o", out.to_str().unwrap()][..], &renamed].concat());
     assert_eq!(code, 0, "{err}");

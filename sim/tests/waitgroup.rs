@@ -42,6 +42,16 @@ fn fan_out(seed: u64, workers: usize, forget: Option<usize>, heartbeat: bool) ->
     (run.outcome, log)
 }
 
+/// A worker declared to call Done on `wg`: a step of work, then Done,
+/// unless it `forget`s (returns early on an error path).
+async fn worker(wg: WaitGroup, forget: bool) {
+    wg.declare_done();
+    sim::yield_now().await;
+    if !forget {
+        wg.done().await;
+    }
+}
+
 #[test]
 fn wait_returns_only_after_every_done() {
     for seed in 0..200 {
@@ -330,14 +340,7 @@ fn a_forgotten_done_names_the_worker_not_the_spawner_declared_for_it() {
         let w = wg.clone();
         let starter = spawn("starter", async move {
             for (name, forget) in [("w0", false), ("w1", true)] {
-                let w = w.clone();
-                spawn(name, async move {
-                    w.declare_done();
-                    sim::yield_now().await;
-                    if !forget {
-                        w.done().await;
-                    }
-                });
+                spawn(name, worker(w.clone(), forget));
             }
         });
         wg.declare_done_for(starter.id());
@@ -355,14 +358,7 @@ fn who_forgot_done_is_kept_in_the_trace_and_checked_when_read() {
         let wg = WaitGroup::new("wg");
         for (name, forget) in [("w0", true), ("w1", false), ("w2", true)] {
             wg.add(1);
-            let w = wg.clone();
-            spawn(name, async move {
-                w.declare_done();
-                sim::yield_now().await;
-                if !forget {
-                    w.done().await;
-                }
-            });
+            spawn(name, worker(wg.clone(), forget));
         }
         wg.wait().await;
     });
@@ -381,7 +377,7 @@ fn who_forgot_done_is_kept_in_the_trace_and_checked_when_read() {
         (json.replace("\"forgot_done\":[1,3]", "\"forgot_done\":[1,9]"), "forgot_done[1]: 9 is not a task id"),
         (
             json.replace("\"forgot_done\":[1,3]", "\"forgot_done\":[3,1]"),
-            "forgot_done_names[0]: task 3 is named \"w2\", not \"w0\"",
+            "forgot_done[0]: task 3 is \"w2\", but forgot_done_names[0] is \"w0\"",
         ),
         (
             json.replace("\"forgot_done_names\":[\"w0\",\"w2\"]", "\"forgot_done_names\":[\"w0\"]"),

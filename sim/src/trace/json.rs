@@ -1136,24 +1136,9 @@ impl Trace {
             if !b.in_wait_group() {
                 return Err("forgot_done: given for a wait that is not in a WaitGroup (no `counter`)".into());
             }
-            if b.forgot_done.len() != b.forgot_done_names.len() {
-                return Err(format!(
-                    "forgot_done: {} ids, but forgot_done_names has {} names",
-                    b.forgot_done.len(),
-                    b.forgot_done_names.len()
-                ));
-            }
-            for (i, (&id, name)) in b.forgot_done.iter().zip(&b.forgot_done_names).enumerate() {
-                match self.tasks.get(id as usize) {
-                    None => return Err(format!("forgot_done[{i}]: {id} is not a task id")),
-                    Some(t) if &t.name != name => {
-                        return Err(format!("forgot_done_names[{i}]: task {id} is named {:?}, not {name:?}", t.name));
-                    }
-                    Some(_) => {}
-                }
-                if i > 0 && b.forgot_done[i - 1] >= id {
-                    return Err(format!("forgot_done[{i}]: ids are ascending, each once"));
-                }
+            self.check_named_ids(("forgot_done", &b.forgot_done), ("forgot_done_names", &b.forgot_done_names))?;
+            if let Some(i) = (1..b.forgot_done.len()).find(|&i| b.forgot_done[i - 1] >= b.forgot_done[i]) {
+                return Err(format!("forgot_done[{i}]: ids are ascending, each once"));
             }
         } else if !b.forgot_done_names.is_empty() {
             return Err("forgot_done_names: names without forgot_done ids".into());
@@ -1176,25 +1161,7 @@ impl Trace {
         // The ids say which task of a shared name; a trace from before they
         // were kept has none.
         if !b.released_by_ids.is_empty() {
-            if b.released_by_ids.len() != b.released_by.len() {
-                return Err(format!(
-                    "released_by_ids: {} ids, but released_by has {} names",
-                    b.released_by_ids.len(),
-                    b.released_by.len()
-                ));
-            }
-            for (i, (&id, name)) in b.released_by_ids.iter().zip(&b.released_by).enumerate() {
-                match self.tasks.get(id as usize) {
-                    None => return Err(format!("released_by_ids[{i}]: {id} is not a task id")),
-                    Some(t) if &t.name != name => {
-                        return Err(format!(
-                            "released_by_ids[{i}]: task {id} is \"{}\", but released_by[{i}] is \"{name}\"",
-                            t.name
-                        ))
-                    }
-                    Some(_) => {}
-                }
-            }
+            self.check_named_ids(("released_by_ids", &b.released_by_ids), ("released_by", &b.released_by))?;
             // Where the events name the one task that could release the
             // wait: a join's joined task, a Go mutex's holder.
             let one = match (e.op.as_deref(), e.resource, e.peer) {
@@ -1255,6 +1222,32 @@ impl Trace {
     /// empty one, in a pipe write only when its bytes did not all fit or
     /// another write is in progress, and in a read only on an empty pipe
     /// with no write in progress.
+    /// A list of task ids and the list of those tasks' names beside it
+    /// (`released_by_ids` and `released_by`): as long as each other, each
+    /// id a task, each name that task's.
+    fn check_named_ids(
+        &self,
+        (ids_field, ids): (&str, &[u32]),
+        (names_field, names): (&str, &[String]),
+    ) -> Result<(), String> {
+        if ids.len() != names.len() {
+            return Err(format!("{ids_field}: {} ids, but {names_field} has {} names", ids.len(), names.len()));
+        }
+        for (i, (&id, name)) in ids.iter().zip(names).enumerate() {
+            match self.tasks.get(id as usize) {
+                None => return Err(format!("{ids_field}[{i}]: {id} is not a task id")),
+                Some(t) if &t.name != name => {
+                    return Err(format!(
+                        "{ids_field}[{i}]: task {id} is \"{}\", but {names_field}[{i}] is \"{name}\"",
+                        t.name
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     fn validate_levels(&self) -> Result<(), String> {
         use super::EventKind::*;
         let n = self.resources.len();
