@@ -71,6 +71,11 @@ pub struct RenderArgs {
     /// name): a figure of a fix then colours its threads as the bug's figure does
     #[arg(long = "colours-of", visible_alias = "colors-of", value_name = "OTHER")]
     colours_of: Option<PathBuf>,
+    /// Draw on the x axis OTHER's chart has with the same flags: the same
+    /// plot edges and one time (or step) range, so the two figures stack and
+    /// compare. `render OTHER --align-with TRACE` draws its match
+    #[arg(long = "align-with", value_name = "OTHER")]
+    align_with: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -339,6 +344,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
         None => None,
     };
+    let partner = match &args.align_with {
+        Some(p) => Some(visualizer::load(p).map_err(|e| format!("--align-with {e}"))?),
+        None => None,
+    };
     beside_replay_check(&trace, &origin, "drawn", || {
         let m = Model::new(&trace).map_err(|e| format!("{origin}: {e}"))?;
         let m = match (&other, &args.colours_of) {
@@ -436,9 +445,15 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             note_missing_glyphs(trace);
             note_missing_title_glyphs(&opts);
         }
+        let frames = match (&partner, &args.align_with) {
+            (Some(partner), Some(p)) => frames_of(&trace.meta.model, partner, p, &renames, &opts, &files)?,
+            _ => Vec::new(),
+        };
         // Render everything first: an error leaves no file behind.
         let mut rendered = Vec::with_capacity(files.len());
         for (c, f, path) in files {
+            let align = frames.iter().find(|(fc, _)| *fc == c).map(|(_, frame)| *frame);
+            let opts = Options { align, ..opts.clone() };
             let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
                 // What --tasks selected has nothing in the window: the flag is the fix.
                 Some(list) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
@@ -473,6 +488,51 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
         Ok(())
     })
+}
+
+/// The frame of each chart to draw, as `partner` (the trace `--align-with`
+/// names, read from `path`) is drawn with the same flags: the charts of the
+/// trace drawn are aligned with these. A chart `partner` has no axis for
+/// (no lock, no pipe) is drawn on its own, and said so.
+fn frames_of(
+    model: &str,
+    partner: &sim::trace::Trace,
+    path: &Path,
+    renames: &[(String, String)],
+    opts: &Options,
+    files: &[(Chart, Format, PathBuf)],
+) -> Result<Vec<(Chart, visualizer::Frame)>, String> {
+    let origin = path.display().to_string();
+    // Renamed as the trace drawn is: the label column fits the names shown.
+    let mut renamed = partner.clone();
+    for (pattern, name) in renames {
+        // A pattern that names no task there leaves it as it is: the
+        // partner of a renamed bug may be a fix without that thread.
+        if let Ok(t) = visualizer::rename_tasks(&renamed, &[(pattern.clone(), name.clone())]) {
+            renamed = t;
+        }
+    }
+    let pm = Model::new(&renamed).map_err(|e| format!("--align-with {origin}: {e}"))?;
+    if partner.meta.model != model {
+        // Said, as --colours-of says it: a trace given by mistake would
+        // otherwise stretch the axis without a word.
+        eprintln!("note: --align-with {origin} is a trace of {}, the trace drawn of {model}", partner.meta.model);
+    }
+    let mut frames = Vec::new();
+    for &(c, _, _) in files {
+        if c == Chart::WaitFor || frames.iter().any(|(fc, _)| *fc == c) {
+            continue;
+        }
+        match visualizer::frame(&pm, c, opts).map_err(|e| format!("--align-with {origin}: {e}"))? {
+            Some(frame) => frames.push((c, frame)),
+            None => eprintln!(
+                "note: --align-with {origin} has no {} to draw: the {} chart is drawn on its own axis",
+                if c == Chart::Locks { "lock" } else { "pipe" },
+                c.name()
+            ),
+        }
+    }
+    Ok(frames)
 }
 
 /// The drawing options `render` takes, read from its flags' text (here,
@@ -512,7 +572,7 @@ fn options(window: &str, x: &str, width: &str, scale: &str, title: &Option<Strin
         }
         t => t.clone(),
     };
-    Ok(Options { x, window, width, scale, title, tasks: Vec::new(), header: Header::Full })
+    Ok(Options { x, window, width, scale, title, tasks: Vec::new(), header: Header::Full, align: None })
 }
 
 /// Unicode's Default_Ignorable_Code_Point characters (soft hyphen,
@@ -798,6 +858,7 @@ pub fn render_trace(trace: &visualizer::Trace, out: &Path, fig: &Figure) -> Resu
         tasks: None,
         rename: Vec::new(),
         colours_of: None,
+        align_with: None,
     };
     let charts: Vec<Chart> = Chart::ALL.into_iter().filter(|c| c.applies(&m)).collect();
     // (A scale for SVG charts was refused before the run: `check_figure`.)
@@ -1069,6 +1130,7 @@ mod tests {
             tasks: None,
             rename: Vec::new(),
             colours_of: None,
+            align_with: None,
         }
     }
 

@@ -2099,6 +2099,30 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     assert_eq!(code, 2, "{err}");
     assert!(!err.contains("note:") && err.contains("is empty or outside the trace"), "{err}");
 
+    // --align-with: the bug's figure is drawn on the fix's axis (to the
+    // fix's 2.7 µs, not to its own 500 ns), and says so.
+    let svg_of = |args: &[&str]| {
+        let (code, _, err) = deadsim(&[&["render"][..], args, &["-o", out.to_str().unwrap()]].concat());
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let fix = fixed.to_str().unwrap();
+    let (alone, aligned) = (svg_of(&[t]), svg_of(&[t, "--align-with", fix]));
+    assert!(alone.contains(">\n500 ns\n</text>") && !alone.contains(">\n2.7 µs\n</text>"));
+    assert!(aligned.contains(">\n2.7 µs\n</text>"), "the fix's end is not on the axis");
+    assert!(aligned.contains(">\nall 5 steps; x axis shared with another trace\n</text>"));
+    assert!(svg_of(&[fix, "--align-with", t]).contains(">\nall 27 steps; x axis shared with another trace\n</text>"));
+    // The other trace is drawn with the same flags: a window it has no
+    // room for is its error, named as such; nothing is written.
+    std::fs::remove_file(&out).unwrap();
+    let (code, _, err) = deadsim(&["render", t, "--align-with", fix, "--window", "cycle", "-o", out.to_str().unwrap()]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.starts_with(&format!("deadsim: error: --align-with {fix}: window cycle: ")), "{err}");
+    assert!(!out.exists());
+    let (code, _, err) = deadsim(&["render", t, "--align-with", "no-such.json", "-o", out.to_str().unwrap()]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.starts_with("deadsim: error: --align-with no-such.json: "), "{err}");
+
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [
         (&["--scale", "0"][..], "--scale 0: expected 1..=4"),

@@ -40,6 +40,34 @@ impl<'m> XMap<'m> {
         XMap { times: &m.times, jumps: &m.jumps, a, b, x0, x1, left, width: width.max(1), time }
     }
 
+    /// The same map with its axis run on over `x0..=x1` (a window drawn on
+    /// an axis it shares with another trace's, see [`crate::align`]): the
+    /// window's positions keep their values, and the axis beyond them is
+    /// empty.
+    pub fn spanning(mut self, x0: u64, x1: u64) -> XMap<'m> {
+        self.x0 = self.x0.min(x0);
+        self.x1 = self.x1.max(x1);
+        self
+    }
+
+    /// The frame of a `chart` drawn with this map in a picture `width`
+    /// wide, its final column `tail` wide ending at `right`.
+    pub fn frame(&self, chart: crate::Chart, width: i32, right: i32, tail: i32) -> crate::Frame {
+        crate::Frame { chart, width, left: self.left, right, tail, x0: self.x0, x1: self.x1, time: self.time }
+    }
+
+    /// The x of the window's first position: the plot's left edge, unless
+    /// the axis starts before the window (see [`XMap::spanning`]).
+    pub fn start_px(&self) -> i32 {
+        self.px(self.a)
+    }
+
+    /// The x of the window's last position: the plot's right edge, unless
+    /// the axis runs on past the window (see [`XMap::spanning`]).
+    pub fn end_px(&self) -> i32 {
+        self.px(self.b)
+    }
+
     /// The axis value at the point `(pos, late)` (see [`Model::time_at`]):
     /// on a time axis, after the clock jump at `pos` when `late`.
     pub fn value_at(&self, (pos, late): (u64, bool)) -> u64 {

@@ -36,6 +36,7 @@ use std::str::FromStr;
 
 pub use sim::trace::Trace;
 
+pub mod align;
 mod columns;
 mod fonts;
 mod glyphs;
@@ -49,6 +50,7 @@ mod scene;
 pub mod timeline;
 pub mod waitfor;
 
+pub use align::Frame;
 pub use model::Model;
 pub use scene::{Anchor, Item, Scene};
 
@@ -552,6 +554,11 @@ pub struct Options {
     pub tasks: Vec<String>,
     /// What is said above the plot.
     pub header: Header,
+    /// Draw the timeline, locks or pipes chart in the union of its own
+    /// frame and this one (another trace's, from [`frame`]): the two
+    /// figures then share their plot's place and their x axis. See
+    /// [`align`]. The wait-for graph has no axis and takes none.
+    pub align: Option<Frame>,
 }
 
 impl Options {
@@ -575,6 +582,7 @@ impl Default for Options {
             title: None,
             tasks: Vec::new(),
             header: Header::Full,
+            align: None,
         }
     }
 }
@@ -715,6 +723,18 @@ pub fn load(path: &Path) -> Result<Trace, Error> {
 
 /// Lays out one chart of a derived model.
 pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
+    laid_out(m, chart, opts).map(|(s, _)| s)
+}
+
+/// The frame `chart` of `m` is drawn in (with `opts.align`, the union of the
+/// two): give it as another trace's [`Options::align`] to draw both on one
+/// axis. `None` for a chart without an axis: the wait-for graph, and a
+/// locks or pipes chart of a trace with no lock or pipe.
+pub fn frame(m: &Model, chart: Chart, opts: &Options) -> Result<Option<Frame>, Error> {
+    laid_out(m, chart, opts).map(|(_, f)| f)
+}
+
+fn laid_out(m: &Model, chart: Chart, opts: &Options) -> Result<(Scene, Option<Frame>), Error> {
     if opts.width < Options::MIN_WIDTH || opts.width > Options::MAX_WIDTH {
         return Err(Error(format!(
             "width {} is out of range ({}..={} pixels)",
@@ -760,10 +780,10 @@ pub fn scene(m: &Model, chart: Chart, opts: &Options) -> Result<Scene, Error> {
         }
     };
     match chart {
-        Chart::Timeline => timeline::scene(m, opts),
-        Chart::Locks => locks::scene(m, opts),
-        Chart::Pipes => pipes::scene(m, opts),
-        Chart::WaitFor => waitfor::scene(m, opts),
+        Chart::Timeline => timeline::laid_out(m, opts),
+        Chart::Locks => locks::laid_out(m, opts),
+        Chart::Pipes => pipes::laid_out(m, opts),
+        Chart::WaitFor => waitfor::scene(m, opts).map(|s| (s, None)),
     }
 }
 

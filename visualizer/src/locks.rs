@@ -23,7 +23,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::{Hold, Mode, Model};
 use crate::palette;
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{Error, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options, XAxis};
 
 /// Most reader rows drawn for one RWMutex; more readers share the last row.
 const MAX_READER_ROWS: usize = 4;
@@ -61,9 +61,15 @@ struct Lane {
 
 /// Lays out the lock chart of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    laid_out(m, opts).map(|(s, _)| s)
+}
+
+/// The lock chart of `m`, and the frame it is drawn in (see [`crate::align`]);
+/// none when the trace has nothing for it.
+pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame>), Error> {
     let locks = m.locks();
     if locks.is_empty() {
-        return Ok(layout::empty(m, "Locks", "This trace has no mutex, RWMutex or monitor.", opts));
+        return Ok((layout::empty(m, "Locks", "This trace has no mutex, RWMutex or monitor.", opts), None));
     }
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
@@ -97,7 +103,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         (true, w) if w <= (right - left) / 4 => w.max(TAIL),
         (true, _) => widest(TINY).clamp(TAIL, (right - left) / 3),
     };
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+    let own =
+        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Locks, width, right, tail);
+    let frame = align::settle(own, opts.align)?;
+    // Aligned with a trace that has a final column, this one may have none
+    // (its window ends before its run): the room stays empty.
+    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
+    let note = align::note(note, opts.align.is_some());
 
     y += 30;
     let plot_top = y;
@@ -201,7 +214,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
     s.height = (y + MARGIN) as u32;
-    Ok(s)
+    Ok((s, Some(frame)))
 }
 
 fn kind_label(m: &Model, r: u32) -> String {

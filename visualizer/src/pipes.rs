@@ -25,7 +25,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::Model;
 use crate::palette;
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{Error, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options, XAxis};
 
 const PANEL: i32 = 120;
 /// The panel of an unbuffered pipe: its bars are the bytes each read takes
@@ -96,9 +96,15 @@ fn last_step_notes(m: &Model, pipes: &[u32], xm: &XMap) -> Vec<String> {
 
 /// Lays out the pipe chart of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    laid_out(m, opts).map(|(s, _)| s)
+}
+
+/// The pipe chart of `m`, and the frame it is drawn in (see [`crate::align`]);
+/// none when the trace has nothing for it.
+pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame>), Error> {
     let pipes = m.pipes();
     if pipes.is_empty() {
-        return Ok(layout::empty(m, "Pipes", "This trace has no pipes.", opts));
+        return Ok((layout::empty(m, "Pipes", "This trace has no pipes.", opts), None));
     }
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
@@ -121,7 +127,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
         .max()
         .unwrap_or(0);
     let tail = if b >= m.end { widest.clamp(TAIL, ((right - left) / 4).max(TAIL)) } else { 0 };
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+    let own =
+        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Pipes, width, right, tail);
+    let frame = align::settle(own, opts.align)?;
+    // Aligned with a trace that has a final column, this one may have none
+    // (its window ends before its run): the room stays empty.
+    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
+    let note = align::note(note, opts.align.is_some());
 
     y += 30;
     let plot_top = y;
@@ -218,13 +231,20 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
 
         // Area (per column, the highest level) and the step line.
         let mut area: Vec<Option<u64>> = Vec::with_capacity(w);
-        let mut line: Vec<(i32, i32)> = vec![(xm.left, yv(level))];
+        // The window's ends: the plot's, unless the axis is shared with a
+        // longer trace's (see `crate::align`), beyond which nothing is known.
+        let (start_x, end_x) = (xm.start_px(), xm.end_px());
+        let mut line: Vec<(i32, i32)> = vec![(start_x, yv(level))];
         // The range a column's operations went through, drawn apart from the
         // line: within the path, a dip and back (down to `lo`, up to `hi`)
         // turns it on itself, which the PNG backend draws with a gap.
         let mut spans: Vec<(i32, i32, i32)> = Vec::new();
         for (c, col) in cols.iter().enumerate() {
             let x = xm.col_x(c);
+            if x < start_x || x >= end_x && col.is_none() {
+                area.push(None);
+                continue;
+            }
             match col {
                 Some((lo, hi, last)) => {
                     for v in [level, *last] {
@@ -243,7 +263,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
                 None => area.push(Some(level)),
             }
         }
-        line.push((xm.left + xm.width, yv(level)));
+        line.push((end_x, yv(level)));
         for (c0, c1, v) in runs(&area) {
             if v > 0 {
                 s.rect(xm.col_x(c0), yv(v), xm.col_x(c1), p1, alpha(palette::BUFFER_FILL, 120));
@@ -410,5 +430,5 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     items.extend(layout::end_mark_legend(m, a, b));
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
     s.height = (y + MARGIN) as u32;
-    Ok(s)
+    Ok((s, Some(frame)))
 }

@@ -24,7 +24,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::{MarkKind, Mode, Model, State};
 use crate::palette::{self, Rgb};
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{Error, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options, XAxis};
 
 /// Heights of the parts of a lane.
 struct Dims {
@@ -74,6 +74,11 @@ struct Arrow {
 
 /// Lays out the timeline of `m`.
 pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
+    laid_out(m, opts).map(|(s, _)| s)
+}
+
+/// The timeline of `m`, and the frame it is drawn in (see [`crate::align`]).
+pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame>), Error> {
     let (a, b, note) = opts.window.resolve(m)?;
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
@@ -274,7 +279,14 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     // axis shows the final state of every task (a task that blocks in the
     // last step has no time left to show it in).
     let tail = if b >= m.end { tail_for(right) } else { 0 };
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail);
+    let own =
+        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Timeline, width, right, tail);
+    let frame = align::settle(own, opts.align)?;
+    // Aligned with a trace that has a final column, this one may have none
+    // (its window ends before its run): the room stays empty.
+    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
+    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
+    let note = align::note(note, opts.align.is_some());
 
     // Backgrounds: cycle tint, lane separators, grid.
     layout::lane_backgrounds(
@@ -433,7 +445,7 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     }
     y = layout::legend(&mut s, &items, MARGIN, width - MARGIN, y + 4);
     s.height = (y + MARGIN) as u32;
-    Ok(s)
+    Ok((s, Some(frame)))
 }
 
 /// The names of `tasks`, whole, the first `most` of them and a count of

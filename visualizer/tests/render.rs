@@ -3274,3 +3274,124 @@ fn a_deadlock_without_a_cycle_is_drawn_from_what_caused_it() {
         assert!(a < lock && b == m.stop(), "{w:?}: {note}");
     }
 }
+
+/// The plot's band of a chart: its axis line, from `left` to `right`.
+fn axis_band(scene: &visualizer::Scene) -> (i32, i32) {
+    scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Rect { x0, y0, x1, y1, paint }
+                if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
+            {
+                Some((*x0, *x1 - 1))
+            }
+            _ => None,
+        })
+        .max_by_key(|(a, b)| b - a)
+        .unwrap()
+}
+
+/// The axis's labels: the texts that end in a unit of time, with their x.
+fn time_labels(scene: &visualizer::Scene) -> Vec<(i32, String)> {
+    scene
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Text { x, text, .. } if text.ends_with(" µs") || text.ends_with(" ns") => {
+                Some((*x, text.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn figures_aligned_with_each_other_share_their_plot_and_axis() {
+    // A bug's figure and its fix's, drawn alone, each have their own plot
+    // edges (the label and final columns, the arrow strip) and their own
+    // axis (the bug's run is 5 steps, the fix's 27): stacked, one
+    // microsecond had two widths. Each drawn with the other's frame, they
+    // have one plot and one axis, and the bug's lanes stop where its run did.
+    let abba = |fixed: &str| {
+        let params = [("fixed".to_string(), fixed.to_string())];
+        *sim::models::find("abba").unwrap().configure(&params).unwrap().run(0, true).trace.unwrap()
+    };
+    let (bug, fix) = (abba("false"), abba("true"));
+    let (mb, mf) = (Model::new(&bug).unwrap(), Model::new(&fix).unwrap());
+    assert!(bug.meta.time_ns < fix.meta.time_ns);
+    let opts = Options::default();
+    let with = |f: visualizer::Frame| Options { align: Some(f), ..opts.clone() };
+    let scene = |m: &Model, chart, opts: &Options| visualizer::scene(m, chart, opts).unwrap();
+    for chart in [Chart::Timeline, Chart::Locks] {
+        let fb = visualizer::frame(&mb, chart, &opts).unwrap().unwrap();
+        let ff = visualizer::frame(&mf, chart, &opts).unwrap().unwrap();
+        assert_ne!((fb.x1, fb.left, fb.right), (ff.x1, ff.left, ff.right), "{chart:?}: alike alone already");
+        let (sb, sf) = (scene(&mb, chart, &with(ff)), scene(&mf, chart, &with(fb)));
+        assert_eq!(axis_band(&sb), axis_band(&sf), "{chart:?}");
+        assert_eq!(time_labels(&sb), time_labels(&sf), "{chart:?}");
+        // The axis the longer run's: its end label is the fix's own.
+        let last = |s: &visualizer::Scene| time_labels(s).pop().unwrap().1;
+        assert_eq!(last(&sb), last(&scene(&mf, chart, &opts)), "{chart:?}");
+        let (ab, af) =
+            (visualizer::frame(&mb, chart, &with(ff)).unwrap(), visualizer::frame(&mf, chart, &with(fb)).unwrap());
+        assert_eq!(ab, af, "{chart:?}");
+        // Aligned with itself, a chart is drawn as it is alone, but for the note.
+        let note = |s: &visualizer::Scene| -> Vec<visualizer::Item> {
+            s.items
+                .iter()
+                .filter(|i| !matches!(i, visualizer::Item::Text { text, .. } if text.starts_with("all ")))
+                .cloned()
+                .collect()
+        };
+        let (alone, itself) = (scene(&mb, chart, &opts), scene(&mb, chart, &with(fb)));
+        assert_eq!(note(&alone), note(&itself), "{chart:?}");
+        assert!(itself.items.iter().any(|i| matches!(i, visualizer::Item::Text { text, .. } if text == "all 5 steps; x axis shared with another trace")));
+    }
+
+    let frame_of = |m: &Model| visualizer::frame(m, Chart::Timeline, &opts).unwrap().unwrap();
+    let t1 = fix.meta.time_ns;
+    let names = ["T1", "T2"];
+    let bars_b = Bars::new(&scene(&mb, Chart::Timeline, &with(frame_of(&mf))), &names, (0, t1));
+    let bars_f = Bars::new(&scene(&mf, Chart::Timeline, &with(frame_of(&mb))), &names, (0, t1));
+    assert_eq!((bars_b.left, bars_b.right), (bars_f.left, bars_f.right));
+    let end = bars_b.x(bug.meta.time_ns);
+    for name in names {
+        let cols = &bars_b.lanes[name];
+        let split = (end + 1 - bars_b.left) as usize;
+        assert!(cols[split..].iter().all(Option::is_none), "{name}: drawn past the bug's end");
+        assert!(cols[..split].iter().filter(|c| c.is_some()).count() > (end - bars_b.left) as usize / 2, "{name}");
+        // The fix's lanes run on to the axis's end.
+        assert!(bars_f.lanes[name][split..].iter().any(Option::is_some), "{name}");
+    }
+
+    // Pipes: the buffer's level line ends where the shorter run does.
+    // (Over buffered pipes: net.Pipe's hand-overs have no line.)
+    let ttrpc = |calls| ttrpc_trace(&[("client", "v1.2.3"), ("pipe-buffer", "8192"), ("calls", calls)], 0);
+    let (short, long) = (ttrpc("1"), ttrpc("3"));
+    let (ms, ml) = (Model::new(&short).unwrap(), Model::new(&long).unwrap());
+    let pipes = Options { window: Window::All, ..opts.clone() };
+    let fl = visualizer::frame(&ml, Chart::Pipes, &pipes).unwrap().unwrap();
+    let fs = visualizer::frame(&ms, Chart::Pipes, &pipes).unwrap().unwrap();
+    assert!(fs.x1 < fl.x1, "{fs:?} {fl:?}");
+    let s = scene(&ms, Chart::Pipes, &Options { align: Some(fl), ..pipes.clone() });
+    let (left, right) = axis_band(&s);
+    assert_eq!((left, right), axis_band(&scene(&ml, Chart::Pipes, &Options { align: Some(fs), ..pipes })));
+    let u = fs.union(fl).unwrap();
+    let end = left + ((fs.x1 - u.x0) as i64 * (right - left) as i64 / (u.x1 - u.x0) as i64) as i32;
+    let lines: Vec<i32> = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Path { points, paint, .. } if paint.rgb == visualizer::palette::BUFFER_LINE => {
+                points.iter().map(|p| p.0).max()
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!lines.is_empty());
+    assert!(
+        lines.iter().all(|&x| (end - 1..=end + 1).contains(&x)),
+        "{lines:?}, the run ends at {end} of {left}..{right}"
+    );
+}
