@@ -377,7 +377,7 @@ fn main() -> ExitCode {
 }
 
 /// Explore's execution budget unless `--max-executions` gives one.
-const EXPLORE_MAX_EXECUTIONS: u64 = 1_000_000;
+const EXPLORE_MAX_EXECUTIONS: u64 = sim::scheduler::DEFAULT_MAX_EXECUTIONS;
 
 /// The flags of `deadsim explore`.
 #[derive(clap::Args)]

@@ -1,5 +1,5 @@
 //! The model parameters as command-line flags, shared by `run`, `hunt`,
-//! `replay` and `bench`. Values stay text here; each model checks its own
+//! `replay`, `explore` and `shrink`. Values stay text here; each model checks its own
 //! (range, choices) so the error names the model and the accepted values.
 
 use clap::Args;

@@ -285,9 +285,6 @@ pub fn print_warnings(w: &[sim::lockorder::Warning]) {
     }
 }
 
-/// `msg` with its control characters escaped (`\n`, `\t`, `\u{1b}`): an
-/// error stays one line, and a name read from a file (a task called
-/// "a\nb", an escape sequence) neither breaks it nor reaches the terminal.
 /// An error line cut to a length a terminal shows: a value echoed from a
 /// file or a flag (a task name of 100,000 characters) is cut, with how
 /// much was left out, so that the line still ends with what follows it.
@@ -303,6 +300,9 @@ pub fn clip(msg: &str) -> std::borrow::Cow<'_, str> {
     format!("{head}… ({} characters left out) …{tail}", n - KEEP).into()
 }
 
+/// `msg` with its control characters escaped (`\n`, `\t`, `\u{1b}`): an
+/// error stays one line, and a name read from a file (a task called
+/// "a\nb", an escape sequence) neither breaks it nor reaches the terminal.
 pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
     if !msg.chars().any(char::is_control) {
         return msg.into();

@@ -122,10 +122,13 @@ pub fn check(cond: bool, msg: impl std::fmt::Display) {
 /// changes nothing in the run; traces and charts show it.
 ///
 /// ```
-/// sim::Sim::new(0).record(true).run(|| async {
+/// let run = sim::Sim::new(0).record(true).run(|| async {
 ///     let bq = sim::sync::Monitor::new("bufferQueue");
 ///     sim::note(Some(bq.id()), "numRequiredBuffers", 5);
 /// });
+/// let trace = run.trace.unwrap();
+/// let e = trace.events.iter().find(|e| e.kind == sim::trace::EventKind::Value).unwrap();
+/// assert_eq!((e.op.as_deref(), e.amount), (Some("numRequiredBuffers"), Some(5)));
 /// ```
 pub fn note(resource: Option<ResId>, name: &'static str, value: u64) {
     rt::with(|s| {
@@ -202,10 +205,7 @@ pub fn observe(resource: ResId, value: u64) {
         if let Some(fp) = s.footprint.as_mut() {
             fp.reads.insert(resource);
         }
-        // The resource and the value as one number, apart from an atomic's
-        // own polls (operations 0 to 2; see `sync/atomic.rs`): a read
-        // observed is operation 3.
-        let what = ((u64::from(resource) << 2 | 3) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ value;
+        let what = scheduler::spin::poll_key(resource, scheduler::spin::PollOp::Observe, value);
         let t = s.current;
         s.tasks[t as usize].observed = Some(what);
     })

@@ -299,7 +299,7 @@ impl LockOrder {
             if let Some((a, b)) = by_name.map(|n| (n, n)).or(e.class_from.zip(e.class_to)) {
                 // (Two Onces, one's function calling the other's Do, is
                 // Go's lazy initialisation, not a nesting to annotate.)
-                if a == b && !e.recursive && a != "sync.Once" && seen_class.insert(a) {
+                if a == b && !e.recursive && a != crate::sync::ONCE_CLASS && seen_class.insert(a) {
                     out.push(Warning {
                         kind: WarningKind::SameClassNesting,
                         summary: format!("two instances of lock class {a} nested: \"{}\" then \"{}\"", e.from, e.to),

@@ -177,10 +177,11 @@ pub fn current() -> TaskId {
 /// strategy explores it. Not a scheduling point.
 ///
 /// ```
-/// sim::Sim::new(5).run(|| async {
+/// let run = sim::Sim::new(5).run(|| async {
 ///     let backlog = sim::task::choose(4); // 0, 1, 2 or 3
 ///     assert!(backlog < 4);
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 pub fn choose(n: usize) -> usize {
     assert!(n >= 1, "choose needs at least one alternative");

@@ -39,11 +39,12 @@
 //! ```
 //!
 //! ```
-//! sim::Sim::new(0).run(|| async {
+//! let run = sim::Sim::new(0).run(|| async {
 //!     let t0 = sim::time::now();
 //!     sim::time::sleep(5_000).await;
 //!     assert!(sim::time::now() >= t0 + 5_000);
 //! });
+//! assert_eq!(run.outcome, sim::Outcome::Completed);
 //! ```
 
 use std::cmp::Reverse;

@@ -1031,7 +1031,7 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
         _ => Vec::new(),
     };
     forgot_done.sort_unstable();
-    let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some("sync.Cond"));
+    let cond = matches!(wait, Wait::Notify(r) if s.resources[r as usize].class == Some(crate::sync::COND_CLASS));
     // A send blocked on a buffered channel: its buffer is full.
     let full = match wait {
         Wait::Send(r) => s.resources[r as usize].capacity.filter(|&c| c > 0),

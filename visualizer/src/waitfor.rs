@@ -433,8 +433,8 @@ impl Builder {
                 match (res.kind.as_str(), res.class.as_deref()) {
                     ("rwmutex", _) => "RWMutex".to_string(),
                     // A monitor inside, a WaitGroup to the model's reader.
-                    ("monitor", Some("sync.WaitGroup")) => "WaitGroup".to_string(),
-                    ("monitor", Some("sync.Cond")) => "Cond".to_string(),
+                    ("monitor", Some(sim::sync::WAITGROUP_CLASS)) => "WaitGroup".to_string(),
+                    ("monitor", Some(sim::sync::COND_CLASS)) => "Cond".to_string(),
                     (k, _) => k.to_string(),
                 }
             }

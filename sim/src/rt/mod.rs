@@ -1,8 +1,19 @@
 //! The runtime: the state of one execution and the step loop that drives it.
 //!
 //! Kept apart from the public facades (`sync`, `task`, `time`) as loom keeps
-//! its `rt`: primitives call into [`State`] through [`with`], and only this
-//! module and `waitfor` know how tasks, resources and waits are stored.
+//! its `rt`: primitives call into [`State`] through [`with`]. This module
+//! owns how tasks and resources are stored and how a step is taken; each
+//! primitive in `sync/` owns its own [`ResState`] variant and reads and
+//! changes it there (`mutex.rs` its holder, `chan.rs` its queue), and
+//! `waitfor` reads every variant to find who a blocked task waits for.
+//!
+//! A new primitive touches: its file in `sync/` (the facade, as the real
+//! one reads); [`ResKind`] (and `ResKind::ALL`, which the trace reader
+//! checks names against) and a [`ResState`] variant here; a [`Wait`]
+//! variant if a task can block on it; `waitfor::edges_of`, which turns that
+//! wait into edges to the tasks that could end it; the trace reader's
+//! checks (`trace/json.rs`), if its events carry state a trace must agree
+//! with; and the visualizer's `model.rs`, if it is drawn as a lock or a pipe.
 
 pub(crate) mod cell;
 pub(crate) mod execution;
@@ -1325,12 +1336,21 @@ impl State {
         if self.declares_notifiers(r) && !self.notifiers.contains(&(r, t)) {
             self.touch(r);
             let (task, res) = (&self.tasks[t as usize].name, &self.resources[r as usize]);
-            // A Cond's notifies are its Signals and Broadcasts, declared as such.
-            if res.class == Some("sync.Cond") {
+            // A Cond's notifies are its Signals and Broadcasts, a
+            // WaitGroup's its Dones, each declared as such.
+            if res.class == Some(crate::sync::COND_CLASS) {
                 panic!(
                     "sim: task {t} (\"{task}\") signals Cond \"{}\", whose signalers were declared without it: \
                      declare every task that signals or broadcasts it, or spawns a task that will, when it \
                      starts (declare_signaler, declare_signaler_for), or none",
+                    res.name
+                );
+            }
+            if res.class == Some(crate::sync::WAITGROUP_CLASS) {
+                panic!(
+                    "sim: task {t} (\"{task}\") calls Done on WaitGroup \"{}\", whose callers of Done were declared \
+                     without it: declare every task that calls Done, or spawns a task that will, when it starts \
+                     (declare_done, declare_done_for), or none",
                     res.name
                 );
             }

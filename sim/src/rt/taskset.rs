@@ -13,13 +13,28 @@ pub type TaskId = u32;
 /// Tasks 0..64 (every task of nearly every model) live in one inline word,
 /// so the scheduler's commonest operations are a bit operation with no
 /// bounds check or pointer to follow; later ids go to `high`.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct TaskSet {
     /// Tasks 0..64, bit `t`.
     low: u64,
     /// Tasks from 64 on: word `i` holds tasks `64 * (i + 1)..64 * (i + 2)`.
     high: Vec<u64>,
     len: u32,
+}
+
+impl Clone for TaskSet {
+    fn clone(&self) -> TaskSet {
+        TaskSet { low: self.low, high: self.high.clone(), len: self.len }
+    }
+
+    /// Copies `source` into this set's own words: no allocation once it has
+    /// as many (a scheduler that copies a set on every spin of a loop keeps
+    /// one to copy into).
+    fn clone_from(&mut self, source: &TaskSet) {
+        self.low = source.low;
+        self.high.clone_from(&source.high);
+        self.len = source.len;
+    }
 }
 
 impl PartialEq for TaskSet {

@@ -47,6 +47,9 @@ use crate::rt::{FrozenTaskSet, TaskId, TaskSet};
 use crate::{Run, Sim};
 
 /// How to explore.
+/// [`ExploreConfig::max_executions`] unless set otherwise.
+pub const DEFAULT_MAX_EXECUTIONS: u64 = 1_000_000;
+
 #[derive(Clone, Debug)]
 pub struct ExploreConfig {
     /// Only schedules with at most this many preemptions.
@@ -82,7 +85,7 @@ impl Default for ExploreConfig {
         ExploreConfig {
             preemption_bound: None,
             reduction: true,
-            max_executions: 1_000_000,
+            max_executions: DEFAULT_MAX_EXECUTIONS,
             max_steps: crate::DEFAULT_MAX_STEPS,
             keep_going: false,
             stop_at: None,

@@ -21,8 +21,11 @@ use crate::rt::TaskId;
 pub struct Footprint {
     /// Resources the step changed (took, released, sent on, ...).
     pub resources: ResSet,
-    /// Resources the step only looked at: an attempt that found the
-    /// resource busy and blocked. Two such looks do not conflict.
+    /// Resources the step only looked at and left as they were: an attempt
+    /// that found the resource busy and blocked, a declared look
+    /// (`sim::access(_, false)`, `observe`), a select's case looked at, a
+    /// join that found its task finished, a task's first step. Two such
+    /// looks do not conflict.
     pub reads: ResSet,
     pub data_choice: bool,
     /// The step set a timer or read the virtual clock. Every step moves the

@@ -23,11 +23,11 @@ mod random;
 mod replay;
 mod roots;
 mod shrink;
-mod spin;
+pub(crate) mod spin;
 mod touches;
 mod vclock;
 
-pub use dfs::{explore, CrossCheck, ExploreConfig, ExploreResult, CROSS_CHECK_SEEDS};
+pub use dfs::{explore, CrossCheck, ExploreConfig, ExploreResult, CROSS_CHECK_SEEDS, DEFAULT_MAX_EXECUTIONS};
 pub use footprint::{Footprint, ResSet};
 pub use pct::PctStrategy;
 pub use random::RandomStrategy;

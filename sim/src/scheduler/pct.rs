@@ -34,7 +34,8 @@ use crate::rt::{TaskId, TaskSet};
 pub struct PctStrategy {
     rng: SimRng,
     depth: u32,
-    /// Change points (steps, ascending) and the priority each demotes to.
+    /// Change points (steps) in draw order: the i-th demotes the task picked
+    /// at its step to priority `depth - 1 - i`.
     change_points: Vec<u64>,
     priorities: Vec<u64>,
     spin: SpinWatch,
@@ -44,6 +45,9 @@ pub struct PctStrategy {
     /// Each task yielding, with the tasks it yields to: those enabled when
     /// it spun that have not run since.
     yielding: Vec<(TaskId, TaskSet)>,
+    /// Sets of `yielding` entries that ended, to copy the next into: past
+    /// 64 tasks a set keeps words on the heap, and a loop spins every round.
+    spare: Vec<TaskSet>,
 }
 
 impl PctStrategy {
@@ -81,6 +85,7 @@ impl PctStrategy {
             spin: SpinWatch::default(),
             spun: None,
             yielding: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -95,10 +100,15 @@ impl PctStrategy {
     /// Task `t` spun: it yields to the other tasks `enabled` now.
     #[cold]
     fn start_yield(&mut self, t: TaskId, enabled: &TaskSet) {
-        let mut to = enabled.clone();
+        let mut to = match self.yielding.iter().position(|(u, _)| *u == t) {
+            Some(i) => self.yielding.remove(i).1,
+            None => self.spare.pop().unwrap_or_default(),
+        };
+        to.clone_from(enabled);
         to.remove(t);
-        self.yielding.retain(|(u, _)| *u != t);
-        if !to.is_empty() {
+        if to.is_empty() {
+            self.spare.push(to);
+        } else {
             self.yielding.push((t, to));
         }
     }
@@ -137,7 +147,16 @@ impl PctStrategy {
         for (_, to) in &mut self.yielding {
             to.remove(t);
         }
-        self.yielding.retain(|(u, to)| *u != t && !to.is_empty());
+        // As `retain`, but the sets of the entries that end are kept.
+        let mut i = 0;
+        while i < self.yielding.len() {
+            if self.yielding[i].0 == t || self.yielding[i].1.is_empty() {
+                let (_, set) = self.yielding.remove(i);
+                self.spare.push(set);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Draws the priorities of the tasks up to `t`, in id order, the first

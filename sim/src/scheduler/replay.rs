@@ -7,17 +7,18 @@
 //! the wrong model silently:
 //!
 //! ```text
-//! ds1:abba:5b2c7e10:1.2x3.1.2
+//! ds1:abba:a5167e82:1.2x2.1
 //! ```
 //!
-//! `2x3` is the choice 2 three times. Replay stops with a clear message at
+//! (`deadsim run abba --seed 0` prints it: `abba`'s default parameters have
+//! the fingerprint `a5167e82`.) `2x2` is the choice 2 two times. Replay stops with a clear message at
 //! the first step where the schedule no longer fits the model.
 //!
 //! ```
 //! use sim::scheduler::Schedule;
-//! let s = Schedule { model: "abba".into(), fingerprint: "5b2c7e10".into(), choices: vec![1, 2, 2, 2, 1] };
+//! let s = Schedule { model: "abba".into(), fingerprint: "a5167e82".into(), choices: vec![1, 2, 2, 1] };
 //! let text = s.encode();
-//! assert_eq!(text, "ds1:abba:5b2c7e10:1.2x3.1");
+//! assert_eq!(text, "ds1:abba:a5167e82:1.2x2.1");
 //! assert_eq!(Schedule::parse(&text).unwrap(), s);
 //! ```
 

@@ -30,7 +30,26 @@
 //! for the same schedule, and a yield leaves out schedules where the
 //! task's next step is real work, so a proof would not be one.
 
-use crate::rt::TaskId;
+use crate::rt::{ResId, TaskId};
+
+/// The polls a task can make of a value, each its own number in
+/// [`poll_key`]: an atomic's load, `fetch_add(0)` and `fetch_sub`, and a read
+/// declared through `sim::observe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PollOp {
+    Load = 0,
+    FetchAddZero = 1,
+    FetchSub = 2,
+    Observe = 3,
+}
+
+/// What a poll of `resource` by `op` found (`value`), as the one number a
+/// [`SpinWatch`] compares: two polls are alike when resource, operation
+/// and value all are. (A hash, so that one never matches a select's cases
+/// but by a 1 in 2^64 chance, which would cost one yield more.)
+pub(crate) fn poll_key(resource: ResId, op: PollOp, value: u64) -> u64 {
+    ((u64::from(resource) << 2 | op as u64) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ value
+}
 
 /// Each polling task's polls that found nothing since another task that
 /// may have changed it ran.

@@ -7,17 +7,19 @@ use std::task::Poll;
 
 use super::Op;
 use crate::rt::{self, ResId, ResKind, ResState};
+use crate::scheduler::spin::{poll_key, PollOp};
 use crate::trace::EventKind;
 
 /// An atomic integer: each operation is one indivisible step and a
 /// scheduling point, so which task's update comes first is explored.
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let refs = sim::sync::AtomicU64::new("refCnt", 2);
 ///     assert_eq!(refs.fetch_sub(1).await, 2);
 ///     assert_eq!(refs.load().await, 1);
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 #[derive(Clone, Debug)]
 pub struct AtomicU64 {
@@ -56,7 +58,7 @@ impl AtomicU64 {
     /// there would make its task yield holding it (ten takers of a spin
     /// lock then ran to the step limit under PCT); its `fetch_sub`, which
     /// gives it back, is where the spin is seen.
-    async fn update(&self, poll: Option<u64>, f: impl Fn(u64) -> u64) -> u64 {
+    async fn update(&self, poll: Option<PollOp>, f: impl Fn(u64) -> u64) -> u64 {
         let (id, value) = (self.id, self.value.clone());
         Op::new(move || {
             let old = value.get();
@@ -65,9 +67,7 @@ impl AtomicU64 {
             rt::with(|s| {
                 let t = s.current;
                 if let Some(op) = poll {
-                    // The atomic, the operation and the value, as one number
-                    // (one that matched a select's cases would cost one yield more).
-                    let what = ((u64::from(id) << 2 | op) << 1 | 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ old;
+                    let what = poll_key(id, op, old);
                     s.strategy.get().polled(t, what);
                 }
                 s.record(t, EventKind::Atomic, Some(id), Some(new), None, None, None);
@@ -79,19 +79,19 @@ impl AtomicU64 {
 
     /// `get()`: a scheduling point.
     pub async fn load(&self) -> u64 {
-        self.update(Some(0), |v| v).await
+        self.update(Some(PollOp::Load), |v| v).await
     }
 
     /// `getAndAdd(n)`: returns the value before.
     pub async fn fetch_add(&self, n: u64) -> u64 {
         // No poll but a read (`fetch_add(0)`, Go's `atomic.AddInt32(&x,
         // 0)`): see `update`.
-        self.update(if n == 0 { Some(1) } else { None }, move |v| v.wrapping_add(n)).await
+        self.update(if n == 0 { Some(PollOp::FetchAddZero) } else { None }, move |v| v.wrapping_add(n)).await
     }
 
     /// `getAndAdd(-n)`: returns the value before.
     pub async fn fetch_sub(&self, n: u64) -> u64 {
-        self.update(Some(2), move |v| v.wrapping_sub(n)).await
+        self.update(Some(PollOp::FetchSub), move |v| v.wrapping_sub(n)).await
     }
 
     /// `set(v)`.

@@ -47,12 +47,13 @@ pub(crate) const CLOSED: u32 = 0x8000_0000;
 /// dead by itself (a background one is parked, as at the end of a run).
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let ch = sim::sync::Chan::new("results", 1);
 ///     let tx = ch.clone();
 ///     sim::spawn("worker", async move { tx.send(7).await });
 ///     assert_eq!(ch.recv().await, Some(7));
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 pub struct Chan<T> {
     inner: Rc<Inner<T>>,

@@ -54,7 +54,7 @@ pub struct Cond {
 impl Cond {
     /// `sync.NewCond(l)`: the lock is given to each `wait`.
     pub fn new(name: impl Into<Cow<'static, str>>) -> Cond {
-        Cond { m: Monitor::with_class(name, Some("sync.Cond")) }
+        Cond { m: Monitor::with_class(name, Some(super::COND_CLASS)) }
     }
 
     /// The monitor's resource id.

@@ -4,8 +4,10 @@
 //! atomic counters, Go's [`WaitGroup`] and [`Cond`] (built on monitors), and
 //! Go's [`Once`] (on a mutex).
 //!
-//! Every operation that another task could observe is a scheduling point: the
-//! task yields to the scheduler first, and the operation takes effect when the
+//! Every operation that another task could observe is a scheduling point
+//! (but for those the crate's documentation lists: a monitor's `notify`, a
+//! `WaitGroup`'s `add`, and read-only looks such as `len`): the task yields
+//! to the scheduler first, and the operation takes effect when the
 //! scheduler picks the task again. Releasing with `unlock().await` /
 //! `exit().await` is a scheduling point too; dropping a guard instead releases
 //! at once, inside the current step (convenient for `defer`-style code and for
@@ -33,6 +35,16 @@ pub use pipe::{Pipe, PipeClosed};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
 pub use select::{select, Select, SelectCase};
 pub use waitgroup::WaitGroup;
+
+/// The lock class of a [`Cond`]'s monitor. Reports, the trace reader and
+/// the charts tell a `Cond` from a plain monitor by it (a monitor a model
+/// puts in this class is taken for one).
+pub const COND_CLASS: &str = "sync.Cond";
+/// The lock class of a [`WaitGroup`]'s monitor (see [`COND_CLASS`]).
+pub const WAITGROUP_CLASS: &str = "sync.WaitGroup";
+/// The lock class of a [`Once`]'s mutex: taken again by the same code
+/// path on every call, which is no lock-order finding.
+pub const ONCE_CLASS: &str = "sync.Once";
 
 use std::future::Future;
 use std::pin::Pin;

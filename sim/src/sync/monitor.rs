@@ -15,13 +15,14 @@ use crate::trace::EventKind;
 /// anywhere.
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let bq = sim::sync::Monitor::new("bufferQueue");
 ///     let outer = bq.enter().await;   // synchronized (bufferQueue) {
 ///     let inner = bq.enter().await;   //   synchronized (bufferQueue) {  -- reentrant
 ///     inner.exit().await;             //   }
 ///     outer.exit().await;             // }
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Monitor {

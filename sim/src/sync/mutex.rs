@@ -13,11 +13,12 @@ use crate::trace::EventKind;
 /// scheduler picks which one gets it).
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let mu = sim::sync::Mutex::new("mu");
 ///     let g = mu.lock().await;
 ///     g.unlock().await;
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Mutex {

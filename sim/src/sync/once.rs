@@ -38,7 +38,7 @@ pub struct Once {
 impl Once {
     /// A `Once` whose function has not run.
     pub fn new(name: impl Into<Cow<'static, str>>) -> Once {
-        Once { m: Mutex::with_class(name, Some("sync.Once")), done: Rc::new(Cell::new(false)) }
+        Once { m: Mutex::with_class(name, Some(super::ONCE_CLASS)), done: Rc::new(Cell::new(false)) }
     }
 
     /// True once a `call_once` function has returned. A read of the

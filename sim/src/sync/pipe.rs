@@ -51,7 +51,7 @@ impl std::fmt::Display for PipeClosed {
 /// other end is held: a write is not dead while a write closer runs.
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let p: sim::sync::Pipe<&str> = sim::sync::Pipe::new("client->server", 8);
 ///     let w = p.clone();
 ///     sim::spawn("writer", async move { w.write(12, Some("hello")).await.unwrap() });
@@ -62,6 +62,7 @@ impl std::fmt::Display for PipeClosed {
 ///     }
 ///     assert_eq!(got, vec!["hello"]);
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 pub struct Pipe<M> {
     inner: Rc<Inner<M>>,

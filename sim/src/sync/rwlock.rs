@@ -14,13 +14,14 @@ use crate::trace::EventKind;
 ///   before the next writer (Go hands it to them directly).
 ///
 /// ```
-/// sim::Sim::new(0).run(|| async {
+/// let run = sim::Sim::new(0).run(|| async {
 ///     let rw = sim::sync::RwMutex::new("streamLock");
 ///     let r = rw.rlock().await;
 ///     r.runlock().await;
 ///     let w = rw.lock().await;
 ///     w.unlock().await;
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct RwMutex {

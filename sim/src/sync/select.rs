@@ -38,7 +38,7 @@ impl<C: sealed::Case> SelectCase for C {}
 ///
 /// ```
 /// use sim::sync::{select, Chan};
-/// sim::Sim::new(3).run(|| async {
+/// let run = sim::Sim::new(3).run(|| async {
 ///     let calls: Chan<u32> = Chan::new("calls", 1);
 ///     let incoming: Chan<u32> = Chan::new("incoming", 1);
 ///     incoming.send(9).await;
@@ -49,6 +49,7 @@ impl<C: sealed::Case> SelectCase for C {}
 ///         other => panic!("unexpected {other:?}"),
 ///     }
 /// });
+/// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
 pub fn select<'a, 'b>(cases: &'a mut [&'b mut dyn SelectCase], default: bool) -> Select<'a, 'b> {
     Select { cases, default, state: 0 }

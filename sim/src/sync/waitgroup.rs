@@ -56,7 +56,7 @@ pub struct WaitGroup {
 impl WaitGroup {
     /// A WaitGroup with its counter at zero.
     pub fn new(name: impl Into<Cow<'static, str>>) -> WaitGroup {
-        let wg = WaitGroup { m: Monitor::with_class(name, Some("sync.WaitGroup")), count: Rc::new(Cell::new(0)) };
+        let wg = WaitGroup { m: Monitor::with_class(name, Some(super::WAITGROUP_CLASS)), count: Rc::new(Cell::new(0)) };
         wg.set(0);
         wg
     }
@@ -102,15 +102,7 @@ impl WaitGroup {
         let id = self.m.id();
         crate::rt::with(|s| {
             let me = s.current;
-            if s.declares_notifiers(id) && !s.notifiers.contains(&(id, me)) {
-                s.touch(id);
-                panic!(
-                    "sim: task {me} (\"{}\") calls Done on WaitGroup \"{}\", whose callers of Done were declared \
-                     without it: declare every task that calls Done, or spawns a task that will, when it starts \
-                     (declare_done, declare_done_for), or none",
-                    s.tasks[me as usize].name, s.resources[id as usize].name
-                );
-            }
+            s.check_notifier(id, me);
             if !s.done_by.contains(&(id, me)) {
                 s.done_by.push((id, me));
             }

@@ -1083,7 +1083,7 @@ impl Trace {
                 && b.resource.and_then(|r| self.resources.get(r as usize)).and_then(|r| r.class.as_deref())
                     == Some(class)
         };
-        if b.counter.is_some() && !waits_in("sync.WaitGroup") {
+        if b.counter.is_some() && !waits_in(crate::sync::WAITGROUP_CLASS) {
             return Err("counter: given, but the task is not in a Wait on a WaitGroup (a monitor of class \
                         sync.WaitGroup)"
                 .into());
@@ -1098,7 +1098,7 @@ impl Trace {
                 ));
             }
         }
-        if b.cond && !waits_in("sync.Cond") {
+        if b.cond && !waits_in(crate::sync::COND_CLASS) {
             return Err("cond: true, but the task is not in a Wait on a Cond (a monitor of class sync.Cond)".into());
         }
         // A closer is one of the releasers, of a channel or pipe wait, once;
