@@ -236,7 +236,7 @@ impl Check {
 
 /// `--strategy pct:D`, checked as the CLI checks it.
 fn pct(depth: u32) -> StrategyKind {
-    format!("pct:{depth}").parse().unwrap_or_else(|e| panic!("deadsim: check_pct: {e}"))
+    StrategyKind::pct(depth).unwrap_or_else(|e| panic!("deadsim: check_pct: pct:{depth}: {e}"))
 }
 
 /// Seeds `0..iterations` of `model` under `cfg`, to the first failure.

@@ -15,6 +15,18 @@
 //! let t = s.pick_task(&enabled, None, 1);
 //! assert!(t == 0 || t == 2);
 //! ```
+//!
+//! Each strategy is a file here: `random.rs`, `pct.rs`, `dfs.rs` (the
+//! exhaustive search, which drives executions itself), `replay.rs`
+//! (schedule strings) and `shrink.rs` (a search over replays). A new
+//! per-seed strategy implements [`Strategy`] in its own file, and to be
+//! chosen by `--strategy` it needs a [`StrategyKind`] variant (its name in
+//! `FromStr` and `Display`, and how a seed runs under it in
+//! [`StrategyKind::run_by`]); the compiler then points at every `match`
+//! that must learn it (the CLI's help text and `sim::testing`'s replay
+//! hint among them). The trace records the strategy by its `Display`
+//! name, which `deadsim render` reads back to check a trace by running it
+//! again.
 
 mod dfs;
 mod footprint;
@@ -41,9 +53,15 @@ use crate::{Run, Sim};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyKind {
     Random,
-    /// PCT of depth `d`.
+    /// PCT of depth `d` (build one with [`StrategyKind::pct`], which checks
+    /// `d`).
     Pct(u32),
 }
+
+/// The PCT depths `--strategy pct:D` takes.
+pub const PCT_DEPTHS: std::ops::RangeInclusive<u32> = 1..=10;
+/// The depth of `--strategy pct`.
+pub const DEFAULT_PCT_DEPTH: u32 = 3;
 
 impl std::str::FromStr for StrategyKind {
     type Err = String;
@@ -53,10 +71,10 @@ impl std::str::FromStr for StrategyKind {
         let s = s.trim();
         match s.to_ascii_lowercase().as_str() {
             "random" => Ok(StrategyKind::Random),
-            "pct" => Ok(StrategyKind::Pct(3)),
+            "pct" => Ok(StrategyKind::Pct(DEFAULT_PCT_DEPTH)),
             lower => match lower.strip_prefix("pct:").map(|d| d.parse::<u32>()) {
-                Some(Ok(d)) if (1..=10).contains(&d) => Ok(StrategyKind::Pct(d)),
-                Some(_) => Err(format!("`{s}`: the PCT depth is a whole number from 1 to 10 (pct:3)")),
+                Some(Ok(d)) => StrategyKind::pct(d).map_err(|e| format!("`{s}`: {e}")),
+                Some(Err(_)) => Err(format!("`{s}`: {}", pct_depth_expected())),
                 None => Err(format!(
                     "`{s}` is not a strategy (random, pct, pct:D; and dfs on `hunt`, the exhaustive search of `deadsim explore`)"
                 )),
@@ -74,7 +92,30 @@ impl std::fmt::Display for StrategyKind {
     }
 }
 
+/// What a PCT depth must be, as errors say it.
+fn pct_depth_expected() -> String {
+    format!(
+        "the PCT depth is a whole number from {} to {} (pct:{DEFAULT_PCT_DEPTH})",
+        PCT_DEPTHS.start(),
+        PCT_DEPTHS.end()
+    )
+}
+
 impl StrategyKind {
+    /// PCT of depth `d`, one of [`PCT_DEPTHS`].
+    ///
+    /// ```
+    /// use sim::scheduler::StrategyKind;
+    /// assert_eq!(StrategyKind::pct(2), Ok(StrategyKind::Pct(2)));
+    /// assert!(StrategyKind::pct(0).is_err());
+    /// ```
+    pub fn pct(d: u32) -> Result<StrategyKind, String> {
+        match PCT_DEPTHS.contains(&d) {
+            true => Ok(StrategyKind::Pct(d)),
+            false => Err(pct_depth_expected()),
+        }
+    }
+
     /// Runs `seed` of `model` under this strategy. PCT first runs the seed
     /// with depth 1 (its priorities, no change point) to learn the step
     /// bound `k`, then with the full depth; a failure of the first run is
@@ -97,34 +138,7 @@ impl StrategyKind {
     pub fn run_by(&self, seed: u64, record: bool, max_steps: u64, run: impl Fn(Sim) -> Run) -> Run {
         match *self {
             StrategyKind::Random => run(Sim::new(seed).record(record).max_steps(max_steps)),
-            StrategyKind::Pct(d) => {
-                let stream = PctStrategy::stream(seed);
-                let probe = run(Sim::new(seed)
-                    .record(record && d == 1)
-                    .max_steps(max_steps)
-                    .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))));
-                if d == 1 || probe.outcome.is_failure() {
-                    let mut done = if record && probe.trace.is_none() {
-                        run(Sim::new(seed)
-                            .record(true)
-                            .max_steps(max_steps)
-                            .strategy(Box::new(PctStrategy::new(seed, 1, 0))))
-                    } else {
-                        probe
-                    };
-                    // The run of `--strategy pct:D --seed N`, as the report
-                    // names it (it wrote pct:1, the probe's depth).
-                    if let Some(t) = done.trace.as_mut() {
-                        t.meta.strategy = self.to_string();
-                    }
-                    return done;
-                }
-                let k = probe.steps;
-                run(Sim::new(seed)
-                    .record(record)
-                    .max_steps(max_steps)
-                    .strategy(Box::new(PctStrategy::with_stream(stream, d, k))))
-            }
+            StrategyKind::Pct(d) => pct::run_seed(d, seed, record, max_steps, run),
         }
     }
 }

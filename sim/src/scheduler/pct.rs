@@ -27,8 +27,38 @@
 
 use super::spin::SpinWatch;
 use super::Strategy;
+use super::StrategyKind;
 use crate::rng::SimRng;
 use crate::rt::{TaskId, TaskSet};
+use crate::{Run, Sim};
+
+/// Runs `seed` under PCT of depth `d` (see [`StrategyKind::run_by`]): first
+/// with depth 1 (the seed's priorities, no change point) to learn the step
+/// bound `k` from the seed's own run, so that the result does not depend on
+/// which seeds ran before or how many jobs ran them; then with depth `d`
+/// and that bound. A failure of the first run is the result.
+pub(super) fn run_seed(d: u32, seed: u64, record: bool, max_steps: u64, run: impl Fn(Sim) -> Run) -> Run {
+    let stream = PctStrategy::stream(seed);
+    let probe = run(Sim::new(seed)
+        .record(record && d == 1)
+        .max_steps(max_steps)
+        .strategy(Box::new(PctStrategy::with_stream(stream.clone(), 1, 0))));
+    if d == 1 || probe.outcome.is_failure() {
+        let mut done = if record && probe.trace.is_none() {
+            run(Sim::new(seed).record(true).max_steps(max_steps).strategy(Box::new(PctStrategy::new(seed, 1, 0))))
+        } else {
+            probe
+        };
+        // The run of `--strategy pct:D --seed N`, as the report names it
+        // (it wrote pct:1, the probe's depth).
+        if let Some(t) = done.trace.as_mut() {
+            t.meta.strategy = StrategyKind::Pct(d).to_string();
+        }
+        return done;
+    }
+    let k = probe.steps;
+    run(Sim::new(seed).record(record).max_steps(max_steps).strategy(Box::new(PctStrategy::with_stream(stream, d, k))))
+}
 
 /// PCT with a fixed depth and step bound.
 pub struct PctStrategy {
