@@ -1011,12 +1011,28 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
             kind.run(&cfg, trace.meta.seed, true, limit)
         }
         Some(kind) => kind.run(&cfg, trace.meta.seed, true, limit.max(1)),
-        None => cfg.run_with(
-            sim::Sim::new(trace.meta.seed)
-                .record(true)
-                .max_steps(limit.max(1))
-                .strategy(Box::new(sim::scheduler::ReplayStrategy::new(schedule.choices))),
-        ),
+        // A schedule that does not fit is said as such: compared, its run
+        // would differ first at meta.verdict, which blames the wrong part.
+        None => match cfg.replay_schedule(&schedule, limit.max(1)) {
+            Ok(run) => run,
+            // Stopped one step past the trace's end, the limit given here.
+            Err(sim::models::NotReplayed::Unused { step_limit: true, used, given, .. })
+                if trace.meta.verdict != "step-limit" =>
+            {
+                return Some(format!(
+                    "its schedule string (meta.replay) goes on past the trace's {} steps, with {} of its {given} \
+                     choices left (the file was edited, or the model changed since the trace was written)",
+                    trace.meta.steps,
+                    given - used
+                ))
+            }
+            Err(e) => {
+                return Some(format!(
+                    "its schedule string (meta.replay) does not replay with this deadsim's {name} model ({e}; the \
+                     model changed since the trace was written, or the file was edited)"
+                ))
+            }
+        },
     };
     let mut again = *run.trace?;
     // The version is not the run, nor, for a replay, what it is named.

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use sim::models::{Configured, Model};
-use sim::scheduler::{explore, ExploreConfig, ReplayStrategy, Schedule, StrategyKind};
-use sim::{Outcome, Run, Sim};
+use sim::models::{Configured, Model, NotReplayed};
+use sim::scheduler::{explore, ExploreConfig, Schedule, StrategyKind};
+use sim::Run;
 
 use crate::output::{cycle_json, model_label, params_json, write_files_before_report, write_trace_before_report};
 use crate::UsageError;
@@ -46,50 +46,28 @@ impl Which {
                     };
                     UsageError(format!("--schedule: {e}{hint}"))
                 })?;
-                let run = cfg.run_with(
-                    Sim::new(0)
-                        .record(true)
-                        .max_steps(max_steps)
-                        .strategy(Box::new(ReplayStrategy::new(s.choices.clone()))),
-                );
-                if let Outcome::Stopped { .. } = &run.outcome {
-                    // A schedule that ends while the run goes on is cut short,
-                    // or one of a step-limit run replayed without its step limit.
-                    let summary = run.outcome.summary();
-                    let hint = if summary.contains("the schedule ends") {
-                        "; the schedule is cut short, or it is a step-limit run's and replays only with that run's --max-steps"
-                    } else {
-                        ""
-                    };
-                    return Err(UsageError(format!("--schedule: {summary}{hint}")));
-                }
-                // Choices left over mean the model ended sooner than the run the
-                // schedule was recorded from: that is a divergence too.
-                let used = run
-                    .trace
-                    .as_ref()
-                    .and_then(|t| Schedule::parse(&t.meta.replay).ok())
-                    .map_or(s.choices.len(), |r| r.choices.len());
-                if used < s.choices.len() && matches!(run.outcome, Outcome::StepLimit { .. }) {
-                    return Err(UsageError(format!(
-                        "--schedule: the run hit the step limit (--max-steps {}) with {} of the schedule's {} choices unused; \
-                         replay it with the step limit it was recorded with",
-                        run.steps,
-                        s.choices.len() - used,
-                        s.choices.len()
-                    )));
-                }
-                if used < s.choices.len() {
-                    return Err(UsageError(format!(
-                        "--schedule: the run ended at step {} ({}) with {} of the schedule's {} choices unused; \
-                         the schedule does not fit this model",
-                        run.steps,
-                        run.outcome.verdict_text(),
-                        s.choices.len() - used,
-                        s.choices.len()
-                    )));
-                }
-                Ok(run)
+                cfg.replay_schedule(s, max_steps).map_err(|e| {
+                    UsageError(match e {
+                        // A schedule that ends while the run goes on is cut
+                        // short, or one of a step-limit run replayed without
+                        // its step limit.
+                        NotReplayed::Stopped(summary) if summary.contains("the schedule ends") => format!(
+                            "--schedule: {summary}; the schedule is cut short, or it is a step-limit run's and \
+                             replays only with that run's --max-steps"
+                        ),
+                        NotReplayed::Stopped(summary) => format!("--schedule: {summary}"),
+                        NotReplayed::Unused { steps, step_limit: true, used, given, .. } => format!(
+                            "--schedule: the run hit the step limit (--max-steps {steps}) with {} of the schedule's \
+                             {given} choices unused; replay it with the step limit it was recorded with",
+                            given - used
+                        ),
+                        NotReplayed::Unused { steps, verdict, used, given, .. } => format!(
+                            "--schedule: the run ended at step {steps} ({verdict}) with {} of the schedule's {given} \
+                             choices unused; the schedule does not fit this model",
+                            given - used
+                        ),
+                    })
+                })
             }
         }
     }

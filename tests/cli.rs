@@ -595,6 +595,26 @@ fn shards_merge_into_the_unsharded_result() {
     let (code, _, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("tampered.json: lock_order: `written` is missing: made by an older deadsim"), "{err}");
+    // A fact's field of the wrong type is refused by its path: taken for
+    // an absent one, a frame would have read "taken at <task body>" in the
+    // merged findings.
+    assert!(whole0["lock_order"]["edges"].as_array().is_some_and(|e| !e.is_empty()), "{whole0}");
+    for (field, value, why) in [
+        ("from_at", json!(5), "lock_order.edges[0].from_at: is a number, not a frame"),
+        ("to_at", json!({"name": "x"}), "lock_order.edges[0].to_at: is an object without both, not a frame"),
+        ("from_read", json!("yes"), "lock_order.edges[0].from_read: is text, not true or false"),
+        ("recursive", json!(7), "lock_order.edges[0].recursive: is a number, not true or false"),
+        ("class_from", json!([1]), "lock_order.edges[0].class_from: is a list, not text (a lock class) or null"),
+        ("from", json!(1), "lock_order.edges[0].from: is a number, not text"),
+        ("i", json!("x"), "lock_order.edges[0].i: is text, not a whole number"),
+    ] {
+        let mut v = whole0.clone();
+        v["lock_order"]["edges"][0][field] = value;
+        std::fs::write(&f, v.to_string()).unwrap();
+        let (code, out, err) = deadsim(&["merge", f.to_str().unwrap(), &files[1], &files[2]]);
+        assert_eq!((code, out.as_str(), err.lines().count()), (2, "", 1), "{field}: {err}");
+        assert!(err.contains(&format!("tampered.json: {why}")), "{field}: {err}");
+    }
     // A shard stopped early: the schedules are those run, and a failure
     // above a seed no shard ran is not claimed as the lowest.
     let (_, early, _) =
@@ -1828,6 +1848,28 @@ fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_d
     let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("its schedule string (meta.replay) cannot be read"), "{err}");
+    // A run named by its schedule whose schedule does not fit is said so,
+    // not as a run that differs at meta.verdict.
+    let head = &replay[..replay.rfind(':').unwrap()];
+    let mut replayed = abba_trace_json();
+    replayed["meta"]["strategy"] = json!("replay");
+    for (choices, said) in [
+        (
+            "1x100",
+            "its schedule string (meta.replay) goes on past the trace's 5 steps, with 95 of its 100 choices left",
+        ),
+        (
+            "1.2",
+            "its schedule string (meta.replay) does not replay with this deadsim's abba model (the schedule \
+             diverges from the model at step 4: the schedule ends, but the run goes on",
+        ),
+    ] {
+        replayed["meta"]["replay"] = json!(format!("{head}:{choices}"));
+        std::fs::write(&file, replayed.to_string()).unwrap();
+        let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(said) && !err.contains("meta.verdict"), "{choices}: {err}");
+    }
 }
 
 #[test]

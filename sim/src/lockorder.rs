@@ -592,70 +592,102 @@ impl SeedGraph {
                 serde_json::Value::Object(_) => "an object",
             }
         }
-        let text = |x: &serde_json::Value, k: &str| -> Result<Cow<'static, str>, String> {
-            x[k].as_str().map(|s| Cow::Owned(s.to_string())).ok_or_else(|| format!("lock_order: `{k}` is not text"))
+        // Each field checked for its type, the error naming it by its path
+        // (`lock_order.edges[0].from_at`): a field of the wrong type taken
+        // for an absent one would change the merged findings' wording.
+        let at = |list: &str, i: usize, k: &str| format!("lock_order.{list}[{i}].{k}");
+        let text = |x: &serde_json::Value, list: &str, i: usize, k: &str| -> Result<Cow<'static, str>, String> {
+            x[k].as_str()
+                .map(|s| Cow::Owned(s.to_string()))
+                .ok_or_else(|| format!("{}: is {}, not text", at(list, i, k), kind(&x[k])))
         };
-        let num =
-            |x: &serde_json::Value, k: &str| x[k].as_u64().ok_or_else(|| format!("lock_order: `{k}` is not a number"));
-        let class = |x: &serde_json::Value, k: &str| x[k].as_str().map(leak);
-        let frame = |x: &serde_json::Value| -> Option<Frame> {
-            Some(Frame { name: leak(x["name"].as_str()?), site: leak(x["site"].as_str()?) })
+        let num = |x: &serde_json::Value, list: &str, i: usize, k: &str| {
+            x[k].as_u64().ok_or_else(|| format!("{}: is {}, not a whole number", at(list, i, k), kind(&x[k])))
         };
+        // Absent from a shard of a deadsim before they were kept: false.
+        let flag = |x: &serde_json::Value, list: &str, i: usize, k: &str| match &x[k] {
+            serde_json::Value::Null => Ok(false),
+            serde_json::Value::Bool(b) => Ok(*b),
+            other => Err(format!("{}: is {}, not true or false", at(list, i, k), kind(other))),
+        };
+        let class = |x: &serde_json::Value, list: &str, i: usize, k: &str| match &x[k] {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(c) => Ok(Some(leak(c))),
+            other => Err(format!("{}: is {}, not text (a lock class) or null", at(list, i, k), kind(other))),
+        };
+        let frame = |x: &serde_json::Value, list: &str, i: usize, k: &str| -> Result<Option<Frame>, String> {
+            match &x[k] {
+                serde_json::Value::Null => Ok(None),
+                f => match (f["name"].as_str(), f["site"].as_str()) {
+                    (Some(name), Some(site)) => Ok(Some(Frame { name: leak(name), site: leak(site) })),
+                    _ => Err(format!(
+                        "{}: is {}, not a frame (an object with `name` and `site`, text) or null",
+                        at(list, i, k),
+                        match f {
+                            serde_json::Value::Object(_) => "an object without both",
+                            other => kind(other),
+                        }
+                    )),
+                },
+            }
+        };
+        let list = |k: &str| v[k].as_array().ok_or_else(|| format!("lock_order.{k}: is {}, not a list", kind(&v[k])));
         if !v.is_object() {
             return Err(format!("lock_order: is {}, not an object (with `edges`, `held_across`, `written`)", kind(v)));
         }
         let mut g = SeedGraph::default();
-        for e in v["edges"].as_array().ok_or("lock_order: `edges` is not a list")? {
+        for (i, e) in list("edges")?.iter().enumerate() {
+            let l = "edges";
             let edge = OrderEdge {
-                from: text(e, "from")?,
-                to: text(e, "to")?,
-                class_from: class(e, "class_from"),
-                class_to: class(e, "class_to"),
-                from_at: frame(&e["from_at"]),
-                to_at: frame(&e["to_at"]),
-                task: text(e, "task")?,
-                // Absent from a shard of a deadsim before it was kept.
-                recursive: e["recursive"].as_bool().unwrap_or(false),
+                from: text(e, l, i, "from")?,
+                to: text(e, l, i, "to")?,
+                class_from: class(e, l, i, "class_from")?,
+                class_to: class(e, l, i, "class_to")?,
+                from_at: frame(e, l, i, "from_at")?,
+                to_at: frame(e, l, i, "to_at")?,
+                task: text(e, l, i, "task")?,
+                recursive: flag(e, l, i, "recursive")?,
                 // Absent, a lock taken for writing: the edge is a wait.
-                from_read: e["from_read"].as_bool().unwrap_or(false),
-                read: e["read"].as_bool().unwrap_or(false),
+                from_read: flag(e, l, i, "from_read")?,
+                read: flag(e, l, i, "read")?,
             };
             let key = (edge.from.clone(), edge.to.clone());
-            keep_lowest(&mut g.edges, key, (num(e, "seed")?, num(e, "i")? as usize, &edge));
+            keep_lowest(&mut g.edges, key, (num(e, l, i, "seed")?, num(e, l, i, "i")? as usize, &edge));
         }
-        for h in v["held_across"].as_array().ok_or("lock_order: `held_across` is not a list")? {
-            let op = match h["op"].as_str() {
-                Some("pipe write") => "pipe write",
-                Some("channel send") => "channel send",
-                Some("wait()") => "wait()",
-                Some(other) => leak(other),
-                None => return Err("lock_order: `op` is not text".into()),
+        for (i, h) in list("held_across")?.iter().enumerate() {
+            let l = "held_across";
+            let op = match text(h, l, i, "op")?.as_ref() {
+                "pipe write" => "pipe write",
+                "channel send" => "channel send",
+                "wait()" => "wait()",
+                other => leak(other),
             };
             let fact = HeldAcross {
-                lock: text(h, "lock")?,
-                lock_at: frame(&h["lock_at"]),
+                lock: text(h, l, i, "lock")?,
+                lock_at: frame(h, l, i, "lock_at")?,
                 op,
-                resource: text(h, "resource")?,
-                op_at: frame(&h["op_at"]),
-                task: text(h, "task")?,
+                resource: text(h, l, i, "resource")?,
+                op_at: frame(h, l, i, "op_at")?,
+                task: text(h, l, i, "task")?,
             };
             let key = (fact.lock.clone(), fact.resource.clone());
-            keep_lowest(&mut g.held_across, key, (num(h, "seed")?, num(h, "i")? as usize, &fact));
+            keep_lowest(&mut g.held_across, key, (num(h, l, i, "seed")?, num(h, l, i, "i")? as usize, &fact));
         }
         // Without it, an older shard's writers would be taken for none,
         // and another shard's read locks of those RWMutexes for no waits.
         if v.get("written").is_none() {
             return Err("lock_order: `written` is missing: made by an older deadsim; run the shard again".into());
         }
-        for w in v["written"].as_array().ok_or("lock_order: `written` is not a list")? {
+        for (i, w) in list("written")?.iter().enumerate() {
+            let l = "written";
             let fact = WriteLocked {
-                lock: text(w, "lock")?,
-                class: class(w, "class"),
-                at: frame(&w["at"]),
-                task: text(w, "task")?,
+                lock: text(w, l, i, "lock")?,
+                class: class(w, l, i, "class")?,
+                at: frame(w, l, i, "at")?,
+                task: text(w, l, i, "task")?,
             };
             let key = (fact.lock.clone(), Cow::Borrowed(""));
-            keep_lowest(&mut g.written, key, (num(w, "seed")?, num(w, "i")? as usize, &fact));
+            keep_lowest(&mut g.written, key, (num(w, l, i, "seed")?, num(w, l, i, "i")? as usize, &fact));
         }
         Ok(g)
     }

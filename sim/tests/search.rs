@@ -573,6 +573,12 @@ fn stale_or_foreign_schedules_are_refused_clearly() {
         ("ds1:abba:00000000:02", "part 1 `02`: numbers are written as deadsim prints them"),
         ("ds1:abba:00000000:1. 2", "part 2 ` 2` is not a number from 0 to 4294967295"),
         ("ds1:abba:00000000:2x01", "part 1 `2x01`: numbers are written as deadsim prints them"),
+        // Refused before the choices are laid out: 116 bytes of string once
+        // took 708 MB to refuse.
+        (
+            "ds1:abba:00000000:1x10000000.1x10000000.1",
+            "20000001 choices, more than the 10000000 a schedule string may have",
+        ),
     ] {
         let err = Schedule::parse(bad).expect_err(bad);
         assert!(err.contains(says), "{bad:?}: {err}");

@@ -140,6 +140,46 @@ pub struct Configured {
     runner: Arc<Runner>,
 }
 
+/// Why a schedule did not replay to the run it was recorded from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotReplayed {
+    /// The run stopped where the schedule no longer fits (the choice it
+    /// names is not there), or where it ends while the run goes on: the
+    /// outcome's summary, which says which.
+    Stopped(String),
+    /// The run ended with choices of the schedule left over: the model
+    /// ended sooner (it changed since), or a step limit cut it short.
+    Unused {
+        /// Steps the run took, and its verdict in words ("no deadlock").
+        steps: u64,
+        verdict: &'static str,
+        /// The run ended at its step limit.
+        step_limit: bool,
+        /// Choices the run used, of those `given`.
+        used: usize,
+        given: usize,
+    },
+}
+
+impl std::fmt::Display for NotReplayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotReplayed::Stopped(summary) => f.write_str(summary),
+            NotReplayed::Unused { steps, step_limit: true, used, given, .. } => write!(
+                f,
+                "the run hit its step limit at step {steps} with {} of the schedule's {given} choices unused",
+                given - used
+            ),
+            NotReplayed::Unused { steps, verdict, used, given, .. } => write!(
+                f,
+                "the run ended at step {steps} ({verdict}) with {} of the schedule's {given} choices unused: the \
+                 schedule does not fit this model",
+                given - used
+            ),
+        }
+    }
+}
+
 impl Configured {
     /// A model named `model`, with `params` (every parameter with its value:
     /// they go into traces, and a schedule string's fingerprint is made
@@ -186,22 +226,43 @@ impl Configured {
     pub fn replay(&self, schedule: &str) -> Result<Run, String> {
         let s = crate::scheduler::Schedule::parse(schedule)?;
         s.check_for(self.model, &self.params)?;
-        let given = s.choices.len();
-        let run = self
-            .run_with(Sim::new(0).record(true).strategy(Box::new(crate::scheduler::ReplayStrategy::new(s.choices))));
+        self.replay_schedule(&s, crate::DEFAULT_MAX_STEPS).map_err(|e| e.to_string())
+    }
+
+    /// Runs `schedule` (checked against this model already: see
+    /// [`Schedule::check_for`](crate::scheduler::Schedule::check_for)) with
+    /// recording on, stopping at `max_steps`; a run that is not the one the
+    /// schedule was recorded from is a [`NotReplayed`]. The one replay
+    /// behind `deadsim replay --schedule`, `render`'s check of a trace and
+    /// [`Configured::replay`].
+    pub fn replay_schedule(&self, schedule: &crate::scheduler::Schedule, max_steps: u64) -> Result<Run, NotReplayed> {
+        let given = schedule.choices.len();
+        let run = self.run_with(
+            Sim::new(0)
+                .record(true)
+                .max_steps(max_steps)
+                .strategy(Box::new(crate::scheduler::ReplayStrategy::new(schedule.choices.clone()))),
+        );
         if let crate::Outcome::Stopped { .. } = &run.outcome {
-            return Err(run.outcome.summary());
+            return Err(NotReplayed::Stopped(run.outcome.summary()));
         }
         // Choices left over: the model ended sooner than the run the
         // schedule was recorded from, which is another run.
-        let used = run.trace.as_ref().and_then(|t| crate::scheduler::Schedule::parse(&t.meta.replay).ok());
-        match used.map(|u| u.choices.len()) {
-            Some(used) if used < given => Err(format!(
-                "the run used {used} of the schedule's {given} choices: the schedule does not fit this model \
-                 (changed since it was recorded, or a step-limit run's)"
-            )),
-            _ => Ok(run),
+        let used = run
+            .trace
+            .as_ref()
+            .and_then(|t| crate::scheduler::Schedule::parse(&t.meta.replay).ok())
+            .map_or(given, |u| u.choices.len());
+        if used < given {
+            return Err(NotReplayed::Unused {
+                steps: run.steps,
+                verdict: run.outcome.verdict_text(),
+                step_limit: matches!(run.outcome, crate::Outcome::StepLimit { .. }),
+                used,
+                given,
+            });
         }
+        Ok(run)
     }
 
     /// Runs `sim` (seed, strategy, recording already set) on this model.

@@ -81,6 +81,11 @@ impl Schedule {
         out
     }
 
+    /// The most choices a schedule string may have: ten times a run's
+    /// default step limit (a step makes one choice, or a few), 40 MB
+    /// expanded.
+    pub const MAX_CHOICES: usize = 10_000_000;
+
     /// Parses a schedule string; the error names what is wrong with it.
     pub fn parse(text: &str) -> Result<Schedule, String> {
         let text = text.trim();
@@ -103,7 +108,11 @@ impl Schedule {
         if fp.len() != 8 || !fp.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(format!("schedule: fingerprint `{fp}` is not 8 hex digits"));
         }
-        let mut choices = Vec::new();
+        // The parts first, then the choices, all at once: a short string
+        // (`1x10000000` nine times) must not cost gigabytes before it is
+        // refused.
+        let mut parts: Vec<(u32, usize)> = Vec::new();
+        let mut total: u64 = 0;
         if !body.is_empty() {
             // An error names the part as written, counted from 1 (`part 2
             // `2x02``): a part `2x3` is three choices, and "choices"
@@ -140,11 +149,20 @@ impl Schedule {
                         format!("schedule: part {} `{tok}` has a bad repeat count (1 to 10000000 after the x)", i + 1)
                     })?,
                 };
-                if choices.len() + n > 100_000_000 {
-                    return Err("schedule: more than 100,000,000 choices".to_string());
-                }
-                choices.extend(std::iter::repeat_n(v, n));
+                total += n as u64;
+                parts.push((v, n));
             }
+        }
+        if total > Schedule::MAX_CHOICES as u64 {
+            return Err(format!(
+                "schedule: {total} choices, more than the {} a schedule string may have (replay a run that long \
+                 by its seed)",
+                Schedule::MAX_CHOICES
+            ));
+        }
+        let mut choices = Vec::with_capacity(total as usize);
+        for (v, n) in parts {
+            choices.extend(std::iter::repeat_n(v, n));
         }
         Ok(Schedule { model: model.to_string(), fingerprint: fp.to_ascii_lowercase(), choices })
     }
@@ -192,11 +210,6 @@ impl ReplayStrategy {
     /// for `explore`'s failing schedule), so its trace says where it came from.
     pub fn named(choices: Vec<u32>, name: &'static str) -> ReplayStrategy {
         ReplayStrategy { name, ..ReplayStrategy::new(choices) }
-    }
-
-    /// Choices not used when the run ended.
-    pub fn remaining(&self) -> usize {
-        self.choices.len() - self.pos
     }
 
     fn next(&mut self, what: impl FnOnce() -> String) -> Option<u32> {
