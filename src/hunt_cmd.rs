@@ -367,6 +367,12 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
         let text = std::fs::read_to_string(f).map_err(|e| UsageError(format!("{}: cannot read ({e})", f.display())))?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: not JSON ({e})", f.display())))?;
+        if !v.is_object() {
+            return Err(UsageError(format!(
+                "{}: the top level is not an object: not the JSON of `deadsim hunt --json`",
+                f.display()
+            )));
+        }
         for key in ["model", "params", "strategy", "range", "seeds", "schedules", "verdict"] {
             if v.get(key).is_none() {
                 return Err(UsageError(format!(

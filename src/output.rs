@@ -304,7 +304,12 @@ pub fn clip(msg: &str) -> std::borrow::Cow<'_, str> {
 /// error stays one line, and a name read from a file (a task called
 /// "a\nb", an escape sequence) neither breaks it nor reaches the terminal.
 pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
-    if !msg.chars().any(char::is_control) {
+    // Unicode's bidirectional controls too: a name with U+202E (right-to-left
+    // override) would turn the rest of the line around in a terminal.
+    let bidi =
+        |c: char| matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let escaped = |c: char| c.is_control() || bidi(c);
+    if !msg.chars().any(escaped) {
         return msg.into();
     }
     let mut out = String::with_capacity(msg.len() + 8);
@@ -313,7 +318,7 @@ pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if escaped(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }

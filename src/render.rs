@@ -155,6 +155,13 @@ pub fn check_not_other_picture(flag: &str, o: &Path) -> Result<(), String> {
     }
     let ext = o.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext {
+        // A trace's name given where the charts go (`run --render run.json`
+        // for `--trace run.json`) would give `run.json-timeline.png`.
+        Some(e) if e == "json" && !o.to_string_lossy().ends_with('/') => Err(format!(
+            "{flag} {}: .json names a trace, but the charts are pictures named PREFIX-CHART.png (or .svg); give \
+             a folder (DIR/) or a prefix without .json",
+            o.display()
+        )),
         Some(e) if OTHER.contains(&e.as_str()) && !o.to_string_lossy().ends_with('/') => {
             // `render -o` and `run --render` both take --format.
             Err(format!(
@@ -418,7 +425,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             // Not drawn, but a window outside the trace is refused as the
             // other charts refuse it: the same flags, the same verdict.
             opts.window.resolve(&m).map_err(|e| format!("{origin}: {e}"))?;
-            if args.window != "auto" {
+            if opts.window != Window::Auto {
                 eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
             }
         }

@@ -238,6 +238,8 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             vec!["run", "abba", "--render", "fig.JPG"],
             "--render fig.JPG: .jpg is not a chart format (deadsim draws .png",
         ),
+        (vec!["run", "abba", "--render", "run.json"], "--render run.json: .json names a trace, but the charts are"),
+        (vec!["render", "t.json", "-o", "fig.json", "--chart", "all"], "-o fig.json: .json names a trace"),
         (vec!["run", "abba", "--render", "/dev/null"], "--render /dev/null: not a folder or a plain file"),
         (vec!["run", "abba", "--render", "/dev/stdout"], "--render /dev/stdout: not a folder or a plain file"),
         (
@@ -438,6 +440,15 @@ fn shards_merge_into_the_unsharded_result() {
     let (code, out, err) = deadsim(&["merge", &files[0], &files[2]]);
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(err.contains("shard(s) 1/3 missing"), "{err}");
+    // A list of shards pasted into one file: not a shard.
+    let listed = dir.join("listed.json");
+    std::fs::write(&listed, format!("[{}]", std::fs::read_to_string(&files[1]).unwrap())).unwrap();
+    let (code, _, err) = deadsim(&["merge", &files[0], listed.to_str().unwrap(), &files[2]]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("listed.json: the top level is not an object: not the JSON of `deadsim hunt --json`"),
+        "{err}"
+    );
     for (flag, value, needle) in
         [("--max-steps", "5000", "`max_steps` differs"), ("--keep-going", "", "--keep-going shard")]
     {
@@ -1759,6 +1770,12 @@ fn an_error_naming_text_from_a_file_stays_one_line_without_its_control_character
     let (code, _, err) = deadsim(&["render", committed, "--tasks", "\u{1b}[31m", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.lines().count() == 1 && !err.contains('\u{1b}'), "{err:?}");
+    // A right-to-left override would turn the rest of the line around.
+    t["tasks"][1]["name"] = json!("\u{202e}evil");
+    std::fs::write(&file, t.to_string()).unwrap();
+    let (code, _, err) = deadsim(&["render", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\\u{202e}evil") && !err.contains('\u{202e}'), "{err:?}");
 }
 
 /// A file that does not start as a JSON object is refused from its first

@@ -446,13 +446,16 @@ impl FromStr for Window {
     fn from_str(s: &str) -> Result<Window, Error> {
         let bad = |why: &str| Error(format!("window `{s}`: {why}"));
         let forms = "expected auto, all, cycle, last:N, steps:A..B or time:A..B (times in ns or with ns/us/ms/s)";
-        match s {
+        // `ALL` and `Last:5` as `--x STEPS` and `--chart ALL`: the case of a
+        // keyword is no part of it (a time's unit keeps its own).
+        match s.to_ascii_lowercase().as_str() {
             "auto" => return Ok(Window::Auto),
             "all" => return Ok(Window::All),
             "cycle" => return Ok(Window::Cycle),
             _ => {}
         }
         let (kind, arg) = s.split_once(':').ok_or_else(|| bad(forms))?;
+        let kind = kind.to_ascii_lowercase();
         // `A..B` or `A..=B` (as seed ranges), each side parsed by `one`; the
         // range must not be empty.
         let range = |one: &dyn Fn(&str) -> Result<u64, String>| -> Result<(u64, u64), Error> {
@@ -468,7 +471,10 @@ impl FromStr for Window {
                 if a > b {
                     return Err(empty("at or below"));
                 }
-                b.checked_add(1).ok_or_else(|| bad("the end is too large"))?
+                // `..=18446744073709551615` reaches as far as `..` to it
+                // does (no trace has a step, or an event at a time, past
+                // it): drawn to the trace's end, as that is.
+                b.saturating_add(1)
             } else {
                 if a >= b {
                     return Err(empty("below"));
@@ -477,7 +483,7 @@ impl FromStr for Window {
             };
             Ok((a, b))
         };
-        match kind {
+        match kind.as_str() {
             "last" => match arg.parse::<u64>() {
                 Ok(0) => Err(bad("N must be at least 1")),
                 Ok(n) => Ok(Window::Last(n)),
@@ -842,10 +848,18 @@ mod tests {
     #[test]
     fn windows_parse() {
         assert_eq!("auto".parse::<Window>().unwrap(), Window::Auto);
+        assert_eq!("ALL".parse::<Window>().unwrap(), Window::All);
+        assert_eq!("Cycle".parse::<Window>().unwrap(), Window::Cycle);
+        assert_eq!("LAST:5".parse::<Window>().unwrap(), Window::Last(5));
+        assert_eq!("Steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 19));
         assert_eq!("all".parse::<Window>().unwrap(), Window::All);
         assert_eq!("steps:10..20".parse::<Window>().unwrap(), Window::Steps(10, 19));
         assert_eq!("steps:10..=20".parse::<Window>().unwrap(), Window::Steps(10, 20));
         assert_eq!("steps:2..=2".parse::<Window>().unwrap(), Window::Steps(2, 2));
+        // To the end of u64, included or not, is as far as any trace goes.
+        let max = u64::MAX;
+        assert_eq!(format!("steps:1..={max}").parse::<Window>(), format!("steps:1..{max}").parse::<Window>());
+        assert_eq!(format!("time:1..={max}").parse::<Window>(), format!("time:1..{max}").parse::<Window>());
         assert_eq!("time:1us..=2us".parse::<Window>().unwrap(), Window::Time(1_000, 2_001));
         assert_eq!("time:100..2000".parse::<Window>().unwrap(), Window::Time(100, 2000));
         assert_eq!("time:0.5us..1ms".parse::<Window>().unwrap(), Window::Time(500, 1_000_000));
