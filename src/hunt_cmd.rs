@@ -14,7 +14,7 @@ use sim::models::{self, Configured, Model};
 use sim::scheduler::StrategyKind;
 
 use crate::output::{cycle_json, params_json, print_table, write_trace_before_report};
-use crate::search_cmd::{replay_command, replay_line};
+use crate::output::{replay_command, replay_line};
 use crate::UsageError;
 
 /// Hunts started in this process, so a worker thread's [`SEEN`] is never
@@ -226,7 +226,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             }
             // Stopped early, it says so, as the report's line does.
             None if r.stopped_early => {
-                let n = crate::search_cmd::count(r.schedules, "schedule");
+                let n = crate::output::count(r.schedules, "schedule");
                 (
                     "no-deadlock",
                     None,
@@ -285,7 +285,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             // As the JSON's message says it, when nothing was found.
             Some(_) => println!(
                 "{label}: {why} after {} (seeds {covered} covered of {range}){}",
-                crate::search_cmd::count(r.schedules, "schedule"),
+                crate::output::count(r.schedules, "schedule"),
                 if r.failure.is_none() { ", no failure in them" } else { "" }
             ),
             None => println!("{label}: {why} before any seed ran (seeds {range})"),
@@ -296,11 +296,11 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         println!(
             "{label}: {} of {} failed ({}, 95% Wilson CI {}..{}), {}, strategy {}",
             r.failures,
-            crate::search_cmd::count(r.schedules, "schedule"),
+            crate::output::count(r.schedules, "schedule"),
             percent(p),
             percent(lo),
             percent(hi),
-            crate::search_cmd::count(r.distinct.len() as u64, "distinct failure"),
+            crate::output::count(r.distinct.len() as u64, "distinct failure"),
             a.kind
         );
         // The commonest first; the JSON keeps the signatures' order.
@@ -328,7 +328,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
                 "   or: deadsim replay {} --seed {seed}{}{}",
                 label,
                 strategy_flag(a.kind),
-                crate::search_cmd::step_limit_flag(run)
+                crate::output::step_limit_flag(run)
             );
         }
         _ if !r.stopped_early && !a.keep_going => {
@@ -337,7 +337,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             let (_, _, hi) = wilson(0, r.schedules);
             println!(
                 "{label}: no failure in {} (seeds {range}, strategy {}; failing share 0%, 95% Wilson CI 0%..{})",
-                crate::search_cmd::count(r.schedules, "schedule"),
+                crate::output::count(r.schedules, "schedule"),
                 a.kind,
                 percent(hi)
             )
@@ -348,12 +348,12 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
         // A divergence is a failure (reported above); say what was checked.
         let which = match r.schedules {
             1 => "the schedule".to_string(),
-            n => format!("each of the {}", crate::search_cmd::count(n, "schedule")),
+            n => format!("each of the {}", crate::output::count(n, "schedule")),
         };
         println!("determinism checked: {which} ran twice, recorded, and compared event by event");
     }
     crate::output::print_warnings(&warnings);
-    eprintln!("({} in {elapsed:.2}s on {})", crate::search_cmd::count(r.schedules, "schedule"), job_count(r.jobs));
+    eprintln!("({} in {elapsed:.2}s on {})", crate::output::count(r.schedules, "schedule"), job_count(r.jobs));
     written.map(|()| r.failure.is_some())
 }
 
@@ -928,7 +928,7 @@ impl Replay {
                 "deadsim replay {}{flags} --seed {seed}{}{}",
                 m.name(),
                 strategy_flag(kind),
-                crate::search_cmd::step_limit_flag(&run)
+                crate::output::step_limit_flag(&run)
             ),
         }
     }
@@ -963,7 +963,7 @@ fn print_interrupted(what: &str, done: usize, total: usize, last: Option<&sim::h
 
 /// "1 job", "2 jobs".
 fn job_count(n: usize) -> String {
-    crate::search_cmd::count(n as u64, "job")
+    crate::output::count(n as u64, "job")
 }
 
 /// A shard's `params` as `(name, value)` pairs, as the command line gives
@@ -1301,7 +1301,7 @@ impl<'a> Shard<'a> {
         if sum != failures {
             return Err((
                 "distinct".into(),
-                format!("adds up to {}, but field `failures` is {failures}", crate::search_cmd::count(sum, "failure")),
+                format!("adds up to {}, but field `failures` is {failures}", crate::output::count(sum, "failure")),
             ));
         }
         if lowest != seed {

@@ -570,7 +570,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 None => Ok(()),
             };
             if json {
-                crate::output::print_json(search_cmd::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
+                crate::output::print_json(output::run_json(m, &cfg, &run, Some(seed), &kind.to_string()));
             } else {
                 // The strategy is said when it is not the default one.
                 let strategy = match kind.to_string().as_str() {
@@ -581,12 +581,12 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     "{} seed {seed}{strategy}: {} after {}",
                     output::model_label(m, &cfg),
                     run.outcome.verdict_text(),
-                    search_cmd::count(run.steps, "step")
+                    output::count(run.steps, "step")
                 );
                 if failed {
                     println!();
                     crate::output::print_outcome(&run);
-                    println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
+                    println!("\n{}", output::replay_line(m, &cfg, &run));
                 }
                 output::print_warnings(&run.lock_order.warnings());
             }
@@ -765,7 +765,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     Which::Seed(s, k) => (Some(*s), k.to_string()),
                     Which::Schedule(_) => (None, "replay".to_string()),
                 };
-                crate::output::print_json(search_cmd::run_json(m, &cfg, &run, seed, &strategy));
+                crate::output::print_json(output::run_json(m, &cfg, &run, seed, &strategy));
                 return written.map(|()| run.outcome.is_failure());
             }
             match &which {
@@ -774,7 +774,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             search_cmd::print_events(&run);
             if run.outcome.is_failure() {
-                println!("\n{}", search_cmd::replay_line(m, &cfg, &run));
+                println!("\n{}", output::replay_line(m, &cfg, &run));
             }
             // The lock-order findings its JSON gives, as `run` prints them.
             output::print_warnings(&run.lock_order.warnings());

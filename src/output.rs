@@ -1,10 +1,11 @@
-//! Shared output helpers: tables, JSON pieces, writing files.
+//! Shared output helpers: tables, JSON pieces (a run as `run --json` prints
+//! it), the replay line under every failure, counted words, writing files.
 
 use std::path::Path;
 
 use serde_json::json;
-use sim::models::Configured;
-use sim::Outcome;
+use sim::models::{Configured, Model};
+use sim::{Outcome, Run};
 
 use crate::UsageError;
 
@@ -278,7 +279,7 @@ pub fn print_warnings(w: &[sim::lockorder::Warning]) {
     if w.is_empty() {
         return;
     }
-    println!("\nLock order ({} over the schedules run):", crate::search_cmd::count(w.len() as u64, "finding"));
+    println!("\nLock order ({} over the schedules run):", crate::output::count(w.len() as u64, "finding"));
     for w in w {
         println!();
         print!("{}", w.report);
@@ -323,4 +324,77 @@ pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// The replay line printed under every failure.
+pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
+    format!("replay: {}", replay_command(m, cfg, run))
+}
+
+/// The command that replays `run`: its schedule string (or seed), the
+/// model's flags, and the step limit a step-limit failure needs.
+pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
+    let flags = cfg.flags(m.params());
+    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
+    let flags = format!("{flags}{}", step_limit_flag(run));
+    match &run.trace {
+        Some(t) => format!("deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
+        None => format!("deadsim replay {}{flags} --seed {}", m.name(), run.seed),
+    }
+}
+
+/// A step-limit failure replays only under the same limit; any other failure
+/// happens before the limit, so the default one replays it too.
+pub fn step_limit_flag(run: &Run) -> String {
+    match run.outcome {
+        sim::Outcome::StepLimit { steps, .. } => format!(" --max-steps {steps}"),
+        _ => String::new(),
+    }
+}
+
+/// One run as `run --json` prints it (and `replay --json`, and `shrink
+/// --json` for the shrunk run): `seed` is null for a schedule.
+pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, strategy: &str) -> serde_json::Value {
+    let failed = run.outcome.is_failure();
+    json!({
+        "verdict": run.outcome.verdict(),
+        "seed": seed,
+        "schedules": 1,
+        "cycle": cycle_json(&run.outcome),
+        "model": m.name(),
+        "params": params_json(cfg),
+        "strategy": strategy,
+        "steps": run.steps,
+        "time_ns": run.time_ns,
+        // A run stopped at its step limit: the tasks blocked there.
+        "blocked": match &run.outcome {
+            sim::Outcome::StepLimit { blocked, .. } => blocked
+                .iter()
+                .map(|b| json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for}))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        },
+        // And those able to run there; `started` false: never scheduled.
+        "running": match &run.outcome {
+            sim::Outcome::StepLimit { running, .. } => running
+                .iter()
+                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started, "asleep": r.asleep,
+                    "spawned_at": r.spawned_at}))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        },
+        "message": run.outcome.summary(),
+        "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
+        "replay": failed.then(|| replay_command(m, cfg, run)),
+        "warnings": crate::output::warnings_json(&run.lock_order.warnings()),
+    })
+}
+
+/// "1 step", "2 steps", "1 try", "3 tries".
+pub fn count(n: u64, one: &str) -> String {
+    match (n, one.strip_suffix('y')) {
+        (1, _) => format!("{n} {one}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {one}s"),
+    }
 }

@@ -7,7 +7,10 @@ use sim::models::{Configured, Model, NotReplayed};
 use sim::scheduler::{explore, ExploreConfig, Schedule, StrategyKind};
 use sim::Run;
 
-use crate::output::{cycle_json, model_label, params_json, write_files_before_report, write_trace_before_report};
+use crate::output::{
+    count, cycle_json, model_label, params_json, replay_command, replay_line, run_json, write_files_before_report,
+    write_trace_before_report,
+};
 use crate::UsageError;
 
 /// What a `--seed`/`--schedule` pair selects.
@@ -109,32 +112,6 @@ pub fn print_events(run: &Run) {
     runs_until(usize::MAX);
     println!();
     crate::output::print_outcome(run);
-}
-
-/// The replay line printed under every failure.
-pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
-    format!("replay: {}", replay_command(m, cfg, run))
-}
-
-/// The command that replays `run`: its schedule string (or seed), the
-/// model's flags, and the step limit a step-limit failure needs.
-pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
-    let flags = cfg.flags(m.params());
-    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
-    let flags = format!("{flags}{}", step_limit_flag(run));
-    match &run.trace {
-        Some(t) => format!("deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
-        None => format!("deadsim replay {}{flags} --seed {}", m.name(), run.seed),
-    }
-}
-
-/// A step-limit failure replays only under the same limit; any other failure
-/// happens before the limit, so the default one replays it too.
-pub fn step_limit_flag(run: &Run) -> String {
-    match run.outcome {
-        sim::Outcome::StepLimit { steps, .. } => format!(" --max-steps {steps}"),
-        _ => String::new(),
-    }
 }
 
 pub struct ExploreArgs {
@@ -520,44 +497,6 @@ fn stopped_json(r: &sim::scheduler::ExploreResult) -> serde_json::Value {
     }
 }
 
-/// One run as `run --json` prints it (and `replay --json`, and `shrink
-/// --json` for the shrunk run): `seed` is null for a schedule.
-pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, strategy: &str) -> serde_json::Value {
-    let failed = run.outcome.is_failure();
-    json!({
-        "verdict": run.outcome.verdict(),
-        "seed": seed,
-        "schedules": 1,
-        "cycle": cycle_json(&run.outcome),
-        "model": m.name(),
-        "params": params_json(cfg),
-        "strategy": strategy,
-        "steps": run.steps,
-        "time_ns": run.time_ns,
-        // A run stopped at its step limit: the tasks blocked there.
-        "blocked": match &run.outcome {
-            sim::Outcome::StepLimit { blocked, .. } => blocked
-                .iter()
-                .map(|b| json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for}))
-                .collect::<Vec<_>>(),
-            _ => Vec::new(),
-        },
-        // And those able to run there; `started` false: never scheduled.
-        "running": match &run.outcome {
-            sim::Outcome::StepLimit { running, .. } => running
-                .iter()
-                .map(|r| json!({"task": r.name, "id": r.task, "started": r.started, "asleep": r.asleep,
-                    "spawned_at": r.spawned_at}))
-                .collect::<Vec<_>>(),
-            _ => Vec::new(),
-        },
-        "message": run.outcome.summary(),
-        "schedule": run.trace.as_ref().map(|t| t.meta.replay.clone()),
-        "replay": failed.then(|| replay_command(m, cfg, run)),
-        "warnings": crate::output::warnings_json(&run.lock_order.warnings()),
-    })
-}
-
 /// `deadsim shrink`'s options.
 pub struct ShrinkArgs {
     pub max_steps: u64,
@@ -745,14 +684,5 @@ fn agree(n: u64) -> &'static str {
         "agrees"
     } else {
         "agree"
-    }
-}
-
-/// "1 step", "2 steps", "1 try", "3 tries".
-pub fn count(n: u64, one: &str) -> String {
-    match (n, one.strip_suffix('y')) {
-        (1, _) => format!("{n} {one}"),
-        (_, Some(stem)) => format!("{n} {stem}ies"),
-        _ => format!("{n} {one}s"),
     }
 }
