@@ -666,20 +666,31 @@ pub fn merge(files: &[PathBuf]) -> Result<bool, UsageError> {
     Ok(lowest.is_some())
 }
 
-pub fn hunt_matrix(
-    name: &str,
-    params: &crate::model_args::ModelArgs,
-    range: SeedRange,
-    jobs: usize,
-    json: bool,
-    max_steps: u64,
-    kind: StrategyKind,
-) -> Result<bool, UsageError> {
+/// What a table's hunt (every built-in variant, or a model's `--matrix`) runs with.
+pub struct TableArgs {
+    pub range: SeedRange,
+    pub jobs: usize,
+    pub json: bool,
+    pub max_steps: u64,
+    pub kind: StrategyKind,
+    /// The exit code says whether every row has its expected verdict.
+    pub check_expected: bool,
+}
+
+pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableArgs) -> Result<bool, UsageError> {
+    let TableArgs { range, jobs, json, max_steps, kind, check_expected } = a;
     let m = models::find(name)?;
     let grid = m.matrix().ok_or_else(|| UsageError(format!("model {name} has no --matrix (only ttrpc has one)")))?;
     let base = params.pairs();
     if let Some((p, _)) = base.iter().find(|(p, _)| p == grid.row_param || p == grid.col_param) {
         return Err(UsageError(format!("--{p} is set by --matrix; leave it out")));
+    }
+    if check_expected && !base.is_empty() {
+        let given: Vec<String> = base.iter().map(|(p, _)| format!("--{p}")).collect();
+        return Err(UsageError(format!(
+            "--check-expected: the expected verdicts are those of the default workload; leave out {}",
+            given.join(", ")
+        )));
     }
     let started = Instant::now();
     let mut cells = Vec::new();
@@ -709,6 +720,24 @@ pub fn hunt_matrix(
     let interrupted = cells.last().is_some_and(|c| c.3.stopped_early);
     note_stop(interrupted);
     let total_cells = grid.rows.len() * grid.cols.len();
+    // Cells whose verdict is not the expected one (a cell cut short is not
+    // compared), as `S x C: verdict (expected E)`.
+    let differing: Vec<String> = cells
+        .iter()
+        .filter(|c| !c.3.stopped_early || c.3.failure.is_some())
+        .filter(|c| row_verdict(&c.3) != c.2.as_str())
+        .map(|c| {
+            format!(
+                "--{} {} --{} {}: {} (expected {})",
+                grid.row_param,
+                grid.rows[c.0],
+                grid.col_param,
+                grid.cols[c.1],
+                row_verdict(&c.3),
+                c.2.as_str()
+            )
+        })
+        .collect();
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         // The expected verdicts are those of the default workload: with
@@ -742,7 +771,7 @@ pub fn hunt_matrix(
             "default_workload": default, "stopped_early": interrupted, "complete": !interrupted,
             "all_expected": if default { all_expected(out.iter().map(|c| &c["matches"])) } else { json!(null) }}),
         );
-        return Ok(any);
+        return Ok(if check_expected { !differing.is_empty() } else { any });
     }
     let flags = m.configure(&base)?.flags(m.params());
     let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
@@ -799,20 +828,32 @@ pub fn hunt_matrix(
         grid.col_param,
         strategy_flag(kind)
     );
+    if check_expected {
+        print_expected("cells", cells.len(), &differing);
+    }
     if interrupted {
         print_interrupted("cells", cells.len(), total_cells, cells.last().map(|c| &c.3));
     }
     eprintln!("({elapsed:.2}s)");
-    Ok(any)
+    Ok(if check_expected { !differing.is_empty() } else { any })
 }
 
-pub fn hunt_all(
-    range: SeedRange,
-    jobs: usize,
-    json: bool,
-    max_steps: u64,
-    kind: StrategyKind,
-) -> Result<bool, UsageError> {
+/// With `--check-expected`, under a table: whether every row (or cell)
+/// settled has its expected verdict, naming those that do not.
+fn print_expected(what: &str, settled: usize, differing: &[String]) {
+    match differing {
+        [] => println!("\n--check-expected: every one of the {settled} {what} has its expected verdict."),
+        _ => println!(
+            "\n--check-expected: {} of the {settled} {what} {} from the expected verdict: {}.",
+            differing.len(),
+            if differing.len() == 1 { "differs" } else { "differ" },
+            differing.join("; ")
+        ),
+    }
+}
+
+pub fn hunt_all(a: TableArgs) -> Result<bool, UsageError> {
+    let TableArgs { range, jobs, json, max_steps, kind, check_expected } = a;
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut any = false;
@@ -834,6 +875,17 @@ pub fn hunt_all(
     let interrupted = rows.last().is_some_and(|r| r.2.stopped_early);
     note_stop(interrupted);
     let elapsed = started.elapsed().as_secs_f64();
+    // Rows whose verdict is not the expected one (a row cut short is not
+    // compared), as `model variant: verdict (expected E)`.
+    let differing: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.2.stopped_early || r.2.failure.is_some())
+        .filter(|r| row_verdict(&r.2) != r.1.expect.as_str())
+        .map(|(m, v, r, _)| {
+            let variant = if v.label.is_empty() { String::new() } else { format!(" {}", v.label) };
+            format!("{}{variant}: {} (expected {})", m.name(), row_verdict(r), v.expect.as_str())
+        })
+        .collect();
     if json {
         let variants: Vec<serde_json::Value> = rows
             .iter()
@@ -862,7 +914,7 @@ pub fn hunt_all(
                    "strategy": kind.to_string(), "stopped_early": interrupted, "complete": !interrupted,
                    "all_expected": all_expected(variants.iter().map(|v| &v["matches"])), "variants": variants}),
         );
-        return Ok(any);
+        return Ok(if check_expected { !differing.is_empty() } else { any });
     }
     let used = rows.iter().map(|r| r.2.jobs).max().unwrap_or(jobs);
     println!("deadsim hunt: every built-in model variant, seeds {range}, strategy {kind}, {}\n", job_count(used));
@@ -900,11 +952,14 @@ pub fn hunt_all(
             println!("  {line}");
         }
     }
+    if check_expected {
+        print_expected("rows", rows.len(), &differing);
+    }
     if interrupted {
         print_interrupted("variants", rows.len(), total_rows, rows.last().map(|r| &r.2));
     }
     eprintln!("({elapsed:.2}s)");
-    Ok(any)
+    Ok(if check_expected { !differing.is_empty() } else { any })
 }
 
 /// How to replay a table row's failure: its schedule string, the command

@@ -128,6 +128,10 @@ enum Command {
         /// model, not with --matrix
         #[arg(long)]
         check_determinism: bool,
+        /// With no model, or --matrix: exit 0 when every row (cell) has its expected verdict and 1
+        /// when one does not, instead of 1 when any row fails (a CI check of the models)
+        #[arg(long)]
+        check_expected: bool,
         #[command(flatten)]
         params: ModelArgs,
     },
@@ -608,6 +612,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             shard,
             time_budget,
             check_determinism,
+            check_expected,
             params,
         } => {
             let lower = strategy.trim().to_ascii_lowercase();
@@ -656,6 +661,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     ("--shard", shard.is_some()),
                     ("--check-determinism", check_determinism),
                     ("--matrix", matrix),
+                    ("--check-expected", check_expected),
                 ];
                 if let Some((flag, _)) = seed_only.iter().find(|(_, set)| *set) {
                     return Err(UsageError(format!(
@@ -702,8 +708,14 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                              --keep-going, --shard, --time-budget and --check-determinism)"
                         )));
                     }
-                    hunt_cmd::hunt_matrix(&name, &params, range, jobs, json, max_steps, kind)
+                    let a = hunt_cmd::TableArgs { range, jobs, json, max_steps, kind, check_expected };
+                    hunt_cmd::hunt_matrix(&name, &params, a)
                 }
+                Some(_) if check_expected => Err(UsageError(
+                    "--check-expected checks a table's rows against their expected verdicts: give no model (every \
+                     built-in variant), or --matrix"
+                        .into(),
+                )),
                 Some(name) => {
                     let (m, cfg) = configure(&name, &params)?;
                     let a = hunt_cmd::HuntArgs {
@@ -743,7 +755,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                         };
                         return Err(UsageError(format!("{flags} {verb} a model: deadsim hunt <model> {flags} ...")));
                     }
-                    hunt_cmd::hunt_all(range, jobs, json, max_steps, kind)
+                    hunt_cmd::hunt_all(hunt_cmd::TableArgs { range, jobs, json, max_steps, kind, check_expected })
                 }
             }
         }

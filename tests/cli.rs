@@ -153,6 +153,30 @@ fn hunt_without_a_model_prints_the_verdict_table() {
     }
     // The report lists the exact replay command of each failure, by seed.
     assert!(out.contains("Replay each failure:\n  deadsim replay abba --seed 0\n"), "{out}");
+    // --check-expected: the exit code says whether every row has its
+    // expected verdict. Below seed 2948 flink's pipeline has not deadlocked.
+    let (code, out, err) = deadsim(&["hunt", "--seeds", "0..2000", "--check-expected"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains(
+            "\n--check-expected: 1 of the 16 rows differs from the expected verdict: flink --flink-version 1.13.1 \
+             --scenario pipeline: no-deadlock (expected deadlock).\n"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = deadsim(&["hunt", "--seeds", "0..3000", "--check-expected"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\n--check-expected: every one of the 16 rows has its expected verdict.\n"), "{out}");
+    let (code, v) = json(&["hunt", "--seeds", "0..3000", "--check-expected", "--json"]);
+    assert_eq!((code, &v["all_expected"]), (0, &json!(true)), "{v}");
+    for (args, says) in [
+        (&["hunt", "abba", "--check-expected"][..], "--check-expected checks a table's rows"),
+        (&["hunt", "ttrpc", "--matrix", "--callers", "2", "--check-expected"], "leave out --callers"),
+    ] {
+        let (code, _, err) = deadsim(args);
+        assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 #[test]
