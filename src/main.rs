@@ -409,6 +409,10 @@ struct ExploreCli {
     /// Stop after this many seconds (the first execution always runs) and say how far the exploration got
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     time_budget: Option<String>,
+    /// Go on after a failure: every distinct failure (by its cycle) among all schedules, each with a
+    /// schedule that shows it; not with --preemptions
+    #[arg(long)]
+    keep_going: bool,
     #[command(flatten)]
     params: ModelArgs,
 }
@@ -682,6 +686,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     trace,
                     json,
                     time_budget,
+                    keep_going: false,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
@@ -798,6 +803,14 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             if e.max_executions == 0 {
                 return Err(UsageError("--max-executions must be at least 1".into()));
             }
+            if e.keep_going && e.preemptions.is_some() {
+                // Raised pass by pass, the bound says the fewest preemptions
+                // of the one failure it stops at; every failure has its own.
+                return Err(UsageError(
+                    "--keep-going goes without --preemptions: it explores every schedule for every distinct failure"
+                        .into(),
+                ));
+            }
             let a = search_cmd::ExploreArgs {
                 preemptions: e.preemptions,
                 no_reduction: e.no_reduction,
@@ -806,6 +819,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 trace: e.trace,
                 json: e.json,
                 time_budget,
+                keep_going: e.keep_going,
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }

@@ -123,6 +123,8 @@ pub struct ExploreArgs {
     pub json: bool,
     /// Stop taking executions after this long (`--time-budget`).
     pub time_budget: Option<std::time::Duration>,
+    /// Every distinct failure, not the first (`--keep-going`; no bound).
+    pub keep_going: bool,
 }
 
 /// The parameters, within two changes of `cfg`'s, that give fingerprint
@@ -212,10 +214,29 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             time_budget: a.time_budget,
             stop: Some(&crate::hunt_cmd::INTERRUPTED),
             progress: progress.cloned(),
+            keep_going: a.keep_going,
             ..ExploreConfig::default()
         };
         explore(cfg, &ec)
     });
+    // With --keep-going each distinct failure, recorded from the first
+    // schedule that showed it, in signature order; the first is reported
+    // (and its trace written) as the one failure is without it.
+    let mut r = r;
+    let mut distinct: Vec<Distinct> = Vec::new();
+    for (i, (signature, choices)) in r.distinct.iter().enumerate() {
+        let strategy = sim::scheduler::ReplayStrategy::named(choices.clone(), "dfs");
+        let run = cfg.run_with(sim::Sim::new(0).record(true).max_steps(a.max_steps).strategy(Box::new(strategy)));
+        distinct.push(Distinct {
+            signature: signature.clone(),
+            verdict: run.outcome.verdict(),
+            schedule: run.trace.as_ref().map(|t| t.meta.replay.clone()),
+            replay: replay_command(m, cfg, &run),
+        });
+        if i == 0 {
+            r.failure = Some((run, choices.clone()));
+        }
+    }
     let interrupted = crate::hunt_cmd::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
     crate::hunt_cmd::note_stop(r.stopped_early);
     let elapsed = started.elapsed().as_secs_f64();
@@ -434,12 +455,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             json!({"verdict": verdict, "seed": r.missed_by_search(), "schedules": r.executions, "cycle": cycle, "model": m.name(),
                    "params": params_json(cfg), "strategy": "dfs", "message": message,
                    "executions": r.executions, "pruned": r.pruned, "exhausted": r.exhausted,
-                   "complete": r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()),
+                   "complete": r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none() && !a.keep_going),
                    // The bound asked for (`preemptions` in shrink's JSON counts a schedule's own).
                    "preemption_bound": a.preemptions, "reduction": reduced,
                    // Reduction asked for, and off: the model uses virtual time.
                    "timed": r.timed,
-                   "stopped": stopped_json(&r), "proved_within": proved_within,
+                   "stopped": stopped_json(&r, a.keep_going), "proved_within": proved_within,
                    "max_steps": a.max_steps,
                    "found_within": r.failure.as_ref().and(r.bound).filter(|_| r.unbounded_failure.is_none() && r.missed_by_search().is_none()),
                    // Of `executions`, those of the search without a bound beside the passes,
@@ -450,6 +471,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "schedule": schedule, "replay": replay,
                    // A random seed that failed after the search covered every schedule it saw.
                    "missed_by_search": r.missed_by_search(),
+                   "keep_going": a.keep_going,
+                   // With --keep-going: every distinct failure, in signature order.
+                   "distinct": a.keep_going.then(|| distinct.iter().map(|d| json!({"signature": d.signature,
+                       "verdict": d.verdict, "schedule": d.schedule, "replay": d.replay})).collect::<Vec<_>>()),
                    "warnings": warnings}),
         );
         return written.map(|()| r.failure.is_some());
@@ -471,6 +496,23 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             );
             println!("\n{}", replay_line(m, cfg, run));
         }
+        Some((run, _)) if a.keep_going => {
+            let covered = if r.exhausted {
+                "every schedule covered".to_string()
+            } else {
+                format!("but {stopped} before every schedule was covered")
+            };
+            println!(
+                "{label}: {} found by exhaustive search in {} ({reduction}), {covered}:\n",
+                count(distinct.len() as u64, "distinct failure"),
+                count(r.executions, "execution")
+            );
+            for d in &distinct {
+                println!("  {}\n    replay: {}", d.signature, d.replay);
+            }
+            println!("\nThe first of them:\n");
+            crate::output::print_outcome(run);
+        }
         Some((run, _)) => {
             println!(
                 "{label}: {} found by exhaustive search after {} ({reduction})\n",
@@ -487,11 +529,20 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     written.map(|()| r.failure.is_some())
 }
 
+/// A distinct failure `explore --keep-going` found, as it lists it.
+struct Distinct {
+    signature: String,
+    verdict: &'static str,
+    schedule: Option<String>,
+    replay: String,
+}
+
 /// What ended an exploration early, for its JSON: "interrupted" (Ctrl-C),
 /// "time-budget", "max-executions", or null (exhausted, or a failure found).
-fn stopped_json(r: &sim::scheduler::ExploreResult) -> serde_json::Value {
+fn stopped_json(r: &sim::scheduler::ExploreResult, keep_going: bool) -> serde_json::Value {
     match r.stopped_early {
-        _ if r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none()) => json!(null),
+        // A search for every failure ends when every schedule is covered.
+        _ if r.exhausted || (r.failure.is_some() && r.unbounded_failure.is_none() && !keep_going) => json!(null),
         true => json!(crate::hunt_cmd::early_stop()),
         false => json!("max-executions"),
     }

@@ -395,12 +395,47 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["explore", "abba", "--time-budget", "1e400"], "--time-budget `1e400`: too large"),
         (vec!["hunt", "abba", "--shard", "-1/2"], "--shard `-1/2`: expected I/N"),
         (vec!["hunt", "abba", "--seed", "3"], "a similar argument exists: '--seeds'"),
+        (
+            vec!["explore", "philosophers", "--keep-going", "--preemptions", "2"],
+            "--keep-going goes without --preemptions",
+        ),
     ] {
         let (code, _, err) = deadsim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
+}
+
+#[test]
+fn explore_keep_going_lists_every_distinct_failure_with_a_replay() {
+    // Three philosophers: one cycle (whichever philosopher starts it), found
+    // over every schedule; its replay reproduces it.
+    let args = ["explore", "philosophers", "--philosophers", "3", "--keep-going"];
+    let (code, out, err) = deadsim(&args);
+    assert_eq!(code, 1, "{err}");
+    let sig = "deadlock: philosopher-* lock fork0 -> philosopher-* lock fork1 -> philosopher-* lock fork2";
+    assert!(out.contains("1 distinct failure found by exhaustive search in "), "{out}");
+    assert!(out.contains("(partial-order reduction), every schedule covered:\n"), "{out}");
+    assert!(out.contains(&format!("\n  {sig}\n    replay: deadsim replay philosophers --philosophers 3 --schedule ")));
+    let (code, v) = json(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 1);
+    assert_eq!((&v["keep_going"], &v["complete"], &v["stopped"]), (&json!(true), &json!(true), &json!(null)), "{v}");
+    let distinct = v["distinct"].as_array().unwrap();
+    assert_eq!(distinct.len(), 1, "{v}");
+    assert_eq!((&distinct[0]["signature"], &distinct[0]["verdict"]), (&json!(sig), &json!("deadlock")));
+    let mut replay: Vec<&str> = distinct[0]["replay"].as_str().unwrap().split_whitespace().skip(1).collect();
+    replay.push("--json");
+    let (code, again) = json(&replay);
+    assert_eq!((code, &again["cycle"]), (1, &v["cycle"]), "{again}");
+    // Cut short, it says so and claims no completeness.
+    let (code, v) = json(&[&args[..], &["--json", "--max-executions", "5"]].concat());
+    assert!(code <= 1);
+    assert_eq!((&v["complete"], &v["stopped"]), (&json!(false), &json!("max-executions")), "{v}");
+    // The fix: the proof, as without --keep-going, and an empty list.
+    let (code, v) = json(&["explore", "philosophers", "--philosophers", "3", "--ordered", "--keep-going", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!((&v["complete"], &v["distinct"]), (&json!(true), &json!([])), "{v}");
 }
 
 #[test]
