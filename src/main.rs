@@ -231,8 +231,8 @@ struct WhichArgs {
 }
 
 impl WhichArgs {
-    fn which(self) -> Result<Which, UsageError> {
-        Which::from_args(self.seed, self.strategy.as_deref(), self.schedule)
+    fn which(self, max_steps: u64) -> Result<Which, UsageError> {
+        Which::from_args(self.seed, self.strategy.as_deref(), self.schedule, max_steps)
     }
 }
 
@@ -767,7 +767,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Replay { model, which, trace, render, figure, json, max_steps, params } => {
             let figure = figure.figure().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
-            let which = which.which()?;
+            let which = which.which(max_steps)?;
             let run = which.run(m, &cfg, max_steps)?;
             // The files first: a reader that closes the pipe early (`| head`)
             // must not cost them. One that cannot be written is said at once,
@@ -826,7 +826,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
         Command::Shrink { model, which, trace, render, figure, json, max_tries, max_steps, params } => {
             let figure = figure.figure().map_err(UsageError)?;
             let (m, cfg) = configure(&model, &params)?;
-            let which = which.which()?;
+            let which = which.which(max_steps)?;
             let a = search_cmd::ShrinkArgs { max_steps, max_tries, trace, render, figure, json };
             search_cmd::shrink_cmd(m, &cfg, which, a)
         }

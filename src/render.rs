@@ -346,7 +346,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     }
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
-    let origin = args.trace.display().to_string();
+    // Escaped once here: notes print it as errors do (a name may hold a line break).
+    let origin = crate::output::one_line(&args.trace.display().to_string()).into_owned();
     let other = match &args.colours_of {
         Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
         None => None,
@@ -373,7 +374,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 if matched == 0 {
                     eprintln!(
                         "note: --colours-of {}{models} no task there has the name of one in {origin}; the colours are {origin}'s own",
-                        p.display()
+                        crate::output::one_line(&p.display().to_string())
                     );
                 } else if matched < total || this_model != other_model {
                     let theirs: std::collections::BTreeSet<&str> =
@@ -394,7 +395,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     };
                     eprintln!(
                         "note: --colours-of {}{models} {matched} of {total} tasks matched by name{others}",
-                        p.display()
+                        crate::output::one_line(&p.display().to_string())
                     );
                 }
                 m
@@ -411,22 +412,53 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         } else {
             let mut t = trace.clone();
             for (pattern, name) in &renames {
-                t = visualizer::rename_tasks(&t, &[(pattern.clone(), name.clone())])
-                    .map_err(|e| format!("--rename {pattern}={name}: {origin}: {e}"))?;
+                match visualizer::rename_tasks(&t, &[(pattern.clone(), name.clone())]) {
+                    Ok(r) => t = r,
+                    // A pair is drawn with the same flags: a rename of a
+                    // task only the other trace has leaves this one be.
+                    Err(_) if partner.as_ref().is_some_and(|p| names_a_task(p, pattern)) => {}
+                    Err(e) => return Err(format!("--rename {pattern}={name}: {origin}: {e}")),
+                }
             }
             renamed = t;
             let drawn = Model::new(&renamed).map_err(|e| format!("{origin}: {e}"))?.with_colours_from(&m);
             (&renamed, drawn)
         };
-        if let Some(list) = &args.tasks {
-            visualizer::select_tasks(trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
-        }
+        // With --align-with, the names of --tasks either trace has: each
+        // is drawn with those it has (a pair is drawn with the same flags,
+        // and a task may be in one of the two only).
+        let opts = match (&partner, &args.tasks) {
+            (Some(p), Some(list)) => {
+                let other = renamed_like(p, &renames);
+                let unknown: Vec<&String> =
+                    opts.tasks.iter().filter(|n| !names_a_task(trace, n) && !names_a_task(&other, n)).collect();
+                if !unknown.is_empty() {
+                    visualizer::select_tasks(trace, &opts.tasks)
+                        .map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+                }
+                let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(trace, n)).cloned().collect();
+                if mine.is_empty() {
+                    return Err(format!(
+                        "--tasks {list}: {origin} has none of these tasks (only the --align-with trace has)"
+                    ));
+                }
+                Options { tasks: mine, ..opts }
+            }
+            (_, Some(list)) => {
+                visualizer::select_tasks(trace, &opts.tasks).map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+                opts
+            }
+            _ => opts,
+        };
         if requested == [Chart::WaitFor] {
             // Not drawn, but a window outside the trace is refused as the
             // other charts refuse it: the same flags, the same verdict.
             opts.window.resolve(&m).map_err(|e| format!("{origin}: {e}"))?;
             if opts.window != Window::Auto {
                 eprintln!("note: --window does not apply to the wait-for graph, which shows the end of the run");
+            }
+            if args.align_with.is_some() {
+                eprintln!("note: --align-with does not apply to the wait-for graph, which has no time axis");
             }
         }
         // Said once the charts are drawn (a window wholly outside the trace
@@ -446,14 +478,17 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             if all { requested.into_iter().filter(|c| c.applies(&m)).collect() } else { requested };
         let files = plan(&args, &charts, all)?;
         for (_, _, path) in &files {
-            refuse_overwriting_input(path, &args.trace)?;
+            // The traces read beside it are inputs too.
+            for input in std::iter::once(&args.trace).chain(&args.colours_of).chain(&args.align_with) {
+                refuse_overwriting_input(path, input)?;
+            }
         }
         if files.iter().any(|(_, f, _)| *f == Format::Png) {
             note_missing_glyphs(trace);
             note_missing_title_glyphs(&opts);
         }
         let frames = match (&partner, &args.align_with) {
-            (Some(partner), Some(p)) => frames_of(&trace.meta.model, partner, p, &renames, &opts, &files)?,
+            (Some(partner), Some(p)) => frames_of(&m, partner, p, &renames, &args, &opts, &files)?,
             _ => Vec::new(),
         };
         // Render everything first: an error leaves no file behind.
@@ -461,11 +496,13 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         for (c, f, path) in files {
             let align = frames.iter().find(|(fc, _)| *fc == c).map(|(_, frame)| *frame);
             let opts = Options { align, ..opts.clone() };
-            let bytes = visualizer::render_model(&m, c, f, &opts).map_err(|e| match &args.tasks {
-                // What --tasks selected has nothing in the window: the flag is the fix.
-                Some(list) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
-                _ => format!("{origin}: {e}"),
-            })?;
+            let bytes =
+                visualizer::render_model(&m, c, f, &opts).map_err(|e| match (&args.tasks, &args.align_with) {
+                    // What --tasks selected has nothing in the window: the flag is the fix.
+                    (Some(list), _) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
+                    (_, Some(p)) if e.not_aligned() => format!("--align-with {}: {origin}: {e}", p.display()),
+                    _ => format!("{origin}: {e}"),
+                })?;
             rendered.push((path, bytes));
         }
         if let Some(note) = &past {
@@ -497,47 +534,85 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     })
 }
 
+/// `trace` with the renames of `--rename` that name a task in it.
+fn renamed_like(trace: &sim::trace::Trace, renames: &[(String, String)]) -> sim::trace::Trace {
+    let mut out = trace.clone();
+    for (pattern, name) in renames {
+        // A pattern that names no task here is for the other trace of the pair.
+        if let Ok(t) = visualizer::rename_tasks(&out, &[(pattern.clone(), name.clone())]) {
+            out = t;
+        }
+    }
+    out
+}
+
+/// True if `pattern` (a task name, `*` for any characters) names a task of `trace`.
+fn names_a_task(trace: &sim::trace::Trace, pattern: &str) -> bool {
+    visualizer::select_tasks(trace, &[pattern.to_string()]).is_ok()
+}
+
 /// The frame of each chart to draw, as `partner` (the trace `--align-with`
-/// names, read from `path`) is drawn with the same flags: the charts of the
-/// trace drawn are aligned with these. A chart `partner` has no axis for
-/// (no lock, no pipe) is drawn on its own, and said so.
+/// names, read from `path`) is drawn with the same flags: the charts of
+/// `m` are aligned with these. A chart `partner` has no axis for (no lock,
+/// no pipe) is drawn on its own, and said so.
 fn frames_of(
-    model: &str,
+    m: &Model,
     partner: &sim::trace::Trace,
     path: &Path,
     renames: &[(String, String)],
+    args: &RenderArgs,
     opts: &Options,
     files: &[(Chart, Format, PathBuf)],
 ) -> Result<Vec<(Chart, visualizer::Frame)>, String> {
-    let origin = path.display().to_string();
+    let origin = crate::output::one_line(&path.display().to_string()).into_owned();
+    let model = &m.trace.meta.model;
     // Renamed as the trace drawn is: the label column fits the names shown.
-    let mut renamed = partner.clone();
-    for (pattern, name) in renames {
-        // A pattern that names no task there leaves it as it is: the
-        // partner of a renamed bug may be a fix without that thread.
-        if let Ok(t) = visualizer::rename_tasks(&renamed, &[(pattern.clone(), name.clone())]) {
-            renamed = t;
-        }
-    }
+    let renamed = renamed_like(partner, renames);
     let pm = Model::new(&renamed).map_err(|e| format!("--align-with {origin}: {e}"))?;
-    if partner.meta.model != model {
+    if partner.meta.model != *model {
         // Said, as --colours-of says it: a trace given by mistake would
         // otherwise stretch the axis without a word.
         eprintln!("note: --align-with {origin} is a trace of {}, the trace drawn of {model}", partner.meta.model);
     }
+    // Its lanes: the names of --tasks it has.
+    let theirs: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(&renamed, n)).cloned().collect();
+    if !opts.tasks.is_empty() && theirs.is_empty() {
+        let list = args.tasks.as_deref().unwrap_or_default();
+        return Err(format!("--tasks {list}: --align-with {origin} has none of these tasks"));
+    }
+    let popts = Options { tasks: theirs, align: None, ..opts.clone() };
     let mut frames = Vec::new();
+    let mut starts_differ = false;
     for &(c, _, _) in files {
         if c == Chart::WaitFor || frames.iter().any(|(fc, _)| *fc == c) {
             continue;
         }
-        match visualizer::frame(&pm, c, opts).map_err(|e| format!("--align-with {origin}: {e}"))? {
-            Some(frame) => frames.push((c, frame)),
+        let frame = visualizer::frame(&pm, c, &popts).map_err(|e| match &args.tasks {
+            Some(list) if e.none_selected_alive() => format!("--tasks {list}: --align-with {origin}: {e}"),
+            _ => format!("--align-with {origin}: {e}"),
+        })?;
+        match frame {
+            Some(frame) => {
+                let own = visualizer::frame(m, c, &Options { align: None, ..opts.clone() }).ok().flatten();
+                starts_differ |= own.is_some_and(|o| o.x0 != frame.x0);
+                frames.push((c, frame));
+            }
             None => eprintln!(
                 "note: --align-with {origin} has no {} to draw: the {} chart is drawn on its own axis",
                 if c == Chart::Locks { "lock" } else { "pipe" },
                 c.name()
             ),
         }
+    }
+    if starts_differ {
+        // Two windows of the end of two long runs (`auto` over 1000
+        // steps, `last:N`) begin at two times: the axis holds both, and
+        // each figure fills only its own part of it.
+        eprintln!(
+            "note: --align-with {origin}: the two windows begin at different {}: the axis runs from the earlier to the \
+             later end, each trace drawn in its own part; for one range in both, give --window all or time:A..B",
+            if opts.x == XAxis::Steps { "steps" } else { "times" }
+        );
     }
     Ok(frames)
 }
@@ -991,7 +1066,8 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
             ))
         }
     };
-    let schedule = match sim::scheduler::Schedule::parse(&trace.meta.replay) {
+    let most = sim::scheduler::Schedule::choices_for(trace.meta.steps.saturating_add(1));
+    let schedule = match sim::scheduler::Schedule::parse_within(&trace.meta.replay, most) {
         Ok(s) => s,
         Err(e) => {
             return Some(format!("its schedule string (meta.replay) cannot be read ({e}), so it cannot be run again"))
@@ -1035,8 +1111,8 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
             }
             Err(e) => {
                 return Some(format!(
-                    "its schedule string (meta.replay) does not replay with this deadsim's {name} model ({e}; the \
-                     model changed since the trace was written, or the file was edited)"
+                    "its schedule string (meta.replay) does not replay with this deadsim's {name} model: {e}; the \
+                     model changed since the trace was written, or the file was edited"
                 ))
             }
         },

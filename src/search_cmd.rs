@@ -20,7 +20,14 @@ pub enum Which {
 }
 
 impl Which {
-    pub fn from_args(seed: Option<u64>, strategy: Option<&str>, schedule: Option<String>) -> Result<Which, UsageError> {
+    /// `max_steps` bounds the choices a schedule string may have (see
+    /// [`Schedule::choices_for`]).
+    pub fn from_args(
+        seed: Option<u64>,
+        strategy: Option<&str>,
+        schedule: Option<String>,
+        max_steps: u64,
+    ) -> Result<Which, UsageError> {
         match (seed, schedule) {
             (Some(_), Some(_)) => Err(UsageError("give --seed or --schedule, not both".into())),
             (None, None) => Err(UsageError("give --seed N or --schedule STRING".into())),
@@ -30,10 +37,18 @@ impl Which {
             (Some(s), None) => {
                 Ok(Which::Seed(s, strategy.unwrap_or("random").parse().map_err(|e| format!("--strategy {e}"))?))
             }
-            (None, Some(text)) => Ok(Which::Schedule(
-                Schedule::parse(&text)
-                    .map_err(|e| format!("--schedule: {}", e.strip_prefix("schedule: ").unwrap_or(&e)))?,
-            )),
+            (None, Some(text)) => {
+                Ok(Which::Schedule(Schedule::parse_within(&text, Schedule::choices_for(max_steps)).map_err(|e| {
+                    let e = e.strip_prefix("schedule: ").unwrap_or(&e);
+                    // Too many for the step limit: the flag that would take more.
+                    let hint = if e.ends_with("this replay reads") {
+                        format!(" (16 a step of --max-steps {max_steps}; a longer run takes a larger --max-steps)")
+                    } else {
+                        String::new()
+                    };
+                    format!("--schedule: {e}{hint}")
+                })?))
+            }
         }
     }
 

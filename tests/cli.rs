@@ -395,6 +395,11 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["explore", "abba", "--time-budget", "1e400"], "--time-budget `1e400`: too large"),
         (vec!["hunt", "abba", "--shard", "-1/2"], "--shard `-1/2`: expected I/N"),
         (vec!["hunt", "abba", "--seed", "3"], "a similar argument exists: '--seeds'"),
+        // Refused before it is laid out: more choices than the step limit reads.
+        (
+            vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10000000.1x10000000"],
+            "--schedule: 20000000 choices, more than the 16000000 this replay reads (16 a step of --max-steps 1000000;",
+        ),
         (
             vec!["explore", "philosophers", "--keep-going", "--preemptions", "2"],
             "--keep-going goes without --preemptions",
@@ -671,7 +676,11 @@ fn shards_merge_into_the_unsharded_result() {
     assert!(whole0["lock_order"]["edges"].as_array().is_some_and(|e| !e.is_empty()), "{whole0}");
     for (field, value, why) in [
         ("from_at", json!(5), "lock_order.edges[0].from_at: is a number, not a frame"),
-        ("to_at", json!({"name": "x"}), "lock_order.edges[0].to_at: is an object without both, not a frame"),
+        (
+            "to_at",
+            json!({"name": "x"}),
+            "lock_order.edges[0].to_at: is an object without text `name` and `site`, not a frame or null",
+        ),
         ("from_read", json!("yes"), "lock_order.edges[0].from_read: is text, not true or false"),
         ("recursive", json!(7), "lock_order.edges[0].recursive: is a number, not true or false"),
         ("class_from", json!([1]), "lock_order.edges[0].class_from: is a list, not text (a lock class) or null"),
@@ -1936,7 +1945,7 @@ fn a_trace_its_model_does_not_make_again_is_drawn_with_a_note_naming_the_first_d
         ),
         (
             "1.2",
-            "its schedule string (meta.replay) does not replay with this deadsim's abba model (the schedule \
+            "its schedule string (meta.replay) does not replay with this deadsim's abba model: the schedule \
              diverges from the model at step 4: the schedule ends, but the run goes on",
         ),
     ] {
@@ -2240,6 +2249,58 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let (code, _, err) = deadsim(&["render", t, "--align-with", "no-such.json", "-o", out.to_str().unwrap()]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
     assert!(err.starts_with("deadsim: error: --align-with no-such.json: "), "{err}");
+    // Axes that cannot be shared (a run whose clock never moves is drawn
+    // over steps) are the flag's error.
+    let mut still = abba_trace_json();
+    for e in still["events"].as_array_mut().unwrap() {
+        e["time"] = json!(0);
+    }
+    still["meta"]["time_ns"] = json!(0);
+    still["deadlock"]["time"] = json!(0);
+    let still_file = dir.join("still.json");
+    std::fs::write(&still_file, still.to_string()).unwrap();
+    let still_path = still_file.to_str().unwrap();
+    let (code, _, err) = deadsim(&["render", still_path, "--align-with", fix, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let said = format!("deadsim: error: --align-with {fix}: {still_path}: the charts cannot share an axis: ");
+    assert!(err.lines().any(|l| l.starts_with(&said) && l.ends_with("draw both with --x steps")), "{err}");
+    // The traces read are not written over.
+    let partner = dir.join("partner.json");
+    std::fs::copy(&fixed, &partner).unwrap();
+    let pp = partner.to_str().unwrap();
+    for flag in ["--align-with", "--colours-of"] {
+        let (code, _, err) = deadsim(&["render", t, "--format", "png", "-o", pp, flag, pp]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(err.contains("this is the input trace"), "{err}");
+    }
+    assert_eq!(std::fs::read(&partner).unwrap(), std::fs::read(&fixed).unwrap());
+    // A pair is drawn with the same flags: --tasks and --rename may name a
+    // task only the other trace has (here the fix's T2, renamed `worker`).
+    let mut renamed = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&fixed).unwrap()).unwrap();
+    renamed["tasks"][2]["name"] = json!("worker");
+    std::fs::write(&partner, renamed.to_string()).unwrap();
+    for extra in [&["--tasks", "T1,worker"][..], &["--rename", "worker=second"]] {
+        for (drawn, other) in [(t, pp), (pp, t)] {
+            let mut args = vec!["render", drawn, "--align-with", other, "-o", out.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let (code, _, err) = deadsim(&args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+        }
+    }
+    // A name neither has is refused, as without --align-with.
+    let (code, _, err) =
+        deadsim(&["render", t, "--align-with", pp, "--tasks", "T1,nosuch", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--tasks T1,nosuch: ") && err.contains("no task is named `nosuch`"), "{err}");
+    // Two windows that begin apart are said; the wait-for graph takes no axis.
+    let (code, _, err) =
+        deadsim(&["render", fix, "--align-with", t, "--window", "last:3", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(": the two windows begin at different times: "), "{err}");
+    let (code, _, err) =
+        deadsim(&["render", t, "--align-with", fix, "--chart", "waitfor", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("note: --align-with does not apply to the wait-for graph"), "{err}");
 
     std::fs::remove_file(&png).unwrap();
     for (args, why) in [

@@ -621,10 +621,10 @@ impl SeedGraph {
                 f => match (f["name"].as_str(), f["site"].as_str()) {
                     (Some(name), Some(site)) => Ok(Some(Frame { name: leak(name), site: leak(site) })),
                     _ => Err(format!(
-                        "{}: is {}, not a frame (an object with `name` and `site`, text) or null",
+                        "{}: is {}, not a frame or null",
                         at(list, i, k),
                         match f {
-                            serde_json::Value::Object(_) => "an object without both",
+                            serde_json::Value::Object(_) => "an object without text `name` and `site`",
                             other => kind(other),
                         }
                     )),

@@ -576,8 +576,8 @@ fn stale_or_foreign_schedules_are_refused_clearly() {
         // Refused before the choices are laid out: 116 bytes of string once
         // took 708 MB to refuse.
         (
-            "ds1:abba:00000000:1x10000000.1x10000000.1",
-            "20000001 choices, more than the 10000000 a schedule string may have",
+            "ds1:abba:00000000:1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1x10000000.1",
+            "200000001 choices, more than the 100000000 this replay reads",
         ),
     ] {
         let err = Schedule::parse(bad).expect_err(bad);

@@ -63,22 +63,26 @@ impl Frame {
     pub fn union(self, other: Frame) -> Result<Frame, Error> {
         if self.chart != other.chart {
             return Err(Error(format!(
-                "the frame to align with is of a {} chart, not a {}",
+                "{}: the frame to align with is of a {} chart, not a {}",
+                Error::NOT_ALIGNED,
                 other.chart.name(),
                 self.chart.name()
             )));
         }
         if self.width != other.width {
             return Err(Error(format!(
-                "the chart to align with is {} pixels wide, this one {}: give both the same --width",
-                other.width, self.width
+                "{}: the other is {} pixels wide, this one {}; give both the same --width",
+                Error::NOT_ALIGNED,
+                other.width,
+                self.width
             )));
         }
         if self.time != other.time {
             let (mine, theirs) = if self.time { ("virtual time", "steps") } else { ("steps", "virtual time") };
             return Err(Error(format!(
-                "the chart to align with has an axis of {theirs}, this one of {mine} (a window in which the \
-                 clock never moves is drawn over steps): draw both with --x steps"
+                "{}: the other's axis is {theirs}, this one's {mine} (a window in which the clock never moves is \
+                 drawn over steps); draw both with --x steps",
+                Error::NOT_ALIGNED
             )));
         }
         let mut u = Frame {
@@ -97,8 +101,9 @@ impl Frame {
             u.tail = (u.right - u.left - min_plot).max(0);
             if u.plot_width() < min_plot {
                 return Err(Error(format!(
-                    "the two charts' label columns and arrow strips leave no room for a plot at width {}: give a \
-                     larger --width",
+                    "{}: the two charts' label columns and arrow strips leave no room for a plot at width {}; give \
+                     a larger --width",
+                    Error::NOT_ALIGNED,
                     self.width
                 )));
             }
@@ -151,6 +156,7 @@ mod tests {
         assert!(a.union(narrow).unwrap_err().0.contains("--width"));
         let locks = Frame { chart: Chart::Locks, ..a };
         assert!(a.union(locks).unwrap_err().0.contains("locks chart"));
+        assert!([steps, narrow, locks].iter().all(|f| a.union(*f).unwrap_err().not_aligned()));
     }
 
     #[test]

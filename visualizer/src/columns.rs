@@ -27,6 +27,10 @@ pub struct XMap<'m> {
     pub width: i32,
     /// true: the axis is virtual time; false: steps.
     pub time: bool,
+    /// The window's band, in 1/256 pixel from `left`: what is drawn is
+    /// clamped to it. The whole band, unless the axis runs on past the
+    /// window (see [`XMap::spanning`]), where nothing is known.
+    clip: (i64, i64),
 }
 
 impl<'m> XMap<'m> {
@@ -37,7 +41,8 @@ impl<'m> XMap<'m> {
         let a = a.min(b.saturating_sub(1));
         let time = time && m.time(b) > m.time(a);
         let (x0, x1) = if time { (m.time(a), m.time(b)) } else { (a, b) };
-        XMap { times: &m.times, jumps: &m.jumps, a, b, x0, x1, left, width: width.max(1), time }
+        let width = width.max(1);
+        XMap { times: &m.times, jumps: &m.jumps, a, b, x0, x1, left, width, time, clip: (0, width as i64 * SUB) }
     }
 
     /// The same map with its axis run on over `x0..=x1` (a window drawn on
@@ -45,8 +50,11 @@ impl<'m> XMap<'m> {
     /// window's positions keep their values, and the axis beyond them is
     /// empty.
     pub fn spanning(mut self, x0: u64, x1: u64) -> XMap<'m> {
+        let own = (self.x0, self.x1);
         self.x0 = self.x0.min(x0);
         self.x1 = self.x1.max(x1);
+        let lim = self.width as i64 * SUB;
+        self.clip = (self.fx_value(own.0).clamp(0, lim), self.fx_value(own.1).clamp(0, lim));
         self
     }
 
@@ -79,9 +87,9 @@ impl<'m> XMap<'m> {
         self.value(pos)
     }
 
-    /// The point `(pos, late)` as an absolute pixel x, clamped to the band.
+    /// The point `(pos, late)` as an absolute pixel x, clamped to the window's band.
     pub fn px_at(&self, at: (u64, bool)) -> i32 {
-        let f = self.fx_value(self.value_at(at)).clamp(0, self.width as i64 * SUB);
+        let f = self.fx_value(self.value_at(at)).clamp(self.clip.0, self.clip.1);
         self.left + ((f + SUB / 2) / SUB) as i32
     }
 
@@ -108,9 +116,9 @@ impl<'m> XMap<'m> {
         f.clamp(-(1 << 40), 1 << 40) as i64
     }
 
-    /// Position `pos` as an absolute pixel x, clamped to the band.
+    /// Position `pos` as an absolute pixel x, clamped to the window's band.
     pub fn px(&self, pos: u64) -> i32 {
-        let f = self.fx(pos).clamp(0, self.width as i64 * SUB);
+        let f = self.fx(pos).clamp(self.clip.0, self.clip.1);
         self.left + ((f + SUB / 2) / SUB) as i32
     }
 
@@ -148,9 +156,9 @@ impl<'m> XMap<'m> {
     /// [`Model::time_at`]). A clock jump alone (`(q, false)` to `(q, true)`)
     /// has no width on a step axis, and covers nothing there.
     pub fn cover_at(&self, (s, s_late): (u64, bool), (e, e_late): (u64, bool), mut f: impl FnMut(usize, u32)) {
-        let lim = self.width as i64 * SUB;
-        let f0 = self.fx_value(self.value_at((s, s_late))).clamp(0, lim);
-        let f1 = self.fx_value(self.value_at((e, e_late))).clamp(0, lim);
+        let (lo, hi) = self.clip;
+        let f0 = self.fx_value(self.value_at((s, s_late))).clamp(lo, hi);
+        let f1 = self.fx_value(self.value_at((e, e_late))).clamp(lo, hi);
         if f1 <= f0 {
             if s <= e && self.overlaps(s, e) && !(s == e && s_late != e_late) {
                 let c = (f0 / SUB).min(self.width as i64 - 1);
@@ -173,7 +181,7 @@ impl<'m> XMap<'m> {
         if pos < self.a || pos > self.b {
             return None;
         }
-        let f = self.fx(pos).clamp(0, self.width as i64 * SUB - 1);
+        let f = self.fx(pos).clamp(self.clip.0, (self.clip.1 - 1).max(self.clip.0));
         Some((f / SUB) as usize)
     }
 

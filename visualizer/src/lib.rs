@@ -87,6 +87,16 @@ impl Error {
     pub fn none_selected_alive(&self) -> bool {
         self.0.starts_with(Error::NONE_SELECTED_ALIVE)
     }
+
+    /// The start of the error of a frame [`Options::align`] gives that
+    /// cannot be shared (see [`Frame::union`]).
+    pub(crate) const NOT_ALIGNED: &'static str = "the charts cannot share an axis";
+
+    /// True if the frame to align with cannot be shared: the other trace,
+    /// or the flags the two are drawn with, are what to change.
+    pub fn not_aligned(&self) -> bool {
+        self.0.starts_with(Error::NOT_ALIGNED)
+    }
 }
 
 /// A chart.

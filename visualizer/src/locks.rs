@@ -334,7 +334,9 @@ fn draw_lane(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, label_w: i32, in_
     let kind = layout::fit_or_cut(&kind_label(m, r), TINY, false, label_w);
     s.text_mid(MARGIN + 2, (y0 + y1) / 2 + 12, &kind, TINY, false, palette::MUTED, Anchor::Left);
     s.text_mid(xm.left - 8, (lane.wait.0 + lane.wait.1) / 2, "waiting", TINY, false, palette::MUTED, Anchor::Right);
-    s.rect(xm.left, y0, xm.left + xm.width, y1, alpha(palette::GRID, 90));
+    // The window's band only: on an axis shared with a longer trace's, the
+    // rest is not known free.
+    s.rect(xm.start_px(), y0, xm.end_px(), y1, alpha(palette::GRID, 90));
 
     // Holders, row by row: the task holding most of each column.
     let holds = &m.resources[r as usize].holds;

@@ -185,7 +185,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
             s.text(cap_x, name_y, &cap_text, SMALL, false, palette::MUTED, Anchor::Left);
             header_end += fonts::width(&cap_text, SMALL, false);
         }
-        s.rect(xm.left, p0, xm.left + xm.width, p1, alpha(palette::GRID, 90));
+        s.rect(xm.start_px(), p0, xm.end_px(), p1, alpha(palette::GRID, 90));
         s.rect(xm.left - 1, p0, xm.left, p1 + 1, palette::AXIS);
         s.rect(xm.left - 5, p1, xm.left, p1 + 1, palette::AXIS);
         s.text_mid(xm.left - 8, p1, "0", TINY, false, palette::MUTED, Anchor::Right);

@@ -3365,6 +3365,36 @@ fn figures_aligned_with_each_other_share_their_plot_and_axis() {
         assert!(bars_f.lanes[name][split..].iter().any(Option::is_some), "{name}");
     }
 
+    // A window shorter than the shared axis: nothing of the trace is drawn
+    // before the window's start either (the fix's last 3 steps begin at
+    // 2.4 us; T1 ran from 2.3 us, which alone is cut at the plot's edge).
+    let last3 = Options { window: Window::Last(3), ..opts.clone() };
+    let own = visualizer::frame(&mf, Chart::Timeline, &last3).unwrap().unwrap();
+    let other = visualizer::frame(&mb, Chart::Timeline, &last3).unwrap().unwrap();
+    let both = Options { align: Some(other), ..last3.clone() };
+    let u = visualizer::frame(&mf, Chart::Timeline, &both).unwrap().unwrap();
+    assert!(u.x0 < own.x0, "{u:?} {own:?}");
+    let bars = Bars::new(&scene(&mf, Chart::Timeline, &both), &["T1"], (u.x0, u.x1));
+    let start = (bars.x(own.x0) - bars.left) as usize;
+    let cols = &bars.lanes["T1"];
+    assert!(cols[..start].iter().all(Option::is_none), "T1 drawn before its window, which starts at column {start}");
+    assert!(cols[start..].iter().any(Option::is_some));
+    // Nor is a lock's hold or wait outside it, nor its free band: the
+    // locks chart of the same window draws from the window's start.
+    let other_locks = visualizer::frame(&mb, Chart::Locks, &last3).unwrap();
+    let locks = scene(&mf, Chart::Locks, &Options { align: other_locks, ..last3.clone() });
+    let start_x = bars.x(own.x0);
+    let (left, _) = axis_band(&locks);
+    // (The grid's lines and the axis's ticks are the axis's, drawn along all of it.)
+    let axis = [visualizer::palette::GRID, visualizer::palette::AXIS];
+    for item in &locks.items {
+        if let visualizer::Item::Rect { x0, x1, y0, paint, .. } = item {
+            if *x0 >= left && *x1 < start_x && *y0 > 150 && !axis.contains(&paint.rgb) {
+                panic!("drawn before the window at {start_x}: {item:?}");
+            }
+        }
+    }
+
     // Pipes: the buffer's level line ends where the shorter run does.
     // (Over buffered pipes: net.Pipe's hand-overs have no line.)
     let ttrpc = |calls| ttrpc_trace(&[("client", "v1.2.3"), ("pipe-buffer", "8192"), ("calls", calls)], 0);

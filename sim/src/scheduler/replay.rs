@@ -81,13 +81,26 @@ impl Schedule {
         out
     }
 
-    /// The most choices a schedule string may have: ten times a run's
-    /// default step limit (a step makes one choice, or a few), 40 MB
-    /// expanded.
-    pub const MAX_CHOICES: usize = 10_000_000;
+    /// The most choices [`Schedule::parse`] takes (400 MB laid out).
+    pub const MAX_CHOICES: usize = 100_000_000;
+
+    /// Choices a replay of at most `max_steps` steps reads at most, for
+    /// [`Schedule::parse_within`]: 16 a step (a step makes one choice, or a
+    /// few), and never fewer than 10,000,000, so that a string a short run
+    /// cannot use is refused before it is laid out.
+    pub fn choices_for(max_steps: u64) -> usize {
+        max_steps.saturating_mul(16).max(10_000_000).min(usize::MAX as u64) as usize
+    }
 
     /// Parses a schedule string; the error names what is wrong with it.
     pub fn parse(text: &str) -> Result<Schedule, String> {
+        Schedule::parse_within(text, Schedule::MAX_CHOICES)
+    }
+
+    /// [`Schedule::parse`] of a string of at most `max_choices` choices,
+    /// counted before they are laid out: a short string (`1x10000000` nine
+    /// times) costs nothing to refuse.
+    pub fn parse_within(text: &str, max_choices: usize) -> Result<Schedule, String> {
         let text = text.trim();
         let mut parts = text.splitn(4, ':');
         let (Some(prefix), Some(model), Some(fp), Some(body)) =
@@ -153,12 +166,8 @@ impl Schedule {
                 parts.push((v, n));
             }
         }
-        if total > Schedule::MAX_CHOICES as u64 {
-            return Err(format!(
-                "schedule: {total} choices, more than the {} a schedule string may have (replay a run that long \
-                 by its seed)",
-                Schedule::MAX_CHOICES
-            ));
+        if total > max_choices as u64 {
+            return Err(format!("schedule: {total} choices, more than the {max_choices} this replay reads"));
         }
         let mut choices = Vec::with_capacity(total as usize);
         for (v, n) in parts {
