@@ -829,7 +829,8 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
         strategy_flag(kind)
     );
     if check_expected {
-        print_expected("cells", cells.len(), &differing);
+        let settled = cells.iter().filter(|c| !c.3.stopped_early || c.3.failure.is_some()).count();
+        print_expected("cells", settled, total_cells, &differing);
     }
     if interrupted {
         print_interrupted("cells", cells.len(), total_cells, cells.last().map(|c| &c.3));
@@ -840,11 +841,14 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
 
 /// With `--check-expected`, under a table: whether every row (or cell)
 /// settled has its expected verdict, naming those that do not.
-fn print_expected(what: &str, settled: usize, differing: &[String]) {
+fn print_expected(what: &str, settled: usize, total: usize, differing: &[String]) {
+    // Cut short (Ctrl-C): only the rows that ran to their verdict are compared.
+    let of =
+        if settled < total { format!("{settled} {what} settled (of {total})") } else { format!("{settled} {what}") };
     match differing {
-        [] => println!("\n--check-expected: every one of the {settled} {what} has its expected verdict."),
+        [] => println!("\n--check-expected: every one of the {of} has its expected verdict."),
         _ => println!(
-            "\n--check-expected: {} of the {settled} {what} {} from the expected verdict: {}.",
+            "\n--check-expected: {} of the {of} {} from the expected verdict: {}.",
             differing.len(),
             if differing.len() == 1 { "differs" } else { "differ" },
             differing.join("; ")
@@ -953,7 +957,8 @@ pub fn hunt_all(a: TableArgs) -> Result<bool, UsageError> {
         }
     }
     if check_expected {
-        print_expected("rows", rows.len(), &differing);
+        let settled = rows.iter().filter(|r| !r.2.stopped_early || r.2.failure.is_some()).count();
+        print_expected("rows", settled, total_rows, &differing);
     }
     if interrupted {
         print_interrupted("variants", rows.len(), total_rows, rows.last().map(|r| &r.2));

@@ -113,7 +113,7 @@ enum Command {
         #[arg(long)]
         matrix: bool,
         /// Run every seed; report the share of failing schedules (95% Wilson score interval) and each distinct failure;
-        /// needs a model
+        /// needs a model (with --strategy dfs: every distinct failure, as explore --keep-going)
         #[arg(long)]
         keep_going: bool,
         /// Run only shard I of N (0-based) of the seed range; merge the JSON with `deadsim merge`;
@@ -379,6 +379,12 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Why an exhaustive search for every distinct failure takes no bound:
+/// raised pass by pass, the bound says the fewest preemptions of the one
+/// failure it stops at, and every failure has its own.
+const KEEP_GOING_UNBOUNDED: &str =
+    "--keep-going goes without --preemptions: it explores every schedule for every distinct failure";
 
 /// Explore's execution budget unless `--max-executions` gives one.
 const EXPLORE_MAX_EXECUTIONS: u64 = sim::scheduler::DEFAULT_MAX_EXECUTIONS;
@@ -661,7 +667,6 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             let time_budget = parse_time_budget(time_budget.as_deref())?;
             if strategy == "dfs" {
                 let seed_only = [
-                    ("--keep-going", keep_going),
                     ("--shard", shard.is_some()),
                     ("--check-determinism", check_determinism),
                     ("--matrix", matrix),
@@ -678,6 +683,10 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 if max_executions == Some(0) {
                     return Err(UsageError("--max-executions must be at least 1".into()));
                 }
+                // As `explore --keep-going`: every distinct failure.
+                if keep_going && preemptions.is_some() {
+                    return Err(UsageError(KEEP_GOING_UNBOUNDED.into()));
+                }
                 let a = search_cmd::ExploreArgs {
                     preemptions,
                     no_reduction,
@@ -686,7 +695,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     trace,
                     json,
                     time_budget,
-                    keep_going: false,
+                    keep_going,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
@@ -804,12 +813,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 return Err(UsageError("--max-executions must be at least 1".into()));
             }
             if e.keep_going && e.preemptions.is_some() {
-                // Raised pass by pass, the bound says the fewest preemptions
-                // of the one failure it stops at; every failure has its own.
-                return Err(UsageError(
-                    "--keep-going goes without --preemptions: it explores every schedule for every distinct failure"
-                        .into(),
-                ));
+                return Err(UsageError(KEEP_GOING_UNBOUNDED.into()));
             }
             let a = search_cmd::ExploreArgs {
                 preemptions: e.preemptions,

@@ -411,12 +411,20 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             (&trace, m)
         } else {
             let mut t = trace.clone();
+            // The other trace of a pair, renamed as far as this one is: a
+            // later rename may name what an earlier one made there.
+            let mut theirs = partner.clone();
             for (pattern, name) in &renames {
-                match visualizer::rename_tasks(&t, &[(pattern.clone(), name.clone())]) {
+                let rename = [(pattern.clone(), name.clone())];
+                let there = theirs.as_ref().is_some_and(|p| names_a_task(p, pattern));
+                if let (true, Some(p)) = (there, theirs.as_mut()) {
+                    *p = visualizer::rename_tasks(p, &rename).map_err(|e| format!("--rename {pattern}={name}: {e}"))?;
+                }
+                match visualizer::rename_tasks(&t, &rename) {
                     Ok(r) => t = r,
                     // A pair is drawn with the same flags: a rename of a
                     // task only the other trace has leaves this one be.
-                    Err(_) if partner.as_ref().is_some_and(|p| names_a_task(p, pattern)) => {}
+                    Err(_) if there => {}
                     Err(e) => return Err(format!("--rename {pattern}={name}: {origin}: {e}")),
                 }
             }
@@ -427,14 +435,24 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         // With --align-with, the names of --tasks either trace has: each
         // is drawn with those it has (a pair is drawn with the same flags,
         // and a task may be in one of the two only).
+        // (The whole list, for the other trace's frame.)
+        let all_tasks = opts.tasks.clone();
         let opts = match (&partner, &args.tasks) {
             (Some(p), Some(list)) => {
                 let other = renamed_like(p, &renames);
-                let unknown: Vec<&String> =
-                    opts.tasks.iter().filter(|n| !names_a_task(trace, n) && !names_a_task(&other, n)).collect();
+                let unknown: Vec<&str> = opts
+                    .tasks
+                    .iter()
+                    .filter(|n| !names_a_task(trace, n) && !names_a_task(&other, n))
+                    .map(String::as_str)
+                    .collect();
                 if !unknown.is_empty() {
-                    visualizer::select_tasks(trace, &opts.tasks)
-                        .map_err(|e| format!("--tasks {list}: {origin}: {e}"))?;
+                    let partner = args.align_with.as_deref().unwrap_or(Path::new("")).display().to_string();
+                    return Err(format!(
+                        "--tasks {list}: no task is named `{}` in {origin} or in {}",
+                        unknown.join("`, `"),
+                        crate::output::one_line(&partner)
+                    ));
                 }
                 let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(trace, n)).cloned().collect();
                 if mine.is_empty() {
@@ -488,7 +506,15 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             note_missing_title_glyphs(&opts);
         }
         let frames = match (&partner, &args.align_with) {
-            (Some(partner), Some(p)) => frames_of(&m, partner, p, &renames, &args, &opts, &files)?,
+            (Some(partner), Some(p)) => frames_of(
+                &m,
+                partner,
+                p,
+                &renames,
+                &args,
+                &Options { tasks: all_tasks.clone(), ..opts.clone() },
+                &files,
+            )?,
             _ => Vec::new(),
         };
         // Render everything first: an error leaves no file behind.
@@ -527,7 +553,8 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
         if all {
             for line in leave_out(&args, &m, &origin)? {
-                eprintln!("{line}");
+                // Paths in it as the notes have them (a line break escaped).
+                eprintln!("{}", crate::output::one_line(&line));
             }
         }
         Ok(())
@@ -593,7 +620,8 @@ fn frames_of(
         })?;
         match frame {
             Some(frame) => {
-                let own = visualizer::frame(m, c, &Options { align: None, ..opts.clone() }).ok().flatten();
+                let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(m.trace, n)).cloned().collect();
+                let own = visualizer::frame(m, c, &Options { tasks: mine, align: None, ..opts.clone() }).ok().flatten();
                 starts_differ |= own.is_some_and(|o| o.x0 != frame.x0);
                 frames.push((c, frame));
             }

@@ -442,11 +442,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
             // made early (a model writer's timed kernel: 50,000 executions
             // without its bug, which one preemption found in 2,394).
             let unreduced = match (r.timed, a.preemptions) {
-                (true, None) => format!(
+                // (--keep-going takes no bound: no hint of one.)
+                (true, None) if !a.keep_going => format!(
                     "; {TIMED}, so the search ran without reduction, and without a bound it varies the last \
                      steps first: --preemptions 2 tries every schedule with few preemptions first"
                 ),
-                (true, Some(_)) => format!("; {TIMED}, so the search ran without reduction"),
+                (true, _) => format!("; {TIMED}, so the search ran without reduction"),
                 _ => String::new(),
             };
             format!(

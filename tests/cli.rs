@@ -274,7 +274,10 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             vec!["replay", "abba", "--schedule", "ds1:abba:a5167e82:1x10.2x2", "--strategy", "pct"],
             "--strategy goes with --seed",
         ),
-        (vec!["hunt", "abba", "--strategy", "dfs", "--keep-going"], "--keep-going does not apply to --strategy dfs"),
+        (
+            vec!["hunt", "abba", "--strategy", "dfs", "--keep-going", "--preemptions", "1"],
+            "--keep-going goes without --preemptions",
+        ),
         (vec!["explore", "abba", "--strategy", "pct"], "explore takes no --strategy: it is the exhaustive one"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--matrix"], "--matrix does not apply to --strategy dfs"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--seeds", "0..5"], "--seeds does not apply to --strategy dfs"),
@@ -437,6 +440,18 @@ fn explore_keep_going_lists_every_distinct_failure_with_a_replay() {
     let (code, v) = json(&[&args[..], &["--json", "--max-executions", "5"]].concat());
     assert!(code <= 1);
     assert_eq!((&v["complete"], &v["stopped"]), (&json!(false), &json!("max-executions")), "{v}");
+    // hunt --strategy dfs takes it as explore does.
+    let (code, h) =
+        json(&["hunt", "philosophers", "--philosophers", "3", "--strategy", "dfs", "--keep-going", "--json"]);
+    assert_eq!(
+        (code, &h["distinct"][0]["signature"], h["distinct"].as_array().map(Vec::len)),
+        (1, &json!(sig), Some(1))
+    );
+    // A model that moves the clock is explored without reduction; cut
+    // short, the hint of a bound is not given to a search that takes none.
+    let (code, f) = json(&["explore", "flink", "--keep-going", "--max-executions", "20", "--json"]);
+    assert!(code <= 1, "{f}");
+    assert!(!f["message"].as_str().unwrap().contains("--preemptions"), "{f}");
     // The fix: the proof, as without --keep-going, and an empty list.
     let (code, v) = json(&["explore", "philosophers", "--philosophers", "3", "--ordered", "--keep-going", "--json"]);
     assert_eq!(code, 0);
@@ -2292,6 +2307,43 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
         deadsim(&["render", t, "--align-with", pp, "--tasks", "T1,nosuch", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--tasks T1,nosuch: ") && err.contains("no task is named `nosuch`"), "{err}");
+    // A chain of renames, and a --tasks name of one trace only, draw the
+    // pair alike whichever is drawn: the plots begin at one x.
+    let traces = [("p2.json", vec!["--philosophers", "2"]), ("p3.json", vec!["--philosophers", "3", "--ordered"])];
+    for (name, flags) in &traces {
+        let path = dir.join(name);
+        let mut args = vec!["run", "philosophers", "--trace", path.to_str().unwrap()];
+        args.extend(flags);
+        assert!(deadsim(&args).0 <= 1);
+    }
+    let (p2, p3) = (dir.join("p2.json"), dir.join("p3.json"));
+    let (p2, p3) = (p2.to_str().unwrap(), p3.to_str().unwrap());
+    let plot_left = |svg: &str| {
+        let at = svg.find(">\nvirtual time\n</text>").unwrap();
+        let tag = &svg[svg[..at].rfind("<text ").unwrap()..at];
+        let x = tag.find(" x=\"").unwrap() + 4;
+        tag[x..x + tag[x..].find('"').unwrap()].parse::<f64>().unwrap()
+    };
+    let pair = ["--rename", "philosopher-2=far", "--rename", "far=the one at the far end", "--window", "all"];
+    let tasks = ["--tasks", "philosopher-0,the one at the far end"];
+    for extra in [&pair[..], &[&pair[..], &tasks[..]].concat()] {
+        let lefts: Vec<f64> = [(p2, p3), (p3, p2)]
+            .iter()
+            .map(|(drawn, other)| {
+                let mut args = vec!["render", drawn, "--align-with", other, "--format", "svg", "-o"];
+                args.push(out.to_str().unwrap());
+                args.extend_from_slice(extra);
+                let (code, _, err) = deadsim(&args);
+                assert_eq!(code, 0, "{args:?}: {err}");
+                plot_left(&std::fs::read_to_string(&out).unwrap())
+            })
+            .collect();
+        assert_eq!(lefts[0], lefts[1], "{extra:?}");
+    }
+    let (code, _, err) =
+        deadsim(&["render", p2, "--align-with", p3, "--tasks", "philosopher-2,nosuch", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no task is named `nosuch` in "), "{err}");
     // Two windows that begin apart are said; the wait-for graph takes no axis.
     let (code, _, err) =
         deadsim(&["render", fix, "--align-with", t, "--window", "last:3", "-o", out.to_str().unwrap()]);

@@ -160,7 +160,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         // the first lane, it read as that lock's note, and the lanes under
         // it as locks the chart had failed to draw.
         let what = "no lock is held or waited for in this window";
-        let (mid, cy) = (xm.left + xm.width / 2, (plot_top + plot_bottom) / 2);
+        let (mid, cy) = ((xm.start_px() + xm.end_px()) / 2, (plot_top + plot_bottom) / 2);
         let half = (fonts::width(what, SMALL, false) + 32) / 2;
         s.rect(mid - half, cy - 16, mid + half, cy + 16, palette::WHITE);
         s.frame(mid - half, cy - 16, mid + half, cy + 16, palette::GRID, 1);

@@ -303,7 +303,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
             }
         }
         if cap > 0 {
-            s.dashed((xm.left, yv(cap)), (xm.left + xm.width, yv(cap)), palette::CAPACITY, 1, 6, 4);
+            s.dashed((start_x, yv(cap)), (end_x, yv(cap)), palette::CAPACITY, 1, 6, 4);
         }
 
         // Writes and reads, and blocked writers and readers.
@@ -364,7 +364,8 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
             // Empty rows would read as missing data: say that nothing
             // happened (the level line above still gives the level kept).
             let what = "no write or read in this window";
-            s.text_mid(xm.left + xm.width / 2, (wr.0 + rd.1) / 2, what, SMALL, false, palette::MUTED, Anchor::Center);
+            let mid = (xm.start_px() + xm.end_px()) / 2;
+            s.text_mid(mid, (wr.0 + rd.1) / 2, what, SMALL, false, palette::MUTED, Anchor::Center);
         }
 
         // Tail: the level at the end.

@@ -3424,4 +3424,34 @@ fn figures_aligned_with_each_other_share_their_plot_and_axis() {
         lines.iter().all(|&x| (end - 1..=end + 1).contains(&x)),
         "{lines:?}, the run ends at {end} of {left}..{right}"
     );
+    // Nor does the capacity's dashed line go on past the run (the key's
+    // swatch, under the axis, and the final column's are no part of the plot).
+    let axis_y = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Rect { x0, y0, x1, y1, paint }
+                if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
+            {
+                Some((x1 - x0, *y0))
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap()
+        .1;
+    let dashes: Vec<i32> = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            visualizer::Item::Path { points, paint, .. }
+                if paint.rgb == visualizer::palette::CAPACITY
+                    && points.iter().all(|p| p.1 < axis_y && p.0 <= right) =>
+            {
+                points.iter().map(|p| p.0).max()
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!dashes.is_empty() && dashes.iter().all(|&x| x <= end + 1), "{dashes:?}, the run ends at {end}");
 }
