@@ -425,7 +425,21 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     // A pair is drawn with the same flags: a rename of a
                     // task only the other trace has leaves this one be.
                     Err(_) if there => {}
-                    Err(e) => return Err(format!("--rename {pattern}={name}: {origin}: {e}")),
+                    Err(e) => {
+                        // With a pair, the other trace's names too.
+                        let theirs = match (&theirs, &args.align_with) {
+                            (Some(p), Some(path)) => format!(
+                                "; --align-with {}: {}",
+                                crate::output::one_line(&path.display().to_string()),
+                                visualizer::select_tasks(p, std::slice::from_ref(pattern))
+                                    .err()
+                                    .map(|e| e.0)
+                                    .unwrap_or_default()
+                            ),
+                            _ => String::new(),
+                        };
+                        return Err(format!("--rename {pattern}={name}: {origin}: {e}{theirs}"));
+                    }
                 }
             }
             renamed = t;
@@ -446,12 +460,17 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     .filter(|n| !names_a_task(trace, n) && !names_a_task(&other, n))
                     .map(String::as_str)
                     .collect();
-                if !unknown.is_empty() {
+                if let Some(name) = unknown.first() {
+                    // Each trace's error, with the names it has.
                     let partner = args.align_with.as_deref().unwrap_or(Path::new("")).display().to_string();
+                    let why = |t: &sim::trace::Trace| {
+                        visualizer::select_tasks(t, &[name.to_string()]).err().map(|e| e.0).unwrap_or_default()
+                    };
                     return Err(format!(
-                        "--tasks {list}: no task is named `{}` in {origin} or in {}",
-                        unknown.join("`, `"),
-                        crate::output::one_line(&partner)
+                        "--tasks {list}: {origin}: {}; --align-with {}: {}",
+                        why(trace),
+                        crate::output::one_line(&partner),
+                        why(&other)
                     ));
                 }
                 let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(trace, n)).cloned().collect();

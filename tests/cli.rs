@@ -2343,7 +2343,8 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let (code, _, err) =
         deadsim(&["render", p2, "--align-with", p3, "--tasks", "philosopher-2,nosuch", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no task is named `nosuch` in "), "{err}");
+    assert!(err.contains("no task is named `nosuch` (the trace has main, philosopher-0, philosopher-1)"), "{err}");
+    assert!(err.contains("; --align-with ") && err.contains("(the trace has main, philosopher-0, philosopher-1, "));
     // Two windows that begin apart are said; the wait-for graph takes no axis.
     let (code, _, err) =
         deadsim(&["render", fix, "--align-with", t, "--window", "last:3", "-o", out.to_str().unwrap()]);

@@ -160,8 +160,12 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         // the first lane, it read as that lock's note, and the lanes under
         // it as locks the chart had failed to draw.
         let what = "no lock is held or waited for in this window";
-        let (mid, cy) = ((xm.start_px() + xm.end_px()) / 2, (plot_top + plot_bottom) / 2);
         let half = (fonts::width(what, SMALL, false) + 32) / 2;
+        // In the middle of the window, kept inside the plot (a narrow
+        // window at one end of an axis shared with another trace's).
+        let mid =
+            ((xm.start_px() + xm.end_px()) / 2).clamp(xm.left + half, (xm.left + xm.width - half).max(xm.left + half));
+        let cy = (plot_top + plot_bottom) / 2;
         s.rect(mid - half, cy - 16, mid + half, cy + 16, palette::WHITE);
         s.frame(mid - half, cy - 16, mid + half, cy + 16, palette::GRID, 1);
         s.text_mid(mid, cy, what, SMALL, false, palette::MUTED, Anchor::Center);

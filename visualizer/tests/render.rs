@@ -3395,6 +3395,32 @@ fn figures_aligned_with_each_other_share_their_plot_and_axis() {
         }
     }
 
+    // A window of one step at an end of the shared axis: the locks chart's
+    // 'nothing happened' box stays inside the plot, not over the label
+    // column or past the picture's edge.
+    let (one, other) =
+        (ttrpc_trace(&[("client", "v1.2.4"), ("pipe-buffer", "8192")], 0), ttrpc_trace(&[("client", "v1.2.4")], 7));
+    let (m1, m2) = (Model::new(&one).unwrap(), Model::new(&other).unwrap());
+    let last1 = Options { window: Window::Last(1), ..opts.clone() };
+    for (m, o) in [(&m1, &m2), (&m2, &m1)] {
+        let f = visualizer::frame(o, Chart::Locks, &last1).unwrap();
+        let s = scene(m, Chart::Locks, &Options { align: f, ..last1.clone() });
+        let (left, right) = axis_band(&s);
+        let boxes: Vec<(i32, i32)> = s
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                visualizer::Item::Rect { x0, x1, paint, .. } if paint.rgb == visualizer::palette::WHITE => {
+                    Some((*x0, *x1))
+                }
+                _ => None,
+            })
+            .filter(|(x0, x1)| x1 - x0 < right - left)
+            .collect();
+        assert!(!boxes.is_empty(), "no 'nothing happened' box");
+        assert!(boxes.iter().all(|&(x0, x1)| x0 >= left && x1 <= right), "{boxes:?} outside {left}..{right}");
+    }
+
     // Pipes: the buffer's level line ends where the shorter run does.
     // (Over buffered pipes: net.Pipe's hand-overs have no line.)
     let ttrpc = |calls| ttrpc_trace(&[("client", "v1.2.3"), ("pipe-buffer", "8192"), ("calls", calls)], 0);
