@@ -36,4 +36,16 @@ done
 "$ds" render "$out/flink-1.13.1-pipeline-deadlock.json" --window last:60 --tasks 'Join*,Channel*' \
   -o "$out/figures/flink-1.13.1-pipeline-deadlock-last60-timeline.png" >/dev/null 2>&1 \
   || { echo "failed: render the pipeline's last 60 steps" >&2; exit 1; }
+# For the README: the bug and its fix on one axis, the fix coloured as the bug (render --align-with,
+# --colours-of). The fix's run is made here, not committed: its seed and flags make it again.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bug="$out/flink-1.13.1-minimal-deadlock.json"
+gen run flink --flink-version 1.13.2 --scenario minimal --seed 8 --trace "$tmp/flink-1.13.2-minimal.json"
+names=(--rename 'Join*=task thread' --rename 'Channel state writer*=channel state writer')
+"$ds" render "$bug" --align-with "$tmp/flink-1.13.2-minimal.json" "${names[@]}" \
+  -o "$out/figures/flink-minimal-1.13.1-aligned-timeline.png" >/dev/null 2>&1 \
+  && "$ds" render "$tmp/flink-1.13.2-minimal.json" --align-with "$bug" --colours-of "$bug" "${names[@]}" \
+  -o "$out/figures/flink-minimal-1.13.2-aligned-timeline.png" >/dev/null 2>&1 \
+  || { echo "failed: render the aligned pair" >&2; exit 1; }
 echo "traces and figures regenerated in $out/"
