@@ -461,16 +461,18 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     .map(String::as_str)
                     .collect();
                 if let Some(name) = unknown.first() {
-                    // Each trace's error, with the names it has.
+                    // Every name neither has, and the names each has.
                     let partner = args.align_with.as_deref().unwrap_or(Path::new("")).display().to_string();
-                    let why = |t: &sim::trace::Trace| {
-                        visualizer::select_tasks(t, &[name.to_string()]).err().map(|e| e.0).unwrap_or_default()
+                    let has = |t: &sim::trace::Trace| {
+                        let e = visualizer::select_tasks(t, &[name.to_string()]).err().map(|e| e.0).unwrap_or_default();
+                        e.find(" (the trace has ").map(|i| e[i + 1..].to_string()).unwrap_or_default()
                     };
                     return Err(format!(
-                        "--tasks {list}: {origin}: {}; --align-with {}: {}",
-                        why(trace),
+                        "--tasks {list}: neither trace has a task named `{}`: {origin} {}; --align-with {} {}",
+                        unknown.join("`, `"),
+                        has(trace),
                         crate::output::one_line(&partner),
-                        why(&other)
+                        has(&other)
                     ));
                 }
                 let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(trace, n)).cloned().collect();

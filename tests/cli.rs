@@ -2306,7 +2306,7 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let (code, _, err) =
         deadsim(&["render", t, "--align-with", pp, "--tasks", "T1,nosuch", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--tasks T1,nosuch: ") && err.contains("no task is named `nosuch`"), "{err}");
+    assert!(err.contains("--tasks T1,nosuch: neither trace has a task named `nosuch`: "), "{err}");
     // A chain of renames, and a --tasks name of one trace only, draw the
     // pair alike whichever is drawn: the plots begin at one x.
     let traces = [("p2.json", vec!["--philosophers", "2"]), ("p3.json", vec!["--philosophers", "3", "--ordered"])];
@@ -2343,8 +2343,9 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let (code, _, err) =
         deadsim(&["render", p2, "--align-with", p3, "--tasks", "philosopher-2,nosuch", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no task is named `nosuch` (the trace has main, philosopher-0, philosopher-1)"), "{err}");
-    assert!(err.contains("; --align-with ") && err.contains("(the trace has main, philosopher-0, philosopher-1, "));
+    assert!(err.contains("neither trace has a task named `nosuch`: "), "{err}");
+    assert!(err.contains("p2.json (the trace has main, philosopher-0, philosopher-1); --align-with "), "{err}");
+    assert!(err.contains("p3.json (the trace has main, philosopher-0, philosopher-1, philosopher-2)"), "{err}");
     // Two windows that begin apart are said; the wait-for graph takes no axis.
     let (code, _, err) =
         deadsim(&["render", fix, "--align-with", t, "--window", "last:3", "-o", out.to_str().unwrap()]);
