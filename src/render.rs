@@ -547,7 +547,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 visualizer::render_model(&m, c, f, &opts).map_err(|e| match (&args.tasks, &args.align_with) {
                     // What --tasks selected has nothing in the window: the flag is the fix.
                     (Some(list), _) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
-                    (_, Some(p)) if e.not_aligned() => format!("--align-with {}: {origin}: {e}", p.display()),
+                    (_, Some(p)) if e.not_aligned() => {
+                        format!("--align-with {}: {origin}: {e}", crate::output::one_line(&p.display().to_string()))
+                    }
                     _ => format!("{origin}: {e}"),
                 })?;
             rendered.push((path, bytes));
