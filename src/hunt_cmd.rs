@@ -724,7 +724,7 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
     // compared), as `S x C: verdict (expected E)`.
     let differing: Vec<String> = cells
         .iter()
-        .filter(|c| !c.3.stopped_early || c.3.failure.is_some())
+        .filter(|c| settled(&c.3))
         .filter(|c| row_verdict(&c.3) != c.2.as_str())
         .map(|c| {
             format!(
@@ -829,8 +829,7 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
         strategy_flag(kind)
     );
     if check_expected {
-        let settled = cells.iter().filter(|c| !c.3.stopped_early || c.3.failure.is_some()).count();
-        print_expected("cells", settled, total_cells, &differing);
+        print_expected("cells", cells.iter().filter(|c| settled(&c.3)).count(), total_cells, &differing);
     }
     if interrupted {
         print_interrupted("cells", cells.len(), total_cells, cells.last().map(|c| &c.3));
@@ -883,7 +882,7 @@ pub fn hunt_all(a: TableArgs) -> Result<bool, UsageError> {
     // compared), as `model variant: verdict (expected E)`.
     let differing: Vec<String> = rows
         .iter()
-        .filter(|r| !r.2.stopped_early || r.2.failure.is_some())
+        .filter(|r| settled(&r.2))
         .filter(|r| row_verdict(&r.2) != r.1.expect.as_str())
         .map(|(m, v, r, _)| {
             let variant = if v.label.is_empty() { String::new() } else { format!(" {}", v.label) };
@@ -957,8 +956,7 @@ pub fn hunt_all(a: TableArgs) -> Result<bool, UsageError> {
         }
     }
     if check_expected {
-        let settled = rows.iter().filter(|r| !r.2.stopped_early || r.2.failure.is_some()).count();
-        print_expected("rows", settled, total_rows, &differing);
+        print_expected("rows", rows.iter().filter(|r| settled(&r.2)).count(), total_rows, &differing);
     }
     if interrupted {
         print_interrupted("variants", rows.len(), total_rows, rows.last().map(|r| &r.2));
@@ -996,6 +994,12 @@ impl Replay {
 
 /// A row's verdict: its failure's, or "interrupted" when Ctrl-C stopped it
 /// before it found one (its seeds were not all run).
+/// True if a table row ran to its verdict: not one Ctrl-C cut short before
+/// it found anything (`interrupted`), which is not compared.
+fn settled(r: &sim::hunt::HuntResult) -> bool {
+    row_verdict(r) != "interrupted"
+}
+
 fn row_verdict(r: &sim::hunt::HuntResult) -> &'static str {
     match &r.failure {
         Some((_, o)) => o.verdict(),

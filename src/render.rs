@@ -406,20 +406,24 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         // names as read (a name two tasks come to share would pair tasks
         // by their ids): the trace as read is what its schedule is checked
         // against.
+        // The other trace of a pair, renamed as this one is, rename by rename:
+        // a later rename may name what an earlier one made there. (A rename
+        // that names no task there is this trace's.)
+        let mut theirs = partner.clone();
         let renamed;
         let (trace, m) = if renames.is_empty() {
             (&trace, m)
         } else {
             let mut t = trace.clone();
-            // The other trace of a pair, renamed as far as this one is: a
-            // later rename may name what an earlier one made there.
-            let mut theirs = partner.clone();
             for (pattern, name) in &renames {
                 let rename = [(pattern.clone(), name.clone())];
-                let there = theirs.as_ref().is_some_and(|p| names_a_task(p, pattern));
-                if let (true, Some(p)) = (there, theirs.as_mut()) {
-                    *p = visualizer::rename_tasks(p, &rename).map_err(|e| format!("--rename {pattern}={name}: {e}"))?;
-                }
+                let there = match theirs.as_mut().map(|p| (visualizer::rename_tasks(p, &rename), p)) {
+                    Some((Ok(r), p)) => {
+                        *p = r;
+                        true
+                    }
+                    _ => false,
+                };
                 match visualizer::rename_tasks(&t, &rename) {
                     Ok(r) => t = r,
                     // A pair is drawn with the same flags: a rename of a
@@ -452,12 +456,12 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         // (The whole list, for the other trace's frame.)
         let all_tasks = opts.tasks.clone();
         let opts = match (&partner, &args.tasks) {
-            (Some(p), Some(list)) => {
-                let other = renamed_like(p, &renames);
+            (Some(_), Some(list)) => {
+                let other = theirs.as_ref().unwrap_or(trace);
                 let unknown: Vec<&str> = opts
                     .tasks
                     .iter()
-                    .filter(|n| !names_a_task(trace, n) && !names_a_task(&other, n))
+                    .filter(|n| !names_a_task(trace, n) && !names_a_task(other, n))
                     .map(String::as_str)
                     .collect();
                 if let Some(name) = unknown.first() {
@@ -472,10 +476,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                         unknown.join("`, `"),
                         has(trace),
                         crate::output::one_line(&partner),
-                        has(&other)
+                        has(other)
                     ));
                 }
-                let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(trace, n)).cloned().collect();
+                let mine = tasks_in(trace, &opts.tasks);
                 if mine.is_empty() {
                     return Err(format!(
                         "--tasks {list}: {origin} has none of these tasks (only the --align-with trace has)"
@@ -526,16 +530,10 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
             note_missing_glyphs(trace);
             note_missing_title_glyphs(&opts);
         }
-        let frames = match (&partner, &args.align_with) {
-            (Some(partner), Some(p)) => frames_of(
-                &m,
-                partner,
-                p,
-                &renames,
-                &args,
-                &Options { tasks: all_tasks.clone(), ..opts.clone() },
-                &files,
-            )?,
+        let frames = match (&theirs, &args.align_with) {
+            (Some(partner), Some(p)) => {
+                frames_of(&m, partner, p, &args, &Options { tasks: all_tasks.clone(), ..opts.clone() }, &files)?
+            }
             _ => Vec::new(),
         };
         // Render everything first: an error leaves no file behind.
@@ -584,53 +582,46 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
     })
 }
 
-/// `trace` with the renames of `--rename` that name a task in it.
-fn renamed_like(trace: &sim::trace::Trace, renames: &[(String, String)]) -> sim::trace::Trace {
-    let mut out = trace.clone();
-    for (pattern, name) in renames {
-        // A pattern that names no task here is for the other trace of the pair.
-        if let Ok(t) = visualizer::rename_tasks(&out, &[(pattern.clone(), name.clone())]) {
-            out = t;
-        }
-    }
-    out
-}
-
 /// True if `pattern` (a task name, `*` for any characters) names a task of `trace`.
 fn names_a_task(trace: &sim::trace::Trace, pattern: &str) -> bool {
     visualizer::select_tasks(trace, &[pattern.to_string()]).is_ok()
 }
 
+/// The names of `--tasks` that name a task of `trace` (each of a pair is
+/// drawn with those it has).
+fn tasks_in(trace: &sim::trace::Trace, names: &[String]) -> Vec<String> {
+    names.iter().filter(|n| names_a_task(trace, n)).cloned().collect()
+}
+
 /// The frame of each chart to draw, as `partner` (the trace `--align-with`
-/// names, read from `path`) is drawn with the same flags: the charts of
-/// `m` are aligned with these. A chart `partner` has no axis for (no lock,
-/// no pipe) is drawn on its own, and said so.
+/// names, read from `path`, renamed as the drawn one is) is drawn with the
+/// same flags: the charts of `m` are aligned with these. A chart `partner`
+/// has no axis for (no lock, no pipe) is drawn on its own, and said so.
 fn frames_of(
     m: &Model,
     partner: &sim::trace::Trace,
     path: &Path,
-    renames: &[(String, String)],
     args: &RenderArgs,
     opts: &Options,
     files: &[(Chart, Format, PathBuf)],
 ) -> Result<Vec<(Chart, visualizer::Frame)>, String> {
     let origin = crate::output::one_line(&path.display().to_string()).into_owned();
     let model = &m.trace.meta.model;
-    // Renamed as the trace drawn is: the label column fits the names shown.
-    let renamed = renamed_like(partner, renames);
-    let pm = Model::new(&renamed).map_err(|e| format!("--align-with {origin}: {e}"))?;
+    let pm = Model::new(partner).map_err(|e| format!("--align-with {origin}: {e}"))?;
     if partner.meta.model != *model {
         // Said, as --colours-of says it: a trace given by mistake would
         // otherwise stretch the axis without a word.
         eprintln!("note: --align-with {origin} is a trace of {}, the trace drawn of {model}", partner.meta.model);
     }
     // Its lanes: the names of --tasks it has.
-    let theirs: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(&renamed, n)).cloned().collect();
+    let theirs = tasks_in(partner, &opts.tasks);
     if !opts.tasks.is_empty() && theirs.is_empty() {
         let list = args.tasks.as_deref().unwrap_or_default();
         return Err(format!("--tasks {list}: --align-with {origin} has none of these tasks"));
     }
     let popts = Options { tasks: theirs, align: None, ..opts.clone() };
+    // This trace's own frames, drawn alone, to tell whether the windows begin apart.
+    let own_opts = Options { tasks: tasks_in(m.trace, &opts.tasks), align: None, ..opts.clone() };
     let mut frames = Vec::new();
     let mut starts_differ = false;
     for &(c, _, _) in files {
@@ -643,8 +634,7 @@ fn frames_of(
         })?;
         match frame {
             Some(frame) => {
-                let mine: Vec<String> = opts.tasks.iter().filter(|n| names_a_task(m.trace, n)).cloned().collect();
-                let own = visualizer::frame(m, c, &Options { tasks: mine, align: None, ..opts.clone() }).ok().flatten();
+                let own = visualizer::frame(m, c, &own_opts).ok().flatten();
                 starts_differ |= own.is_some_and(|o| o.x0 != frame.x0);
                 frames.push((c, frame));
             }

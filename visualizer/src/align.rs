@@ -28,7 +28,9 @@
 //! assert_eq!(both_a, both_b);
 //! ```
 
-use crate::{Chart, Error};
+use crate::columns::XMap;
+use crate::model::Model;
+use crate::{Chart, Error, Options, XAxis};
 
 /// Where a chart's plot lies across the picture, and what its x axis spans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,17 +114,46 @@ impl Frame {
     }
 }
 
-/// The frame a chart is drawn in: its own, or the union of its own and the
-/// one to align with.
-pub(crate) fn settle(own: Frame, align: Option<Frame>) -> Result<Frame, Error> {
-    match align {
-        Some(other) => own.union(other),
-        None => Ok(own),
-    }
+/// Where a chart's plot is drawn (see [`place`]).
+pub(crate) struct Placed<'m> {
+    /// The window `a..=b` mapped onto the plot.
+    pub xm: XMap<'m>,
+    /// The right edge of the final column, and its width (0: none).
+    pub right: i32,
+    pub tail: i32,
+    /// The frame drawn in: the chart's own, or the union with `opts.align`.
+    pub frame: Frame,
+    /// The note under the axis, which says when the axis is shared.
+    pub note: String,
+}
+
+/// Places `chart`'s plot for window `a..=b` of `m`: from `left` to a final
+/// column `tail` wide ending at `right`, as the chart needs it, or, with
+/// `opts.align`, in the union of that and the other trace's frame. One
+/// place for the timeline, locks and pipes charts alike.
+pub(crate) fn place<'m>(
+    m: &'m Model,
+    chart: Chart,
+    opts: &Options,
+    (a, b): (u64, u64),
+    (left, right, tail): (i32, i32, i32),
+    note: String,
+) -> Result<Placed<'m>, Error> {
+    let time = opts.x == XAxis::Time;
+    let own = XMap::new(m, a, b, time, left, right - left - tail).frame(chart, opts.width as i32, right, tail);
+    let frame = match opts.align {
+        Some(other) => own.union(other)?,
+        None => own,
+    };
+    // Aligned with a trace that has a final column, this one may have none
+    // (its window ends before its run): the room stays empty.
+    let tail = if tail > 0 { frame.tail } else { 0 };
+    let xm = XMap::new(m, a, b, time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
+    Ok(Placed { xm, right: frame.right, tail, frame, note: note_of(note, opts.align.is_some()) })
 }
 
 /// The note under an aligned chart's axis says that its range is another's.
-pub(crate) fn note(note: String, aligned: bool) -> String {
+fn note_of(note: String, aligned: bool) -> String {
     match (aligned, note.is_empty()) {
         (false, _) => note,
         (true, true) => "x axis shared with another trace".to_string(),

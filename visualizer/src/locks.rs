@@ -23,7 +23,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::{Hold, Mode, Model};
 use crate::palette;
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{align, Chart, Error, Frame, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options};
 
 /// Most reader rows drawn for one RWMutex; more readers share the last row.
 const MAX_READER_ROWS: usize = 4;
@@ -103,14 +103,8 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         (true, w) if w <= (right - left) / 4 => w.max(TAIL),
         (true, _) => widest(TINY).clamp(TAIL, (right - left) / 3),
     };
-    let own =
-        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Locks, width, right, tail);
-    let frame = align::settle(own, opts.align)?;
-    // Aligned with a trace that has a final column, this one may have none
-    // (its window ends before its run): the room stays empty.
-    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
-    let note = align::note(note, opts.align.is_some());
+    let align::Placed { xm, right, tail, frame, note } =
+        align::place(m, Chart::Locks, opts, (a, b), (left, right, tail), note)?;
 
     y += 30;
     let plot_top = y;

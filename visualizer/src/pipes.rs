@@ -25,7 +25,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::Model;
 use crate::palette;
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{align, Chart, Error, Frame, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options};
 
 const PANEL: i32 = 120;
 /// The panel of an unbuffered pipe: its bars are the bytes each read takes
@@ -127,14 +127,8 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         .max()
         .unwrap_or(0);
     let tail = if b >= m.end { widest.clamp(TAIL, ((right - left) / 4).max(TAIL)) } else { 0 };
-    let own =
-        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Pipes, width, right, tail);
-    let frame = align::settle(own, opts.align)?;
-    // Aligned with a trace that has a final column, this one may have none
-    // (its window ends before its run): the room stays empty.
-    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
-    let note = align::note(note, opts.align.is_some());
+    let align::Placed { xm, right, tail, frame, note } =
+        align::place(m, Chart::Pipes, opts, (a, b), (left, right, tail), note)?;
 
     y += 30;
     let plot_top = y;

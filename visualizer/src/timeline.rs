@@ -24,7 +24,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::{MarkKind, Mode, Model, State};
 use crate::palette::{self, Rgb};
 use crate::scene::{alpha, Anchor, Scene};
-use crate::{align, Chart, Error, Frame, Options, XAxis};
+use crate::{align, Chart, Error, Frame, Options};
 
 /// Heights of the parts of a lane.
 struct Dims {
@@ -279,14 +279,8 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     // axis shows the final state of every task (a task that blocks in the
     // last step has no time left to show it in).
     let tail = if b >= m.end { tail_for(right) } else { 0 };
-    let own =
-        XMap::new(m, a, b, opts.x == XAxis::Time, left, right - left - tail).frame(Chart::Timeline, width, right, tail);
-    let frame = align::settle(own, opts.align)?;
-    // Aligned with a trace that has a final column, this one may have none
-    // (its window ends before its run): the room stays empty.
-    let (right, tail) = (frame.right, if tail > 0 { frame.tail } else { 0 });
-    let xm = XMap::new(m, a, b, opts.x == XAxis::Time, frame.left, frame.plot_width()).spanning(frame.x0, frame.x1);
-    let note = align::note(note, opts.align.is_some());
+    let align::Placed { xm, right, tail, frame, note } =
+        align::place(m, Chart::Timeline, opts, (a, b), (left, right, tail), note)?;
 
     // Backgrounds: cycle tint, lane separators, grid.
     layout::lane_backgrounds(

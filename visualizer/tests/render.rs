@@ -2823,20 +2823,7 @@ struct Bars {
 impl Bars {
     fn new(scene: &visualizer::Scene, names: &[&str], (t0, t1): (u64, u64)) -> Bars {
         use visualizer::palette::{BLOCKED, READY, RUNNING};
-        // The plot's band: the axis line.
-        let (left, right) = scene
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                visualizer::Item::Rect { x0, y0, x1, y1, paint }
-                    if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
-                {
-                    Some((*x0, *x1 - 1))
-                }
-                _ => None,
-            })
-            .max_by_key(|(a, b)| b - a)
-            .unwrap();
+        let (left, right) = axis_band(scene);
         let mut lanes = std::collections::BTreeMap::new();
         for &name in names {
             let ty = scene
@@ -3275,8 +3262,8 @@ fn a_deadlock_without_a_cycle_is_drawn_from_what_caused_it() {
     }
 }
 
-/// The plot's band of a chart: its axis line, from `left` to `right`.
-fn axis_band(scene: &visualizer::Scene) -> (i32, i32) {
+/// A chart's axis line: from `left` to `right`, at `y`.
+fn axis_line(scene: &visualizer::Scene) -> (i32, i32, i32) {
     scene
         .items
         .iter()
@@ -3284,12 +3271,18 @@ fn axis_band(scene: &visualizer::Scene) -> (i32, i32) {
             visualizer::Item::Rect { x0, y0, x1, y1, paint }
                 if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
             {
-                Some((*x0, *x1 - 1))
+                Some((*x0, *x1 - 1, *y0))
             }
             _ => None,
         })
-        .max_by_key(|(a, b)| b - a)
+        .max_by_key(|(a, b, _)| b - a)
         .unwrap()
+}
+
+/// The plot's band of a chart: its axis line, from `left` to `right`.
+fn axis_band(scene: &visualizer::Scene) -> (i32, i32) {
+    let (left, right, _) = axis_line(scene);
+    (left, right)
 }
 
 /// The axis's labels: the texts that end in a unit of time, with their x.
@@ -3452,20 +3445,7 @@ fn figures_aligned_with_each_other_share_their_plot_and_axis() {
     );
     // Nor does the capacity's dashed line go on past the run (the key's
     // swatch, under the axis, and the final column's are no part of the plot).
-    let axis_y = s
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            visualizer::Item::Rect { x0, y0, x1, y1, paint }
-                if paint.rgb == visualizer::palette::AXIS && y1 - y0 == 1 =>
-            {
-                Some((x1 - x0, *y0))
-            }
-            _ => None,
-        })
-        .max()
-        .unwrap()
-        .1;
+    let (_, _, axis_y) = axis_line(&s);
     let dashes: Vec<i32> = s
         .items
         .iter()
