@@ -98,6 +98,10 @@ enum Command {
         /// With --strategy dfs: stop after N executions [default: 1000000]
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         max_executions: Option<u64>,
+        /// With --strategy dfs: exit 1, not 0, when the search stops (a budget ran out) before it has
+        /// covered every schedule (within --preemptions), as explore's
+        #[arg(long)]
+        require_complete: bool,
         /// Write the trace of the lowest failing seed to FILE (with no failure, an older FILE is
         /// removed); needs a model
         #[arg(long, value_name = "FILE")]
@@ -419,6 +423,11 @@ struct ExploreCli {
     /// schedule that shows it; not with --preemptions
     #[arg(long)]
     keep_going: bool,
+    /// Exit 1, not 0, when the exploration stops (--max-executions or --time-budget ran out) before it
+    /// has covered every schedule (within --preemptions): a CI check that needs the proof, not only
+    /// no failure
+    #[arg(long)]
+    require_complete: bool,
     #[command(flatten)]
     params: ModelArgs,
 }
@@ -614,6 +623,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             preemptions,
             no_reduction,
             max_executions,
+            require_complete,
             trace,
             json,
             max_steps,
@@ -634,6 +644,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     ("--preemptions", preemptions.is_some()),
                     ("--no-reduction", no_reduction),
                     ("--max-executions", max_executions.is_some()),
+                    ("--require-complete", require_complete),
                 ];
                 if let Some((flag, _)) = dfs_only.iter().find(|(_, set)| *set) {
                     return Err(UsageError(format!(
@@ -696,6 +707,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     json,
                     time_budget,
                     keep_going,
+                    require_complete,
                 };
                 return search_cmd::explore_cmd(m, &cfg, a);
             }
@@ -824,6 +836,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                 json: e.json,
                 time_budget,
                 keep_going: e.keep_going,
+                require_complete: e.require_complete,
             };
             search_cmd::explore_cmd(m, &cfg, a)
         }

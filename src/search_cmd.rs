@@ -140,6 +140,9 @@ pub struct ExploreArgs {
     pub time_budget: Option<std::time::Duration>,
     /// Every distinct failure, not the first (`--keep-going`; no bound).
     pub keep_going: bool,
+    /// A search that stops before it has covered every schedule fails
+    /// (`--require-complete`): exit 1, as for a failure found.
+    pub require_complete: bool,
 }
 
 /// The parameters, within two changes of `cfg`'s, that give fingerprint
@@ -388,6 +391,9 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     };
     // Lock-order findings over every execution run, as `hunt` gives them over its seeds.
     let warnings = r.lock_order.warnings();
+    // No failure, and no proof either: with --require-complete that fails
+    // the command. (Ctrl-C's own exit, 130, already says it is no pass.)
+    let unproved = a.require_complete && r.failure.is_none() && !r.exhausted && !interrupted;
     // The verdict line, the same in the report and in the JSON's `message`.
     let message = match &r.failure {
         Some((run, _)) => run.outcome.summary(),
@@ -487,13 +493,13 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                    "schedule": schedule, "replay": replay,
                    // A random seed that failed after the search covered every schedule it saw.
                    "missed_by_search": r.missed_by_search(),
-                   "keep_going": a.keep_going,
+                   "keep_going": a.keep_going, "require_complete": a.require_complete,
                    // With --keep-going: every distinct failure, in signature order.
                    "distinct": a.keep_going.then(|| distinct.iter().map(|d| json!({"signature": d.signature,
                        "verdict": d.verdict, "schedule": d.schedule, "replay": d.replay})).collect::<Vec<_>>()),
                    "warnings": warnings}),
         );
-        return written.map(|()| r.failure.is_some());
+        return written.map(|()| r.failure.is_some() || unproved);
     }
     match &r.failure {
         Some((run, _)) if r.missed_by_search().is_some() => {
@@ -540,9 +546,12 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         }
         None => println!("{label}: {message}"),
     }
+    if unproved {
+        println!("--require-complete: no proof, as not every schedule was covered (exit 1)");
+    }
     crate::output::print_warnings(&warnings);
     eprintln!("({elapsed:.2}s)");
-    written.map(|()| r.failure.is_some())
+    written.map(|()| r.failure.is_some() || unproved)
 }
 
 /// A distinct failure `explore --keep-going` found, as it lists it.

@@ -288,6 +288,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         ),
         (vec!["hunt", "abba", "--strategy", "pct", "--no-reduction"], "--no-reduction applies to --strategy dfs only"),
         (vec!["hunt", "abba", "--max-executions", "9"], "--max-executions applies to --strategy dfs only"),
+        (vec!["hunt", "abba", "--require-complete"], "--require-complete applies to --strategy dfs only"),
         (vec!["hunt", "abba", "--strategy", "dfs", "--max-executions", "0"], "--max-executions must be at least 1"),
         (vec!["hunt", "--check-determinism"], "--check-determinism needs one model"),
         (
@@ -412,6 +413,44 @@ fn explore_proves_or_finds_and_schedules_replay() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+}
+
+#[test]
+fn require_complete_fails_an_exploration_cut_short() {
+    // Cut short without a failure: 0, unless the proof is required.
+    let short = ["explore", "abba", "--fixed", "--max-executions", "5"];
+    let (code, out, _) = deadsim(&short);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("--require-complete"), "{out}");
+    let (code, out, err) = deadsim(&[&short[..], &["--require-complete"]].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("no failure in 5 executions, but the budget (--max-executions 5) ran out before every schedule")
+            && out.ends_with("\n--require-complete: no proof, as not every schedule was covered (exit 1)\n"),
+        "{out}"
+    );
+    let (code, v) = json(&[&short[..], &["--require-complete", "--json"]].concat());
+    assert_eq!(
+        (code, &v["complete"], &v["require_complete"], &v["verdict"]),
+        (1, &json!(false), &json!(true), &json!("no-deadlock"))
+    );
+    // The same through hunt's dfs, and within a bound.
+    let (code, _, _) =
+        deadsim(&["hunt", "abba", "--fixed", "--strategy", "dfs", "--max-executions", "5", "--require-complete"]);
+    assert_eq!(code, 1);
+    let within = ["explore", "abba", "--fixed", "--preemptions", "1", "--max-executions", "3", "--require-complete"];
+    assert_eq!(deadsim(&within).0, 1);
+    // A proof passes; a failure is 1 as always.
+    for (args, want) in [
+        (vec!["explore", "abba", "--fixed", "--require-complete"], 0),
+        (vec!["explore", "abba", "--fixed", "--preemptions", "1", "--require-complete"], 0),
+        (vec!["hunt", "abba", "--fixed", "--strategy", "dfs", "--require-complete"], 0),
+        (vec!["explore", "abba", "--require-complete"], 1),
+    ] {
+        let (code, out, err) = deadsim(&args);
+        assert_eq!(code, want, "{args:?}: {out}{err}");
+        assert!(!out.contains("--require-complete:"), "{args:?}: {out}");
     }
 }
 
