@@ -72,7 +72,9 @@ pub struct Gate {
     pub api: ListenerApi,
     pub fix: Fix,
     pub locations: RefCell<Vec<Location>>,
-    /// `ChannelStateWriteRequestExecutorImpl`'s deque and its lock.
+    /// `ChannelStateWriteRequestExecutorImpl`'s blocking deque (its thread
+    /// loops on `deque.take()`): this monitor stands for the deque's own
+    /// lock, which Java code does not name.
     pub writer_lock: Monitor,
     pub writer_queue: RefCell<VecDeque<NetworkBuffer>>,
     pub writer_done: Cell<bool>,

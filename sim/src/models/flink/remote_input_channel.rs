@@ -53,7 +53,7 @@ impl RemoteInputChannel {
         self.received.borrow_mut().push_back(buffer);
         lock.exit().await;
         g.notify_channel_non_empty(self.index).await;
-        at(g.lines.ric_on_backlog);
+        at(g.lines.ric_on_buffer_backlog);
         self.on_sender_backlog(g, backlog).await;
     }
 

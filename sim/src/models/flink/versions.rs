@@ -80,6 +80,9 @@ pub struct Lines {
     pub ric_on_buffer: &'static str,
     pub ric_maybe_persist: &'static str,
     pub ric_on_backlog: &'static str,
+    /// `onBuffer`'s call of `onSenderBacklog`, after the `receivedBuffers`
+    /// block; empty where no copy of the release's file was read.
+    pub ric_on_buffer_backlog: &'static str,
     pub ric_checkpoint_started: &'static str,
     pub ric_inflight_retain: &'static str,
     /// `requestBuffer`.
@@ -117,6 +120,7 @@ pub const LINES_1_13_1: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:450",
     ric_maybe_persist: "RemoteInputChannel.java:497",
     ric_on_backlog: "RemoteInputChannel.java:440",
+    ric_on_buffer_backlog: "",
     ric_checkpoint_started: "RemoteInputChannel.java:561",
     ric_inflight_retain: "RemoteInputChannel.java:660",
     // 1.13.1's file was not found: its lines before requestFloatingBuffers
@@ -153,6 +157,7 @@ pub const LINES_1_13_3: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:450",
     ric_maybe_persist: "RemoteInputChannel.java:501",
     ric_on_backlog: "RemoteInputChannel.java:440",
+    ric_on_buffer_backlog: "",
     ric_checkpoint_started: "RemoteInputChannel.java:565",
     ric_inflight_retain: "RemoteInputChannel.java:664",
     request_buffer: "BufferManager.java:86",
@@ -192,6 +197,7 @@ pub const LINES_1_14_0: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:507",
     ric_maybe_persist: "RemoteInputChannel.java:563",
     ric_on_backlog: "RemoteInputChannel.java:500",
+    ric_on_buffer_backlog: "RemoteInputChannel.java:575",
     ric_checkpoint_started: "RemoteInputChannel.java:627",
     ric_inflight_retain: "RemoteInputChannel.java:726",
     request_buffer: "BufferManager.java:87",
