@@ -69,7 +69,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps (outcome step-limit)
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -83,20 +83,20 @@ enum Command {
         #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
         seeds: Option<String>,
         /// Worker threads, 1 to 1024 (each runs its own simulations; default: the machine's cores). Seeds go out 16 at a time, so S seeds use at most S/16 of them, rounded up
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
         jobs: Option<usize>,
         /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive, as `deadsim explore`: it takes
         /// --preemptions, --no-reduction, --max-executions, --max-steps and --time-budget)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
         /// With --strategy dfs: only schedules with at most K preemptions (as explore's)
-        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = parse_whole_u32)]
         preemptions: Option<u32>,
         /// With --strategy dfs: explore without partial-order reduction (every interleaving)
         #[arg(long)]
         no_reduction: bool,
         /// With --strategy dfs: stop after N executions [default: 1000000]
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_executions: Option<u64>,
         /// With --strategy dfs: exit 1, not 0, when the search stops (a budget ran out) before it has
         /// covered every schedule (within --preemptions), as explore's
@@ -110,7 +110,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps (outcome step-limit) [default: 1000000]
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_steps: Option<u64>,
         /// Hunt every cell of the model's version grid (ttrpc: servers x clients); not with --trace,
         /// --keep-going, --shard, --time-budget or --check-determinism (hunt one cell for those)
@@ -157,7 +157,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -184,10 +184,10 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Candidate runs to try at most
-        #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_tries: u64,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -218,6 +218,23 @@ const RECORD_FOR_SCHEDULE_MAX_STEPS: u64 = 200_000;
 /// `-1` is "invalid digit found in string".
 fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("not a seed (a whole number from 0 to {})", u64::MAX))
+}
+
+/// A count flag (`--max-steps`, `--preemptions`, ...): one wording for
+/// every value that is not one (clap's own are "invalid digit found in
+/// string" for `-1` and "number too large to fit in target type").
+fn parse_whole_u64(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| format!("not a whole number from 0 to {}", u64::MAX))
+}
+
+/// As [`parse_whole_u64`], for the flags counted in `u32` (`--preemptions`).
+fn parse_whole_u32(s: &str) -> Result<u32, String> {
+    s.trim().parse::<u32>().map_err(|_| format!("not a whole number from 0 to {}", u32::MAX))
+}
+
+/// `--jobs N`: what it takes, said as for `--jobs 0` (which parses).
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    s.trim().parse::<usize>().map_err(|_| format!("expected 1 to {MAX_JOBS} worker threads"))
 }
 
 /// Which run: a seed (with the strategy it ran under) or a schedule string.
@@ -302,7 +319,20 @@ fn exit_on_failed_output() {
 fn main() -> ExitCode {
     reset_sigpipe();
     exit_on_failed_output();
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    // A subcommand's `-V` says "deadsim 0.1.0", as the top level's does (clap
+    // would name it "deadsim-run").
+    let cmd = Cli::command().mut_subcommands(|c| c.display_name("deadsim"));
+    // `deadsim help --help`: clap takes `--help` for a subcommand's name.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        let _ = cmd.clone().print_long_help();
+        return ExitCode::from(0);
+    }
+    // The command's name, for the errors below (`std::env::args` would
+    // panic on an argument that is not UTF-8).
+    let first_arg: Option<String> = args.get(1).and_then(|a| a.to_str()).map(String::from);
+    let cli = match cmd.try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -312,7 +342,6 @@ fn main() -> ExitCode {
             }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 // No command: bad usage, so one line, as every other (the help is a flag away).
-                use clap::CommandFactory;
                 let names: Vec<String> = Cli::command()
                     .get_subcommands()
                     .map(|c| c.get_name().to_string())
@@ -335,7 +364,7 @@ fn main() -> ExitCode {
                 if missing.is_empty() { first.to_string() } else { format!("{} {}", first, missing.join(", ")) };
             // clap's "a similar argument exists" tip is kept: it names the flag
             // meant. But a seed given to `explore` is not a misspelt flag.
-            let explore_seed = std::env::args().nth(1).as_deref() == Some("explore")
+            let explore_seed = first_arg.as_deref() == Some("explore")
                 && ["'--seed'", "'--seeds'"].iter().any(|a| first.starts_with(&format!("unexpected argument {a}")));
             if explore_seed {
                 eprintln!(
@@ -345,8 +374,8 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             // Nor is a strategy: explore is one (`hunt --strategy dfs`).
-            let explore_strategy = std::env::args().nth(1).as_deref() == Some("explore")
-                && first.starts_with("unexpected argument '--strategy'");
+            let explore_strategy =
+                first_arg.as_deref() == Some("explore") && first.starts_with("unexpected argument '--strategy'");
             if explore_strategy {
                 eprintln!(
                     "deadsim: error: explore takes no --strategy: it is the exhaustive one (`deadsim hunt MODEL \
@@ -360,9 +389,7 @@ fn main() -> ExitCode {
                 None => first,
             };
             // The help of the command given, which lists the flags it takes.
-            use clap::CommandFactory;
-            let command = std::env::args()
-                .nth(1)
+            let command = first_arg
                 .filter(|a| a != "help" && Cli::command().get_subcommands().any(|c| c.get_name() == a.as_str()));
             let help = command.map_or("deadsim --help".to_string(), |c| format!("deadsim {c} --help"));
             eprintln!("deadsim: error: {} (see {help})", output::clip(&output::one_line(&first)));
@@ -399,16 +426,16 @@ struct ExploreCli {
     /// Model name
     model: String,
     /// Only schedules with at most K preemptions (the bound is raised from 0 to K, so a failure found needs the fewest preemptions)
-    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = parse_whole_u32)]
     preemptions: Option<u32>,
     /// Explore without partial-order reduction (every interleaving)
     #[arg(long)]
     no_reduction: bool,
     /// Stop after N executions
-    #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_EXECUTIONS, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_EXECUTIONS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
     max_executions: u64,
     /// Stop a run after N steps
-    #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
     max_steps: u64,
     /// Write the trace of a failing schedule to FILE (with no failure, an older FILE is removed)
     #[arg(long, value_name = "FILE")]

@@ -619,7 +619,10 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         };
         if !step_limit {
             if let Some(out) = &render {
-                eprintln!("no failure, so no charts were drawn at {}", out.display());
+                eprintln!(
+                    "no failure, so no charts were drawn at {}",
+                    crate::output::one_line(&out.display().to_string())
+                );
             }
         }
         if json_out {
@@ -638,6 +641,8 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
             } else {
                 println!("{what}: this run does not fail ({}); nothing to shrink", failing.outcome.summary());
             }
+            // The lock-order findings its JSON gives, as `run` prints them.
+            crate::output::print_warnings(&failing.lock_order.warnings());
         }
         return written.map(|()| step_limit);
     }
@@ -722,6 +727,7 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
     };
     if let Some(why) = &shrunk.nondeterminism {
         println!("The model did not replay the same way in the search of fewer preemptions ({why}): nothing is claimed of them.");
+        crate::output::print_warnings(&run.lock_order.warnings());
         return written.map(|()| true);
     }
     // The search keeps the budget's last tries back to check a schedule it
@@ -751,6 +757,8 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         // The search and the run disagreed (see sim::scheduler::shrink): nothing is claimed.
         (false, false) => {}
     }
+    // The lock-order findings of the shrunk run, which its JSON gives.
+    crate::output::print_warnings(&run.lock_order.warnings());
     written.map(|()| true)
 }
 

@@ -202,7 +202,27 @@ fn every_command_answers_version() {
     for args in [&["--version"][..], &["render", "--version"], &["hunt", "-V"]] {
         let (code, out, err) = deadsim(args);
         assert_eq!(code, 0, "{args:?}: {err}");
-        assert!(out.starts_with("deadsim") && out.ends_with(&want), "{args:?}: {out}");
+        assert_eq!(out, format!("deadsim{want}"), "{args:?}");
+    }
+    // The help of `help` is the top level's, which says what `help` does.
+    for flag in ["--help", "-h"] {
+        let (code, out, err) = deadsim(&["help", flag]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("Exit codes:") && out.contains("\n  help "), "{out}");
+    }
+}
+
+/// An argument that is not UTF-8 is bad usage, whichever it is.
+#[cfg(unix)]
+#[test]
+fn arguments_that_are_not_utf8_are_bad_usage() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    for args in [vec![bad], vec![std::ffi::OsStr::new("run"), bad], vec![std::ffi::OsStr::new("explore"), bad]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deadsim")).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("deadsim: error: ") && err.lines().count() == 1, "{args:?}: {err}");
     }
 }
 
@@ -296,7 +316,11 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
             "--matrix goes without --check-determinism: hunt one cell",
         ),
         (vec!["hunt", "ttrpc", "--matrix", "--keep-going"], "--matrix goes without --keep-going: hunt one cell"),
-        (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>'"),
+        (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>': expected 1 to 1024 worker threads"),
+        (vec!["hunt", "abba", "--max-steps", "x"], "'--max-steps <N>': not a whole number from 0 to 18446744073709551615"),
+        (vec!["explore", "abba", "--preemptions", "4294967296"], "'--preemptions <K>': not a whole number from 0 to 4294967295"),
+        (vec!["explore", "abba", "--preemptions", "-1"], "'--preemptions <K>': not a whole number from 0 to 4294967295"),
+        (vec!["shrink", "abba", "--seed", "0", "--max-tries", "1e3"], "'--max-tries <N>': not a whole number"),
         (vec!["hunt", "abba", "--trace", "/tmp/"], "--trace /tmp/: a folder"),
         (vec!["hunt", "abba", "--time-budget", "1e300"], "--time-budget `1e300`: too large"),
         (vec!["models", "nope"], "unknown model `nope`"),
@@ -1732,15 +1756,37 @@ fn replay_prints_the_lock_order_findings_its_json_gives() {
     let (_, run_out, _) = deadsim(&["run", "abba", "--seed", "0"]);
     let tail = |s: &str| s[s.find("\nLock order").unwrap()..].to_string();
     assert_eq!(tail(&out), tail(&run_out), "replay and run give the same findings");
+    // shrink too, of the run it shows, shrunk or not.
+    for (args, findings) in [
+        (vec!["shrink", "ttrpc", "--client", "v1.2.3", "--seed", "7"], 2),
+        // Nothing to shrink: the findings of the passing run.
+        (vec!["shrink", "ttrpc", "--client", "v1.2.4", "--server", "v1.2.4", "--seed", "0"], 1),
+        (vec!["shrink", "abba", "--fixed", "--seed", "0"], 0),
+    ] {
+        let (_, out, _) = deadsim(&args);
+        let (_, v) = json(&[&args[..], &["--json"]].concat());
+        assert_eq!(v["warnings"].as_array().unwrap().len(), findings, "{v}");
+        assert_eq!(out.contains(&format!("\nLock order ({findings} finding")), findings > 0, "{args:?}: {out}");
+        let mut replay = vec!["replay"];
+        replay.extend(&args[1..args.len() - 2]);
+        replay.extend(["--schedule", v["schedule"].as_str().unwrap()]);
+        let (_, replayed, _) = deadsim(&replay);
+        if findings > 0 {
+            assert_eq!(tail(&out), tail(&replayed), "{args:?}: shrink's findings are its run's");
+        }
+    }
 }
 
 #[test]
 fn shrink_tries_keep_to_the_step_limit_given() {
+    // The report ends with what the search showed; the run's lock-order findings follow it.
+    let report = |out: &str| out.split("\nLock order (").next().unwrap().trim_end().to_string();
     let (code, out, err) = deadsim(&["shrink", "abba", "--seed", "3", "--max-steps", "13"]);
     assert_eq!(code, 1, "{err}");
+    assert!(out.contains("\n\nLock order (1 finding"), "{out}");
     // Some schedules with fewer preemptions run past 13 steps: the proof says it stops there.
     assert!(
-        out.trim_end().ends_with(
+        report(&out).ends_with(
             "No schedule with fewer preemptions fails this way within 13 steps (some of the schedules tried ran \
              that long and were cut there): every one was tried."
         ),
@@ -1748,10 +1794,7 @@ fn shrink_tries_keep_to_the_step_limit_given() {
     );
     // Without the flag no schedule runs into the limit, so none is named.
     let (_, out, _) = deadsim(&["shrink", "abba", "--seed", "3"]);
-    assert!(
-        out.trim_end().ends_with("No schedule with fewer preemptions fails this way: every one was tried."),
-        "{out}"
-    );
+    assert!(report(&out).ends_with("No schedule with fewer preemptions fails this way: every one was tried."), "{out}");
 }
 
 #[test]
