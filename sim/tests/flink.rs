@@ -228,3 +228,34 @@ fn release_1_14_0_runs_its_own_listener_protocol() {
         }
     }
 }
+
+/// The Netty thread's `notifyChannelNonEmpty`, after onBuffer's
+/// `receivedBuffers` block, cites its line where a copy of the release's
+/// file was read (1.14.0), else onBuffer's first line; never `maybePersist`'s
+/// (a read of the sources found it cited there).
+#[test]
+fn on_buffer_notify_channel_non_empty_cites_its_line() {
+    for (version, site) in [
+        ("1.13.1", "RemoteInputChannel.java:450"),
+        ("1.13.3", "RemoteInputChannel.java:450"),
+        ("1.14.0", "RemoteInputChannel.java:571"),
+    ] {
+        let m = flink(&[("flink-version", version)]);
+        let mut sites = std::collections::BTreeSet::new();
+        // Seeds where buffers are persisted for a checkpoint, and some where they are not.
+        for seed in 0..20 {
+            let t = m.run(seed, true).trace.unwrap();
+            let gate = t.resources.iter().position(|r| r.name == "SingleInputGate.inputChannelsWithData").unwrap();
+            let netty = t.tasks.iter().position(|k| k.name.starts_with("Flink Netty Client")).unwrap();
+            sites.extend(
+                t.events
+                    .iter()
+                    .filter(|e| e.task == netty as u32 && e.resource == Some(gate as u32))
+                    .filter_map(|e| e.frame.map(|f| &t.frames[f as usize]))
+                    .filter(|f| f.name == "RemoteInputChannel.onBuffer")
+                    .map(|f| f.site.clone()),
+            );
+        }
+        assert_eq!(sites, [site.to_string()].into(), "{version}");
+    }
+}

@@ -52,8 +52,11 @@ impl RemoteInputChannel {
         }
         self.received.borrow_mut().push_back(buffer);
         lock.exit().await;
+        // Where a release's line of the call is not known, the method's.
+        let or_method = |line: &'static str| if line.is_empty() { g.lines.ric_on_buffer } else { line };
+        at(or_method(g.lines.ric_notify_non_empty));
         g.notify_channel_non_empty(self.index).await;
-        at(g.lines.ric_on_buffer_backlog);
+        at(or_method(g.lines.ric_on_buffer_backlog));
         self.on_sender_backlog(g, backlog).await;
     }
 

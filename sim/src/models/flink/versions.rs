@@ -80,8 +80,10 @@ pub struct Lines {
     pub ric_on_buffer: &'static str,
     pub ric_maybe_persist: &'static str,
     pub ric_on_backlog: &'static str,
-    /// `onBuffer`'s call of `onSenderBacklog`, after the `receivedBuffers`
-    /// block; empty where no copy of the release's file was read.
+    /// `onBuffer`'s calls of `notifyChannelNonEmpty` and `onSenderBacklog`,
+    /// after the `receivedBuffers` block; empty where no copy of the
+    /// release's file was read (the frame then cites `onBuffer`'s first line).
+    pub ric_notify_non_empty: &'static str,
     pub ric_on_buffer_backlog: &'static str,
     pub ric_checkpoint_started: &'static str,
     pub ric_inflight_retain: &'static str,
@@ -120,6 +122,7 @@ pub const LINES_1_13_1: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:450",
     ric_maybe_persist: "RemoteInputChannel.java:497",
     ric_on_backlog: "RemoteInputChannel.java:440",
+    ric_notify_non_empty: "",
     ric_on_buffer_backlog: "",
     ric_checkpoint_started: "RemoteInputChannel.java:561",
     ric_inflight_retain: "RemoteInputChannel.java:660",
@@ -157,6 +160,7 @@ pub const LINES_1_13_3: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:450",
     ric_maybe_persist: "RemoteInputChannel.java:501",
     ric_on_backlog: "RemoteInputChannel.java:440",
+    ric_notify_non_empty: "",
     ric_on_buffer_backlog: "",
     ric_checkpoint_started: "RemoteInputChannel.java:565",
     ric_inflight_retain: "RemoteInputChannel.java:664",
@@ -197,6 +201,7 @@ pub const LINES_1_14_0: Lines = Lines {
     ric_on_buffer: "RemoteInputChannel.java:507",
     ric_maybe_persist: "RemoteInputChannel.java:563",
     ric_on_backlog: "RemoteInputChannel.java:500",
+    ric_notify_non_empty: "RemoteInputChannel.java:571",
     ric_on_buffer_backlog: "RemoteInputChannel.java:575",
     ric_checkpoint_started: "RemoteInputChannel.java:627",
     ric_inflight_retain: "RemoteInputChannel.java:726",

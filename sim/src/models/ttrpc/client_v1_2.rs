@@ -39,8 +39,8 @@ struct Lines {
     receive_loop: [&'static str; 4],
 }
 
-/// v1.2.0 and v1.2.1: no interceptor chaining yet (45 lines fewer before
-/// `createStream`), no `recvClose`. Checked against v1.2.1's file; v1.2.0's
+/// v1.2.0 and v1.2.1: no interceptor chaining yet and no `recvClose` form
+/// of `RecvMsg` (39 and 6 lines: 45 fewer before `createStream`). Checked against v1.2.1's file; v1.2.0's
 /// own is not stored (see the model's README).
 const LINES_V1_2_0: Lines = Lines {
     call: "client.go:106",
@@ -295,13 +295,14 @@ impl Client {
         }
     }
 
-    /// `Client.run` (client.go:339-346).
     /// The current goroutine calls: from v1.2 a caller writes its own
     /// request to the connection.
     pub fn declare_caller(&self) {
         self.channel.declare_writer();
     }
 
+    /// `Client.run` (client.go:339-346): `receiveLoop`, then `Close` and
+    /// `cleanupStreams`.
     async fn run(self: Rc<Self>) {
         let [receive_loop, close, cleanup] = self.lines.run;
         let _f = frame_at("Client.run", receive_loop);

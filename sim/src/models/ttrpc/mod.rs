@@ -202,7 +202,10 @@ impl Client {
         }
     }
 
-    /// The line of `func (c *Client) Call(` in the client's source.
+    /// The line `Client.Call`'s frame cites: before v1.2 its call of the
+    /// interceptor that runs `dispatch` (client.go:132), from v1.2 the line
+    /// of `func (c *Client) Call(` (a Go stack would show the dispatch call,
+    /// below a `defaultClientInterceptor` frame the model leaves out).
     fn call_site(&self) -> &'static str {
         match self {
             Client::V1_0(_) | Client::V1_1(_) => "client.go:132",
@@ -228,6 +231,9 @@ pub fn answer_of(msg: &Frame) -> Answer {
 }
 
 /// The server read a request: its stream id must be above every earlier one.
+/// An invariant of the model, checked in both servers: v1.2's server checks
+/// it too (server.go:436, answering InvalidArgument), earlier ones do not,
+/// and every client design sends ids in order, so it does not fire.
 pub fn check_stream_id(ledger: &SharedLedger, id: u32) {
     let mut l = ledger.borrow_mut();
     let last = l.ids_seen.last().copied();
