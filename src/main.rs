@@ -30,7 +30,8 @@ use sim::scheduler::StrategyKind;
     long_about = "deadsim runs models of concurrent systems under a seeded scheduler, finds wait-for \
                   cycles (deadlocks) through locks, monitors, channels and pipes, and replays any seed \
                   or schedule byte for byte.\n\nExit codes: 0 nothing found, 1 a failure found, 2 bad usage or input, 130 a hunt or \
-                  explore stopped by Ctrl-C before it found anything."
+                  explore stopped by Ctrl-C before it found anything (explore --require-complete: 1 also when it \
+                  stopped before a proof)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -69,7 +70,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps (outcome step-limit)
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -86,7 +87,8 @@ enum Command {
         #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
         jobs: Option<usize>,
         /// random, pct, pct:D (depth D, 1 to 10; pct is pct:3), or dfs (exhaustive, as `deadsim explore`: it takes
-        /// --preemptions, --no-reduction, --max-executions, --max-steps and --time-budget)
+        /// --preemptions, --no-reduction, --max-executions, --require-complete, --max-steps, --time-budget and
+        /// --keep-going)
         #[arg(long, default_value = "random", value_name = "STRATEGY")]
         strategy: String,
         /// With --strategy dfs: only schedules with at most K preemptions (as explore's)
@@ -96,7 +98,7 @@ enum Command {
         #[arg(long)]
         no_reduction: bool,
         /// With --strategy dfs: stop after N executions [default: 1000000]
-        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_executions: Option<u64>,
         /// With --strategy dfs: exit 1, not 0, when the search stops (a budget ran out) before it has
         /// covered every schedule (within --preemptions), as explore's
@@ -110,7 +112,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps (outcome step-limit) [default: 1000000]
-        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_steps: Option<u64>,
         /// Hunt every cell of the model's version grid (ttrpc: servers x clients); not with --trace,
         /// --keep-going, --shard, --time-budget or --check-determinism (hunt one cell for those)
@@ -157,7 +159,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -184,10 +186,10 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Candidate runs to try at most
-        #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", default_value_t = 20_000, allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_tries: u64,
         /// Stop a run after N steps
-        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+        #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_count_u64)]
         max_steps: u64,
         #[command(flatten)]
         params: ModelArgs,
@@ -220,14 +222,15 @@ fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("not a seed (a whole number from 0 to {})", u64::MAX))
 }
 
-/// A count flag (`--max-steps`, `--preemptions`, ...): one wording for
-/// every value that is not one (clap's own are "invalid digit found in
-/// string" for `-1` and "number too large to fit in target type").
-fn parse_whole_u64(s: &str) -> Result<u64, String> {
-    s.trim().parse::<u64>().map_err(|_| format!("not a whole number from 0 to {}", u64::MAX))
+/// A count flag that is at least 1 (`--max-steps`, `--max-executions`,
+/// `--max-tries`): one wording for every value that is not one (clap's own
+/// are "invalid digit found in string" for `-1` and "number too large to fit
+/// in target type"). 0 parses, to be refused as "must be at least 1".
+fn parse_count_u64(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| format!("not a whole number from 1 to {}", u64::MAX))
 }
 
-/// As [`parse_whole_u64`], for the flags counted in `u32` (`--preemptions`).
+/// As [`parse_count_u64`], for `--preemptions`, which may be 0.
 fn parse_whole_u32(s: &str) -> Result<u32, String> {
     s.trim().parse::<u32>().map_err(|_| format!("not a whole number from 0 to {}", u32::MAX))
 }
@@ -316,6 +319,25 @@ fn exit_on_failed_output() {
     }));
 }
 
+/// `deadsim help [COMMAND] --help|-h|--version|-V`, which clap takes for a
+/// command named `--help`, read as `deadsim [COMMAND] --help` (the top
+/// level's help says what `help` does) or `deadsim --version`. Anything else
+/// is left as it is, for clap.
+fn help_with_flags(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(rest) = args.get(2..).filter(|_| args[1] == "help") else { return args };
+    let Some(rest) = rest.iter().map(|a| a.to_str()).collect::<Option<Vec<&str>>>() else { return args };
+    let (flags, names): (Vec<&str>, Vec<&str>) = rest.iter().partition(|a| a.starts_with('-'));
+    let known = ["-V", "--version", "-h", "--help"];
+    if flags.is_empty() || names.len() > 1 || flags.iter().any(|f| !known.contains(f)) {
+        return args;
+    }
+    let help = flags.iter().any(|f| *f == "-h" || *f == "--help");
+    let mut out = vec![args[0].clone()];
+    out.extend(names.iter().map(std::ffi::OsString::from));
+    out.push(if help { "--help" } else { "--version" }.into());
+    out
+}
+
 fn main() -> ExitCode {
     reset_sigpipe();
     exit_on_failed_output();
@@ -323,15 +345,21 @@ fn main() -> ExitCode {
     // A subcommand's `-V` says "deadsim 0.1.0", as the top level's does (clap
     // would name it "deadsim-run").
     let cmd = Cli::command().mut_subcommands(|c| c.display_name("deadsim"));
-    // `deadsim help --help`: clap takes `--help` for a subcommand's name.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
-        let _ = cmd.clone().print_long_help();
-        return ExitCode::from(0);
-    }
+    let args = help_with_flags(std::env::args_os().collect());
     // The command's name, for the errors below (`std::env::args` would
     // panic on an argument that is not UTF-8).
     let first_arg: Option<String> = args.get(1).and_then(|a| a.to_str()).map(String::from);
+    // Where clap says only "invalid UTF-8 was detected in one or more
+    // arguments": which one, by the flag it is the value of.
+    let not_utf8 = args.iter().skip(1).position(|a| a.to_str().is_none()).map(|i| i + 1).map(|i| {
+        let lossy = args[i].to_string_lossy();
+        let before = if i > 1 { args[i - 1].to_str() } else { None };
+        match (before, lossy.split_once('=')) {
+            (_, Some((flag, value))) if flag.starts_with("--") => format!("{flag} {value}: not UTF-8"),
+            (Some(flag), _) if flag.starts_with("--") => format!("{flag} {lossy}: not UTF-8"),
+            _ => format!("argument `{lossy}`: not UTF-8"),
+        }
+    });
     let cli = match cmd.try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
@@ -339,6 +367,11 @@ fn main() -> ExitCode {
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 let _ = e.print();
                 return ExitCode::from(0);
+            }
+            if let (ErrorKind::InvalidUtf8, Some(which)) = (e.kind(), &not_utf8) {
+                let help = first_arg.as_deref().map_or("deadsim --help".into(), |c| format!("deadsim {c} --help"));
+                eprintln!("deadsim: error: {} (see {help})", output::one_line(which));
+                return ExitCode::from(2);
             }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 // No command: bad usage, so one line, as every other (the help is a flag away).
@@ -432,10 +465,10 @@ struct ExploreCli {
     #[arg(long)]
     no_reduction: bool,
     /// Stop after N executions
-    #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_EXECUTIONS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+    #[arg(long, value_name = "N", default_value_t = EXPLORE_MAX_EXECUTIONS, allow_hyphen_values = true, value_parser = parse_count_u64)]
     max_executions: u64,
     /// Stop a run after N steps
-    #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_whole_u64)]
+    #[arg(long, value_name = "N", default_value_t = sim::DEFAULT_MAX_STEPS, allow_hyphen_values = true, value_parser = parse_count_u64)]
     max_steps: u64,
     /// Write the trace of a failing schedule to FILE (with no failure, an older FILE is removed)
     #[arg(long, value_name = "FILE")]

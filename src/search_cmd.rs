@@ -392,8 +392,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
     // Lock-order findings over every execution run, as `hunt` gives them over its seeds.
     let warnings = r.lock_order.warnings();
     // No failure, and no proof either: with --require-complete that fails
-    // the command. (Ctrl-C's own exit, 130, already says it is no pass.)
-    let unproved = a.require_complete && r.failure.is_none() && !r.exhausted && !interrupted;
+    // the command. Ctrl-C's own exit, 130, already says it is no pass, but
+    // only where Ctrl-C cut the search short (`note_stop`): one pressed as
+    // the budget ran out leaves a search the budget ended.
+    let unproved = a.require_complete && r.failure.is_none() && !r.exhausted && !(r.stopped_early && interrupted);
     // The verdict line, the same in the report and in the JSON's `message`.
     let message = match &r.failure {
         Some((run, _)) => run.outcome.summary(),
@@ -547,7 +549,11 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         None => println!("{label}: {message}"),
     }
     if unproved {
-        println!("--require-complete: no proof, as not every schedule was covered (exit 1)");
+        let within = match a.preemptions {
+            Some(k) => format!(" within {}", count(k.into(), "preemption")),
+            None => String::new(),
+        };
+        println!("--require-complete: no proof, as not every schedule{within} was covered (exit 1)");
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({elapsed:.2}s)");

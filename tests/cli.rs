@@ -204,12 +204,22 @@ fn every_command_answers_version() {
         assert_eq!(code, 0, "{args:?}: {err}");
         assert_eq!(out, format!("deadsim{want}"), "{args:?}");
     }
-    // The help of `help` is the top level's, which says what `help` does.
+    // The help of `help` is the top level's, which says what `help` does;
+    // `help COMMAND --help` is COMMAND's; `help -V` the version.
     for flag in ["--help", "-h"] {
         let (code, out, err) = deadsim(&["help", flag]);
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("Exit codes:") && out.contains("\n  help "), "{out}");
+        let (code, out, err) = deadsim(&["help", "run", flag]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("Usage: deadsim run [OPTIONS] <MODEL>"), "{out}");
     }
+    for args in [&["help", "-V"][..], &["help", "run", "--version"]] {
+        let (code, out, err) = deadsim(args);
+        assert_eq!((code, out), (0, format!("deadsim{want}")), "{args:?}: {err}");
+    }
+    let (code, _, err) = deadsim(&["help", "nope", "--help"]);
+    assert_eq!(code, 2, "{err}");
 }
 
 /// An argument that is not UTF-8 is bad usage, whichever it is.
@@ -218,11 +228,21 @@ fn every_command_answers_version() {
 fn arguments_that_are_not_utf8_are_bad_usage() {
     use std::os::unix::ffi::OsStrExt;
     let bad = std::ffi::OsStr::from_bytes(b"\xff");
-    for args in [vec![bad], vec![std::ffi::OsStr::new("run"), bad], vec![std::ffi::OsStr::new("explore"), bad]] {
+    let os = std::ffi::OsStr::new;
+    let flag_eq = std::ffi::OsStr::from_bytes(b"--client=\xff");
+    for (args, names) in [
+        (vec![bad], "unrecognized subcommand"),
+        (vec![os("run"), bad], "argument `\u{fffd}`: not UTF-8"),
+        (vec![os("explore"), bad], "argument `\u{fffd}`: not UTF-8"),
+        // A flag's value: the flag named.
+        (vec![os("run"), os("abba"), os("--seed"), bad], "--seed \u{fffd}: not UTF-8"),
+        (vec![os("run"), os("ttrpc"), flag_eq], "--client \u{fffd}: not UTF-8"),
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deadsim")).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("deadsim: error: ") && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
     }
 }
 
@@ -317,7 +337,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         ),
         (vec!["hunt", "ttrpc", "--matrix", "--keep-going"], "--matrix goes without --keep-going: hunt one cell"),
         (vec!["hunt", "abba", "--jobs", "-1"], "'--jobs <N>': expected 1 to 1024 worker threads"),
-        (vec!["hunt", "abba", "--max-steps", "x"], "'--max-steps <N>': not a whole number from 0 to 18446744073709551615"),
+        (vec!["hunt", "abba", "--max-steps", "x"], "'--max-steps <N>': not a whole number from 1 to 18446744073709551615"),
         (vec!["explore", "abba", "--preemptions", "4294967296"], "'--preemptions <K>': not a whole number from 0 to 4294967295"),
         (vec!["explore", "abba", "--preemptions", "-1"], "'--preemptions <K>': not a whole number from 0 to 4294967295"),
         (vec!["shrink", "abba", "--seed", "0", "--max-tries", "1e3"], "'--max-tries <N>': not a whole number"),
@@ -464,7 +484,19 @@ fn require_complete_fails_an_exploration_cut_short() {
         deadsim(&["hunt", "abba", "--fixed", "--strategy", "dfs", "--max-executions", "5", "--require-complete"]);
     assert_eq!(code, 1);
     let within = ["explore", "abba", "--fixed", "--preemptions", "1", "--max-executions", "3", "--require-complete"];
-    assert_eq!(deadsim(&within).0, 1);
+    let (code, out, _) = deadsim(&within);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("--require-complete: no proof, as not every schedule within 1 preemption was covered"),
+        "{out}"
+    );
+    // A model with virtual time, whose first execution ends the reduced search: within the budget.
+    let timed = ["explore", "flink", "--flink-version", "1.13.2", "--max-executions", "1", "--require-complete"];
+    let (code, v) = json(&[&timed[..], &["--json"]].concat());
+    assert_eq!(
+        (code, &v["executions"], &v["timed"], &v["stopped"]),
+        (1, &json!(1), &json!(true), &json!("max-executions"))
+    );
     // A proof passes; a failure is 1 as always.
     for (args, want) in [
         (vec!["explore", "abba", "--fixed", "--require-complete"], 0),

@@ -814,6 +814,15 @@ pub fn explore(model: &Configured, cfg: &ExploreConfig) -> ExploreResult {
         // The executions and the time the reduced search took count
         // against the budgets, and in the result.
         let spent = r.executions;
+        if cfg.max_executions <= spent {
+            // The budget went on the execution that met the clock: nothing
+            // is left for a search without reduction.
+            r.timed = true;
+            r.exhausted = false;
+            // Stopped by the clock, which is not the stop a caller set.
+            r.stopped_early = false;
+            return r;
+        }
         let plain = ExploreConfig {
             reduction: false,
             max_executions: cfg.max_executions.saturating_sub(spent),
