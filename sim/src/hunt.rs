@@ -135,6 +135,7 @@ pub struct Distinct {
 /// How to hunt.
 #[derive(Default)]
 pub struct HuntOptions<'a> {
+    /// Worker threads, at most (0, the default, is taken for 1).
     pub jobs: usize,
     /// Run every seed and summarize all failures, instead of stopping at the lowest.
     pub keep_going: bool,
@@ -206,7 +207,7 @@ fn role(name: &str) -> String {
 const CHUNK: u64 = 16;
 
 /// Runs `run(seed)` over `range` on up to `jobs` OS threads (see
-/// [`HuntResult::jobs`]); stops at the lowest failing seed.
+/// [`HuntResult::jobs`]; 0 is taken for 1); stops at the lowest failing seed.
 pub fn hunt<F>(range: SeedRange, jobs: usize, run: F) -> HuntResult
 where
     F: Fn(u64) -> Outcome + Sync,

@@ -321,6 +321,12 @@ impl Sim {
 
     /// Runs `main` as task 0 until every foreground task returned, a
     /// deadlock forms, an invariant fails, a task panics or the step limit.
+    ///
+    /// A task's panic is an outcome, caught with its message and `file:line`
+    /// by a panic hook the first run installs, which passes every other
+    /// panic on to the hook that was there. Set a hook of your own before
+    /// the first run: one set later replaces it, and each task's panic then
+    /// goes through yours and its outcome has no `file:line`.
     pub fn run<F, Fut>(self, main: F) -> Run
     where
         F: FnOnce() -> Fut + 'static,

@@ -601,6 +601,18 @@ impl BlockedTask {
         self.op == "wait" && self.cond
     }
 
+    /// True for a wait the report calls dead because no task is left that
+    /// may end it ("no task left that may send on it or close it"): one
+    /// judged by the model's declarations (of an end's holders, a
+    /// WaitGroup's callers of Done, a monitor's notifiers), which only hold
+    /// if they name every task that will.
+    pub fn dead_as_declared(&self) -> bool {
+        self.released_by.is_empty()
+            && !self.undeclared
+            && !self.only_itself
+            && (dead_by_itself(&self.op).is_some() || self.in_wait_group() || self.in_cond())
+    }
+
     /// For a lock wait on the monitor a `WaitGroup` or `Cond` is built on
     /// (a step limit can cut a `Done` or `Signal` while another task is
     /// inside it): the type and the method it is in, from its innermost
@@ -892,6 +904,16 @@ impl fmt::Display for Deadlock {
             // As a thread dump lists the threads that are not stuck.
             writeln!(f)?;
             writeln!(f, "Still running: {}", named(&self.running, &self.running_ids))?;
+            // "No task left" with tasks still running rests on the model's
+            // declarations; a task left out of them (a spawner that starts a
+            // sender later) makes the report wrong, so say what it rests on.
+            if self.cycle.iter().chain(&self.behind).any(BlockedTask::dead_as_declared) {
+                writeln!(
+                    f,
+                    "(\"No task left\" is as the model declared: a task still running that will serve such a wait, \
+                     or start one that does, must be declared too, e.g. with declare_sender_for or declare_notifier.)"
+                )?;
+            }
         }
         if !self.waiting.is_empty() {
             // Not stuck for good, but not running either: a thread dump

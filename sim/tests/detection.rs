@@ -2567,3 +2567,51 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
         }
     }
 }
+
+/// A producer declares itself a sender, but main, which starts the second
+/// producer later, declares nothing: once the first is gone, the consumer's
+/// wait is dead as declared, though main will start another sender. The
+/// report says "no task left" as the model declared it, and says what that
+/// rests on; a global deadlock, with no task running, needs no such note.
+#[test]
+fn no_task_left_beside_running_tasks_says_it_rests_on_the_declarations() {
+    let note = "\"No task left\" is as the model declared: a task still running that will serve such a wait";
+    let late_spawner = || async {
+        let results: Chan<u32> = Chan::new("results", 0);
+        let (rx, tx1, tx2) = (results.clone(), results.clone(), results.clone());
+        spawn("consumer", async move {
+            rx.declare_receiver();
+            rx.recv().await;
+            rx.recv().await;
+        });
+        spawn("p1", async move {
+            tx1.declare_sender();
+            tx1.send(1).await;
+        })
+        .join()
+        .await;
+        sleep(1_000).await; // setup, then the second producer
+        spawn("p2", async move {
+            tx2.declare_sender();
+            tx2.send(2).await;
+        });
+    };
+    let run = Sim::new(0).run(late_spawner);
+    let report = run.outcome.to_string();
+    assert!(
+        report.contains("\"consumer\" (task 1): waiting to receive from chan \"results\", and no task left that may send on it or close it")
+            && report.contains("\nStill running: \"main\"\n")
+            && report.contains(note),
+        "{report}"
+    );
+    // Everyone blocked: no task is running whose declarations could be missing.
+    let run = Sim::new(0).run(|| async {
+        let ch: Chan<u32> = Chan::new("ch", 0);
+        ch.declare_receiver();
+        let tx = ch.clone();
+        spawn("p", async move { tx.declare_sender() }).join().await;
+        ch.recv().await;
+    });
+    let report = run.outcome.to_string();
+    assert!(report.contains("no task left that may send on it or close it") && !report.contains(note), "{report}");
+}

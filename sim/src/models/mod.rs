@@ -223,6 +223,10 @@ impl Configured {
     /// report prints) with recording on: the same run, step for step. A
     /// schedule of another model or other parameters is refused, and one
     /// that no longer fits the model (changed since) says at which step.
+    /// It runs to [`crate::DEFAULT_MAX_STEPS`]: a run stopped at a lower
+    /// step limit ([`Sim::max_steps`]; the string does not carry it) is
+    /// replayed with that limit by [`Configured::replay_schedule`], as
+    /// `deadsim replay --max-steps` does.
     pub fn replay(&self, schedule: &str) -> Result<Run, String> {
         let s = crate::scheduler::Schedule::parse(schedule)?;
         s.check_for(self.model, &self.params)?;

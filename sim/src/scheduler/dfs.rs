@@ -46,10 +46,12 @@ use crate::models::Configured;
 use crate::rt::{FrozenTaskSet, TaskId, TaskSet};
 use crate::{Run, Sim};
 
-/// How to explore.
 /// [`ExploreConfig::max_executions`] unless set otherwise.
 pub const DEFAULT_MAX_EXECUTIONS: u64 = 1_000_000;
 
+/// How to explore: what [`explore`] covers, and when it stops.
+/// `ExploreConfig::default()` is every schedule, with reduction, within
+/// [`DEFAULT_MAX_EXECUTIONS`].
 #[derive(Clone, Debug)]
 pub struct ExploreConfig {
     /// Only schedules with at most this many preemptions.
@@ -115,7 +117,10 @@ pub struct ExploreResult {
     pub distinct: std::collections::BTreeMap<String, Vec<u32>>,
     /// With a preemption bound: the bound of the last pass (see
     /// [`explore`]); for a failure, the fewest preemptions that fail
-    /// (unless [`ExploreResult::unbounded_failure`] says otherwise).
+    /// (unless [`ExploreResult::unbounded_failure`] says otherwise, or the
+    /// failure is the one the random schedules found after the search
+    /// covered every schedule it saw: [`ExploreResult::missed_by_search`],
+    /// whose own preemptions are in [`CrossCheck::missed`]).
     pub bound: Option<u32>,
     /// True if the time budget or the stop flag ended the exploration
     /// before it was exhausted (see [`ExploreConfig::time_budget`]).

@@ -53,8 +53,14 @@ use crate::{Run, Sim};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyKind {
     Random,
-    /// PCT of depth `d` (build one with [`StrategyKind::pct`], which checks
-    /// `d`).
+    /// PCT of depth `d`, 1 to 10 ([`PCT_DEPTHS`]; build one with
+    /// [`StrategyKind::pct`], which checks `d`: running one of another
+    /// depth panics).
+    ///
+    /// ```should_panic
+    /// // PCT depth 0: expected 1 to 10
+    /// sim::scheduler::StrategyKind::Pct(0).run_by(0, false, 100, |sim| sim.run(|| async {}));
+    /// ```
     Pct(u32),
 }
 

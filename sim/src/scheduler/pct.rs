@@ -38,6 +38,14 @@ use crate::{Run, Sim};
 /// which seeds ran before or how many jobs ran them; then with depth `d`
 /// and that bound. A failure of the first run is the result.
 pub(super) fn run_seed(d: u32, seed: u64, record: bool, max_steps: u64, run: impl Fn(Sim) -> Run) -> Run {
+    // `StrategyKind::Pct(0)` built by hand would run as depth 1 and print
+    // as `pct:0`, which no flag or schedule reads back.
+    assert!(
+        super::PCT_DEPTHS.contains(&d),
+        "PCT depth {d}: expected {} to {} (StrategyKind::pct checks it)",
+        super::PCT_DEPTHS.start(),
+        super::PCT_DEPTHS.end()
+    );
     let stream = PctStrategy::stream(seed);
     let probe = run(Sim::new(seed)
         .record(record && d == 1)

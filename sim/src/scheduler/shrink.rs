@@ -186,7 +186,9 @@ struct Best {
 /// Shrinks `failing` (a run of `model`, recorded) within `max_tries` candidate runs.
 /// `None` when there is nothing to shrink from: `failing` was run without
 /// recording (no schedule to start from), or its schedule does not replay
-/// on `model`.
+/// on `model` to the same outcome, as for a run stopped at a step limit
+/// below [`crate::DEFAULT_MAX_STEPS`]: shrink that with [`shrink_until`]
+/// and its limit.
 pub fn shrink(model: &Configured, failing: &Run, max_tries: u64) -> Option<Shrunk> {
     shrink_until(model, failing, max_tries, crate::DEFAULT_MAX_STEPS, None)
 }
