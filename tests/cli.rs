@@ -69,8 +69,8 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     assert_eq!(
         v["cycle"],
         serde_json::json!([
-            {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:29)"},
-            {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:29)"}
+            {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:28)"},
+            {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:28)"}
         ])
     );
     let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);

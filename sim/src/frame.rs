@@ -89,10 +89,30 @@ pub fn at(site: &'static str) {
     })
 }
 
-/// `file:line` of the place this macro is written, for a model's own frames.
+/// `here!()`: `file:line` of the place this macro is written, for a
+/// model's own frames. `here!(op)`: sets the current frame's line to the
+/// line `op` is on ([`at`]), then evaluates `op`, so a report of a wait in
+/// `op` cites the line of the operation itself (an `at(here!())` on the
+/// line before would cite that line).
+///
+/// ```
+/// let run = sim::Sim::new(0).run(|| async {
+///     let mu = sim::sync::Mutex::new("mu");
+///     let _f = sim::frame("main");
+///     let _g = mu.lock().await;
+///     let _again = sim::here!(mu.lock()).await; // locked twice: a deadlock cited here
+/// });
+/// let sim::Outcome::Deadlock(d) = &run.outcome else { panic!("{}", run.outcome) };
+/// let at = d.behind.iter().chain(&d.cycle).next().unwrap().stack[0].site.clone();
+/// assert_eq!(at, format!("{}:{}", file!(), line!() - 4));
+/// ```
 #[macro_export]
 macro_rules! here {
     () => {
         concat!(file!(), ":", line!())
     };
+    ($op:expr) => {{
+        $crate::at($crate::here!());
+        $op
+    }};
 }

@@ -24,14 +24,10 @@ const PARAMS: &[ParamSpec] = &[
 pub async fn worker(first: Mutex, second: Mutex, rounds: u64) {
     let _f = crate::frame("abba::worker");
     for _ in 0..rounds {
-        crate::at(crate::here!());
-        let g1 = first.lock().await;
-        crate::at(crate::here!());
-        let g2 = second.lock().await;
-        crate::at(crate::here!());
-        g2.unlock().await;
-        crate::at(crate::here!());
-        g1.unlock().await;
+        let g1 = crate::here!(first.lock()).await;
+        let g2 = crate::here!(second.lock()).await;
+        crate::here!(g2.unlock()).await;
+        crate::here!(g1.unlock()).await;
     }
 }
 
