@@ -354,7 +354,8 @@ impl<'a> Params<'a> {
         let spec = self.specs.iter().find(|s| s.name == name).unwrap();
         let ParamKind::Int { min, max } = spec.kind else { panic!("--{name} is not a number parameter") };
         let v = self.raw(name);
-        let n: u64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a whole number ({min} to {max})"))?;
+        // Spaces around it are no part of it, as around a seed or a count flag.
+        let n: u64 = v.trim().parse().map_err(|_| format!("--{name}: `{v}` is not a whole number ({min} to {max})"))?;
         if n < min || n > max {
             return Err(format!("--{name}: {n} is out of range ({min} to {max}) for model {}", self.model));
         }
@@ -378,9 +379,9 @@ impl<'a> Params<'a> {
         let spec = self.specs.iter().find(|s| s.name == name).unwrap();
         let ParamKind::Float { min, max } = spec.kind else { panic!("--{name} is not a decimal parameter") };
         let v = self.raw(name);
-        let x: f64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a number ({min} to {max})"))?;
+        let x: f64 = v.trim().parse().map_err(|_| format!("--{name}: `{v}` is not a number ({min} to {max})"))?;
         if !(min..=max).contains(&x) {
-            return Err(format!("--{name}: {v} is out of range ({min} to {max}) for model {}", self.model));
+            return Err(format!("--{name}: {} is out of range ({min} to {max}) for model {}", v.trim(), self.model));
         }
         Ok(x)
     }
@@ -407,11 +408,11 @@ impl<'a> Params<'a> {
 fn canonical(kind: ParamKind, text: &str) -> String {
     match kind {
         ParamKind::Flag if text.is_empty() => "true".to_string(),
-        ParamKind::Int { .. } => text.parse::<u64>().map_or_else(|_| text.to_string(), |n| n.to_string()),
+        ParamKind::Int { .. } => text.trim().parse::<u64>().map_or_else(|_| text.to_string(), |n| n.to_string()),
         // `+ 0.0` writes -0 as 0; `{}` is the shortest text that reads back
         // the same, but writes a tiny one out in full (1e-320 in 320
         // digits): below 1e-4, `{:e}` (1e-320).
-        ParamKind::Float { .. } => text.parse::<f64>().map_or_else(
+        ParamKind::Float { .. } => text.trim().parse::<f64>().map_or_else(
             |_| text.to_string(),
             |x| {
                 let x = x + 0.0;
@@ -459,6 +460,17 @@ mod tests {
     fn configured(model: &str, given: &[(&str, &str)]) -> Configured {
         let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         find(model).unwrap().configure(&given).unwrap()
+    }
+
+    #[test]
+    fn spaces_around_a_number_parameter_are_no_part_of_it() {
+        // As around a seed or a count flag: ` 2` is 2, with 2's fingerprint.
+        let spaced = configured("abba", &[("rounds", " 2 ")]);
+        assert_eq!(spaced.params, configured("abba", &[("rounds", "2")]).params);
+        assert_eq!(canonical(ParamKind::Float { min: 0.0, max: 1.0 }, " .5"), "0.5");
+        let given = [("rounds".to_string(), "2 x".to_string())];
+        let e = find("abba").unwrap().configure(&given).err().unwrap();
+        assert_eq!(e, "--rounds: `2 x` is not a whole number (1 to 1000)");
     }
 
     #[test]
