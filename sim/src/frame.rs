@@ -91,9 +91,13 @@ pub fn at(site: &'static str) {
 
 /// `here!()`: `file:line` of the place this macro is written, for a
 /// model's own frames. `here!(op)`: sets the current frame's line to the
-/// line `op` is on ([`at`]), then evaluates `op`, so a report of a wait in
-/// `op` cites the line of the operation itself (an `at(here!())` on the
-/// line before would cite that line).
+/// line `here!(` is written on ([`at`]), then evaluates `op`, so a report
+/// of a wait in `op` cites the line of the operation itself (an
+/// `at(here!())` on the line before would cite that line). As with
+/// `line!()`, that is the line the outermost macro call starts on: inside
+/// another macro, that macro's. Like [`at`], it marks the innermost frame
+/// (none: it does nothing) when `op` is evaluated, which for a future is
+/// when it is made, not when it is awaited.
 ///
 /// ```
 /// let run = sim::Sim::new(0).run(|| async {

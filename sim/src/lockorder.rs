@@ -110,22 +110,6 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
-    /// A possible deadlock (the `WARNING` findings), not information (`INFO`).
-    ///
-    /// ```
-    /// use sim::lockorder::WarningKind;
-    /// assert!(WarningKind::CircularDependency.is_potential_deadlock());
-    /// assert!(!WarningKind::HeldAcrossBlocking.is_potential_deadlock());
-    /// ```
-    pub fn is_potential_deadlock(self) -> bool {
-        match self {
-            WarningKind::CircularDependency | WarningKind::ClassCircularDependency | WarningKind::RecursiveReadLock => {
-                true
-            }
-            WarningKind::SameClassNesting | WarningKind::HeldAcrossBlocking | WarningKind::ChainIntoBlocking => false,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             WarningKind::CircularDependency => "circular-locking-dependency",

@@ -601,14 +601,18 @@ impl BlockedTask {
         self.op == "wait" && self.cond
     }
 
-    /// True for a wait the report calls dead because no task is left that
-    /// may end it ("no task left that may send on it or close it"): one
-    /// judged by the model's declarations (of an end's holders, a
-    /// WaitGroup's callers of Done, a monitor's notifiers), which only hold
-    /// if they name every task that will.
+    /// True for a wait the report calls dead because no other task is left
+    /// that may serve it ("no task left that may send on it or close it",
+    /// "only these may still close it"): beside
+    /// tasks still running, that rests on the model's declarations (of an
+    /// end's holders, a WaitGroup's callers of Done, a monitor's notifiers),
+    /// which hold only if they name every task that will.
     pub fn dead_as_declared(&self) -> bool {
-        self.released_by.is_empty()
+        (self.released_by.is_empty() || self.closers_only)
             && !self.undeclared
+            // "No task but itself": a runtime task still running (a
+            // ticker's) would make the note noise, and the waiter is the
+            // declared one.
             && !self.only_itself
             && (dead_by_itself(&self.op).is_some() || self.in_wait_group() || self.in_cond())
     }
@@ -904,21 +908,24 @@ impl fmt::Display for Deadlock {
             // As a thread dump lists the threads that are not stuck.
             writeln!(f)?;
             writeln!(f, "Still running: {}", named(&self.running, &self.running_ids))?;
+        }
+        if !self.waiting.is_empty() {
+            // Not stuck for good, but not running either: a thread dump
+            // names them too (a leaked loop on a ticker is one).
+            writeln!(f, "Blocked too, outside the deadlock: {}", named(&self.waiting, &self.waiting_ids))?;
+        }
+        if !self.running.is_empty() {
             // "No task left" with tasks still running rests on the model's
             // declarations; a task left out of them (a spawner that starts a
             // sender later) makes the report wrong, so say what it rests on.
             if self.cycle.iter().chain(&self.behind).any(BlockedTask::dead_as_declared) {
                 writeln!(
                     f,
-                    "(\"No task left\" is as the model declared: a task still running that will serve such a wait, \
-                     or start one that does, must be declared too, e.g. with declare_sender_for or declare_notifier.)"
+                    "(\"No task left\" rests on the model's declarations: a task still running that will serve such \
+                     a wait, or start one that does, must be declared as well, with declare_sender() and the like in \
+                     that task, or declare_sender_for(its id).)"
                 )?;
             }
-        }
-        if !self.waiting.is_empty() {
-            // Not stuck for good, but not running either: a thread dump
-            // names them too (a leaked loop on a ticker is one).
-            writeln!(f, "Blocked too, outside the deadlock: {}", named(&self.waiting, &self.waiting_ids))?;
         }
         Ok(())
     }

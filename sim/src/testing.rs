@@ -150,12 +150,15 @@ impl Check {
     }
 
     /// Fails the check too when no seed failed but the lock order over the
-    /// seeds run shows a possible deadlock (two locks taken in both orders,
-    /// or an RWMutex read-locked again by its reader: the `WARNING` findings
-    /// `deadsim hunt` prints, which a lock held around both may yet rule
-    /// out), with the findings. `INFO` findings (a lock held across a
-    /// blocking send) never fail it. By default they are shown only
-    /// beside a failure. `DEADSIM_SEED=N` runs one seed, which judges no
+    /// seeds run has findings, as `deadsim hunt` prints them: a `WARNING`
+    /// of a possible deadlock (two locks taken in both orders, which a lock
+    /// held around both may yet rule out; an RWMutex read-locked again), or
+    /// an `INFO` that is one if the other side needs the lock (a lock held
+    /// across a blocking send or write, a lock chain into one, two locks of
+    /// one class nested, which is how two same-named locks taken in both
+    /// orders show). So a model that holds a lock across a send by design
+    /// fails it too. By default the findings are shown only beside a
+    /// failure. `DEADSIM_SEED=N` runs one seed, which judges no
     /// lock order over many.
     ///
     /// ```should_panic
@@ -274,7 +277,7 @@ where
             );
         }
     }
-    if cfg.lock_order_fails && order.warnings().iter().any(|w| w.kind.is_potential_deadlock()) {
+    if cfg.lock_order_fails && !order.warnings().is_empty() {
         panic!(
             "deadsim: no seed of 0..{iterations}{under} failed, but the lock order shows a possible deadlock \
              (Check::lock_order_fails)\n\n{}",
@@ -516,8 +519,8 @@ mod tests {
         assert!(msg.contains("Lock order (1 finding over seeds 0..10):") && msg.contains("circular locking"), "{msg}");
         // A model that takes its locks in one order passes.
         assert_eq!(panic_message(|| Check::random().lock_order_fails().run(|| abba(true), 10)), None);
-        // So does one whose only finding is information: a lock held across a send its receiver
-        // takes no lock for.
+        // An INFO finding fails it too: a lock held across a send is a deadlock if the receiver
+        // needs the lock, which the lock order cannot tell (here it does not).
         let held_across_send = || async {
             let mu = crate::sync::Mutex::new("mu");
             let ch: crate::sync::Chan<u32> = crate::sync::Chan::new("ch", 0);
@@ -536,7 +539,9 @@ mod tests {
         }
         let kinds: Vec<_> = order.warnings().iter().map(|w| w.kind).collect();
         assert_eq!(kinds, [crate::lockorder::WarningKind::HeldAcrossBlocking]);
-        assert_eq!(panic_message(|| Check::random().lock_order_fails().run(held_across_send, 10)), None);
+        let msg =
+            panic_message(|| Check::random().lock_order_fails().run(held_across_send, 10)).expect("INFO fails it");
+        assert!(msg.contains("INFO: lock held across a blocking channel send"), "{msg}");
     }
 
     #[test]

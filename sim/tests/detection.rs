@@ -2575,7 +2575,7 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
 /// rests on; a global deadlock, with no task running, needs no such note.
 #[test]
 fn no_task_left_beside_running_tasks_says_it_rests_on_the_declarations() {
-    let note = "\"No task left\" is as the model declared: a task still running that will serve such a wait";
+    let note = "\"No task left\" rests on the model's declarations: a task still running that will serve such a wait";
     let late_spawner = || async {
         let results: Chan<u32> = Chan::new("results", 0);
         let (rx, tx1, tx2) = (results.clone(), results.clone(), results.clone());
