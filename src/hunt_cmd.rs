@@ -819,8 +819,8 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
     }
     // The workload flags and the step limit go with it: a cell's seed
     // replays only under the parameters it was hunted with.
-    let workload: String =
-        base.iter().flat_map(|(k, v)| models::arg_words(m.params(), k, v)).map(|w| format!(" {w}")).collect();
+    // As the header writes them (by value: `--callers " 2"` is `--callers 2`).
+    let workload = &flags;
     let limit = if max_steps == sim::DEFAULT_MAX_STEPS { String::new() } else { format!(" --max-steps {max_steps}") };
     println!(
         "Replay a cell: deadsim replay {name} --{} S --{} C{workload} --seed N{}{limit}",

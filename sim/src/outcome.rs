@@ -601,14 +601,36 @@ impl BlockedTask {
         self.op == "wait" && self.cond
     }
 
+    /// The call that declares a task that will serve this wait, in that
+    /// task: for a receive, `declare_sender()`; for a WaitGroup's Wait,
+    /// `declare_done()`; and so on.
+    pub fn declaration(&self) -> &'static str {
+        if self.in_wait_group() {
+            return "declare_done()";
+        }
+        if self.in_cond() {
+            return "declare_signaler()";
+        }
+        match self.op.as_str() {
+            "wait" => "declare_notifier()",
+            "send" => "declare_receiver()",
+            "recv" => "declare_sender()",
+            "write" => "declare_reader()",
+            "read" => "declare_writer()",
+            _ => "declare_sender() or declare_receiver()",
+        }
+    }
+
     /// True for a wait the report calls dead because no other task is left
     /// that may serve it ("no task left that may send on it or close it",
-    /// "only these may still close it"): beside
+    /// "only these may still close it", "which only these may close"): beside
     /// tasks still running, that rests on the model's declarations (of an
     /// end's holders, a WaitGroup's callers of Done, a monitor's notifiers),
     /// which hold only if they name every task that will.
     pub fn dead_as_declared(&self) -> bool {
-        (self.released_by.is_empty() || self.closers_only)
+        // "which only these may close": every releaser left is a closer.
+        let only_closers = !self.closing.is_empty() && self.released_by_ids.iter().all(|id| self.closing.contains(id));
+        (self.released_by.is_empty() || self.closers_only || only_closers)
             && !self.undeclared
             // "No task but itself": a runtime task still running (a
             // ticker's) would make the note noise, and the waiter is the
@@ -918,12 +940,19 @@ impl fmt::Display for Deadlock {
             // "No task left" with tasks still running rests on the model's
             // declarations; a task left out of them (a spawner that starts a
             // sender later) makes the report wrong, so say what it rests on.
-            if self.cycle.iter().chain(&self.behind).any(BlockedTask::dead_as_declared) {
+            let mut calls: Vec<&str> = Vec::new();
+            for b in self.cycle.iter().chain(&self.behind).filter(|b| b.dead_as_declared()) {
+                if !calls.contains(&b.declaration()) {
+                    calls.push(b.declaration());
+                }
+            }
+            if !calls.is_empty() {
                 writeln!(
                     f,
                     "(\"No task left\" rests on the model's declarations: a task still running that will serve such \
-                     a wait, or start one that does, must be declared as well, with declare_sender() and the like in \
-                     that task, or declare_sender_for(its id).)"
+                     a wait, or start one that does, must be declared as well: {} in that task, or the _for(id) form \
+                     where there is one.)",
+                    calls.join(", ")
                 )?;
             }
         }

@@ -154,10 +154,10 @@ impl Check {
     /// of a possible deadlock (two locks taken in both orders, which a lock
     /// held around both may yet rule out; an RWMutex read-locked again), or
     /// an `INFO` that is one if the other side needs the lock (a lock held
-    /// across a blocking send or write, a lock chain into one, two locks of
-    /// one class nested, which is how two same-named locks taken in both
-    /// orders show). So a model that holds a lock across a send by design
-    /// fails it too. By default the findings are shown only beside a
+    /// across a blocking send, write or wait (a WaitGroup's, a Cond's, a
+    /// monitor's), a lock chain into one, two locks of one class nested,
+    /// which is how two same-named locks taken in both orders show). So a
+    /// model that holds a lock across a send by design fails it too. By default the findings are shown only beside a
     /// failure. `DEADSIM_SEED=N` runs one seed, which judges no
     /// lock order over many.
     ///

@@ -1701,6 +1701,11 @@ fn a_write_only_its_own_blocked_side_could_cancel_is_blocked_for_good() {
                 text.contains("waiting to write to pipe \"conn\", and no task left to serve it; only these may still close it: \""),
                 "capacity {cap}, seed {seed}: {text}"
             );
+            // With the heartbeat still running, it rests on the declared reader.
+            assert!(
+                text.ends_with("must be declared as well: declare_reader() in that task, or the _for(id) form where there is one.)\n"),
+                "capacity {cap}, seed {seed}: {text}"
+            );
         }
     }
     let mut found = 0;
@@ -2575,7 +2580,8 @@ fn a_leaked_guard_stays_held_and_a_dropped_one_releases() {
 /// rests on; a global deadlock, with no task running, needs no such note.
 #[test]
 fn no_task_left_beside_running_tasks_says_it_rests_on_the_declarations() {
-    let note = "\"No task left\" rests on the model's declarations: a task still running that will serve such a wait";
+    let note = "\"No task left\" rests on the model's declarations: a task still running that will serve such a wait, \
+                or start one that does, must be declared as well: declare_sender() in that task, or the _for(id) form";
     let late_spawner = || async {
         let results: Chan<u32> = Chan::new("results", 0);
         let (rx, tx1, tx2) = (results.clone(), results.clone(), results.clone());

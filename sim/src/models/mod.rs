@@ -330,9 +330,10 @@ impl<'a> Params<'a> {
         Ok(Params { specs, given, model })
     }
 
-    /// The parameter's text as given, or its default.
+    /// The parameter's text as given (spaces around it are no part of
+    /// it), or its default.
     pub fn text(&self, name: &str) -> &str {
-        self.raw(name)
+        self.raw(name).trim()
     }
 
     fn raw(&self, name: &str) -> &str {
@@ -369,7 +370,7 @@ impl<'a> Params<'a> {
         let v = self.raw(name);
         words
             .iter()
-            .find(|w| **w == v)
+            .find(|w| **w == v.trim())
             .copied()
             .ok_or_else(|| format!("--{name}: `{v}` is not one of {}", words.join(", ")))
     }
@@ -423,6 +424,7 @@ fn canonical(kind: ParamKind, text: &str) -> String {
                 }
             },
         ),
+        ParamKind::Choice(_) => text.trim().to_string(),
         _ => text.to_string(),
     }
 }
@@ -468,6 +470,9 @@ mod tests {
         let spaced = configured("abba", &[("rounds", " 2 ")]);
         assert_eq!(spaced.params, configured("abba", &[("rounds", "2")]).params);
         assert_eq!(canonical(ParamKind::Float { min: 0.0, max: 1.0 }, " .5"), "0.5");
+        // And around a word.
+        let spaced = configured("ttrpc", &[("client", " v1.2.3")]);
+        assert_eq!(spaced.params, configured("ttrpc", &[("client", "v1.2.3")]).params);
         let given = [("rounds".to_string(), "2 x".to_string())];
         let e = find("abba").unwrap().configure(&given).err().unwrap();
         assert_eq!(e, "--rounds: `2 x` is not a whole number (1 to 1000)");
