@@ -25,6 +25,7 @@
 
 use std::future::Future;
 
+use crate::lockorder::WarningKind;
 use crate::scheduler::StrategyKind;
 use crate::Sim;
 
@@ -92,6 +93,8 @@ pub struct Check {
     max_steps: u64,
     step_ns: Option<u64>,
     lock_order_fails: bool,
+    /// The finding kinds [`Check::lock_order_allows`] leaves out, a bit each.
+    lock_order_allowed: u8,
     model: Option<&'static str>,
 }
 
@@ -103,6 +106,7 @@ impl Check {
             max_steps: crate::DEFAULT_MAX_STEPS,
             step_ns: None,
             lock_order_fails: false,
+            lock_order_allowed: 0,
             model: None,
         }
     }
@@ -157,9 +161,10 @@ impl Check {
     /// across a blocking send, write or wait (a WaitGroup's, a Cond's, a
     /// monitor's), a lock chain into one, two locks of one class nested,
     /// which is how two same-named locks taken in both orders show). So a
-    /// model that holds a lock across a send by design fails it too. By default the findings are shown only beside a
-    /// failure. `DEADSIM_SEED=N` runs one seed, which judges no
-    /// lock order over many.
+    /// model that holds a lock across a send by design fails it too, unless
+    /// it allows that kind ([`Check::lock_order_allows`]). By default the
+    /// findings are shown only beside a failure. `DEADSIM_SEED=N` runs one
+    /// seed, which judges no lock order over many.
     ///
     /// ```should_panic
     /// use sim::sync::Mutex;
@@ -176,6 +181,35 @@ impl Check {
     /// ```
     pub fn lock_order_fails(mut self) -> Check {
         self.lock_order_fails = true;
+        self
+    }
+
+    /// With [`Check::lock_order_fails`]: findings of this kind fail no
+    /// check (a model that holds a lock across a send its receiver takes no
+    /// lock for allows [`WarningKind::HeldAcrossBlocking`]); they are still
+    /// shown beside a failure, and with the findings that fail it.
+    ///
+    /// ```
+    /// use sim::lockorder::WarningKind;
+    /// use sim::sync::{Chan, Mutex};
+    /// sim::testing::Check::random()
+    ///     .lock_order_fails()
+    ///     .lock_order_allows(WarningKind::HeldAcrossBlocking)
+    ///     .run(
+    ///         || async {
+    ///             let (mu, ch) = (Mutex::new("mu"), Chan::<u32>::new("results", 0));
+    ///             let rx = ch.clone();
+    ///             let consumer = sim::spawn("consumer", async move { rx.recv().await; });
+    ///             let g = mu.lock().await;
+    ///             ch.send(1).await; // held across the send, by design
+    ///             g.unlock().await;
+    ///             consumer.join().await;
+    ///         },
+    ///         100,
+    ///     );
+    /// ```
+    pub fn lock_order_allows(mut self, kind: WarningKind) -> Check {
+        self.lock_order_allowed |= 1 << kind as u8;
         self
     }
 
@@ -277,7 +311,8 @@ where
             );
         }
     }
-    if cfg.lock_order_fails && !order.warnings().is_empty() {
+    let allowed = |w: &crate::lockorder::Warning| cfg.lock_order_allowed & (1 << w.kind as u8) != 0;
+    if cfg.lock_order_fails && order.warnings().iter().any(|w| !allowed(w)) {
         panic!(
             "deadsim: no seed of 0..{iterations}{under} failed, but the lock order shows a possible deadlock \
              (Check::lock_order_fails)\n\n{}",
@@ -542,6 +577,11 @@ mod tests {
         let msg =
             panic_message(|| Check::random().lock_order_fails().run(held_across_send, 10)).expect("INFO fails it");
         assert!(msg.contains("INFO: lock held across a blocking channel send"), "{msg}");
+        // Unless the model allows that kind; another kind still fails.
+        let allows = |k| Check::random().lock_order_fails().lock_order_allows(k);
+        assert_eq!(panic_message(|| allows(WarningKind::HeldAcrossBlocking).run(held_across_send, 10)), None);
+        assert!(panic_message(|| allows(WarningKind::CircularDependency).run(held_across_send, 10)).is_some());
+        assert!(panic_message(|| allows(WarningKind::HeldAcrossBlocking).run(sequential, 10)).is_some());
     }
 
     #[test]
