@@ -817,13 +817,12 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
             "\nExpected verdicts hold for the default workload only; with these parameters the grid shows what the simulator finds."
         ),
     }
-    // The workload flags and the step limit go with it: a cell's seed
-    // replays only under the parameters it was hunted with.
-    // As the header writes them (by value: `--callers " 2"` is `--callers 2`).
-    let workload = &flags;
+    // The workload flags (as the header writes them, by value) and the step
+    // limit go with it: a cell's seed replays only under the parameters it
+    // was hunted with.
     let limit = if max_steps == sim::DEFAULT_MAX_STEPS { String::new() } else { format!(" --max-steps {max_steps}") };
     println!(
-        "Replay a cell: deadsim replay {name} --{} S --{} C{workload} --seed N{}{limit}",
+        "Replay a cell: deadsim replay {name} --{} S --{} C{flags} --seed N{}{limit}",
         grid.row_param,
         grid.col_param,
         strategy_flag(kind)

@@ -440,10 +440,10 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
                     }),
                 ),
                 (_, _, Some(p)) => (
-                    scope,
+                    scope.clone(),
                     format!(" (every schedule within {} was covered and completes)", count(p.into(), "preemption")),
                 ),
-                _ => (scope, String::new()),
+                _ => (scope.clone(), String::new()),
             };
             // Unreduced and unbounded, a depth-first search turns over the
             // last steps of its first schedules and never reaches a choice
@@ -549,11 +549,7 @@ pub fn explore_cmd(m: &dyn Model, cfg: &Configured, a: ExploreArgs) -> Result<bo
         None => println!("{label}: {message}"),
     }
     if unproved {
-        let within = match a.preemptions {
-            Some(k) => format!(" within {}", count(k.into(), "preemption")),
-            None => String::new(),
-        };
-        println!("--require-complete: no proof, as not every schedule{within} was covered (exit 1)");
+        println!("--require-complete: no proof, as not {scope} was covered (exit 1)");
     }
     crate::output::print_warnings(&warnings);
     eprintln!("({elapsed:.2}s)");

@@ -941,9 +941,10 @@ impl fmt::Display for Deadlock {
             // declarations; a task left out of them (a spawner that starts a
             // sender later) makes the report wrong, so say what it rests on.
             let mut calls: Vec<&str> = Vec::new();
-            for b in self.cycle.iter().chain(&self.behind).filter(|b| b.dead_as_declared()) {
-                if !calls.contains(&b.declaration()) {
-                    calls.push(b.declaration());
+            for call in self.cycle.iter().chain(&self.behind).filter(|b| b.dead_as_declared()).map(|b| b.declaration())
+            {
+                if !calls.contains(&call) {
+                    calls.push(call);
                 }
             }
             if !calls.is_empty() {

@@ -354,9 +354,8 @@ impl<'a> Params<'a> {
     pub fn int(&self, name: &str) -> Result<u64, String> {
         let spec = self.specs.iter().find(|s| s.name == name).unwrap();
         let ParamKind::Int { min, max } = spec.kind else { panic!("--{name} is not a number parameter") };
-        let v = self.raw(name);
-        // Spaces around it are no part of it, as around a seed or a count flag.
-        let n: u64 = v.trim().parse().map_err(|_| format!("--{name}: `{v}` is not a whole number ({min} to {max})"))?;
+        let v = self.text(name);
+        let n: u64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a whole number ({min} to {max})"))?;
         if n < min || n > max {
             return Err(format!("--{name}: {n} is out of range ({min} to {max}) for model {}", self.model));
         }
@@ -367,10 +366,10 @@ impl<'a> Params<'a> {
     pub fn choice(&self, name: &str) -> Result<&'static str, String> {
         let spec = self.specs.iter().find(|s| s.name == name).unwrap();
         let ParamKind::Choice(words) = spec.kind else { panic!("--{name} is not a choice parameter") };
-        let v = self.raw(name);
+        let v = self.text(name);
         words
             .iter()
-            .find(|w| **w == v.trim())
+            .find(|w| **w == v)
             .copied()
             .ok_or_else(|| format!("--{name}: `{v}` is not one of {}", words.join(", ")))
     }
@@ -379,10 +378,10 @@ impl<'a> Params<'a> {
     pub fn float(&self, name: &str) -> Result<f64, String> {
         let spec = self.specs.iter().find(|s| s.name == name).unwrap();
         let ParamKind::Float { min, max } = spec.kind else { panic!("--{name} is not a decimal parameter") };
-        let v = self.raw(name);
-        let x: f64 = v.trim().parse().map_err(|_| format!("--{name}: `{v}` is not a number ({min} to {max})"))?;
+        let v = self.text(name);
+        let x: f64 = v.parse().map_err(|_| format!("--{name}: `{v}` is not a number ({min} to {max})"))?;
         if !(min..=max).contains(&x) {
-            return Err(format!("--{name}: {} is out of range ({min} to {max}) for model {}", v.trim(), self.model));
+            return Err(format!("--{name}: {v} is out of range ({min} to {max}) for model {}", self.model));
         }
         Ok(x)
     }
