@@ -176,7 +176,7 @@ pub fn write_charts_and_trace(
         skipped = set.commit(t).map_err(UsageError)?;
     }
     for f in charts {
-        eprintln!("wrote {}", one_line(&f.display().to_string()));
+        eprintln!("wrote {}", path_line(&f));
     }
     for line in skipped {
         eprintln!("{line}");
@@ -231,7 +231,7 @@ pub fn write_trace_before_report(path: &Path, t: &sim::trace::Trace) -> Result<(
 pub fn no_trace(path: &Path) {
     // If a trace cannot go, the search's result still stands: a warning.
     let said = remove_older_trace(path);
-    eprintln!("no failure, so no trace was written to {}{said}", one_line(&path.display().to_string()));
+    eprintln!("no failure, so no trace was written to {}{said}", path_line(path));
 }
 
 /// True if the file at `path` starts as a deadsim trace does.
@@ -299,6 +299,11 @@ pub fn clip(msg: &str) -> std::borrow::Cow<'_, str> {
     let head: String = msg.chars().take(KEEP / 2).collect();
     let tail: String = msg.chars().skip(n - KEEP / 2).collect();
     format!("{head}… ({} characters left out) …{tail}", n - KEEP).into()
+}
+
+/// A path as errors and notes show it: [`one_line`] of its text.
+pub fn path_line(path: &std::path::Path) -> String {
+    one_line(&path.display().to_string()).into_owned()
 }
 
 /// `msg` with its control characters escaped (`\n`, `\t`, `\u{1b}`): an

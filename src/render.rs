@@ -347,7 +347,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
 
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     // Escaped once here: notes print it as errors do (a name may hold a line break).
-    let origin = crate::output::one_line(&args.trace.display().to_string()).into_owned();
+    let origin = crate::output::path_line(&args.trace);
     let other = match &args.colours_of {
         Some(p) => Some(visualizer::load(p).map_err(|e| format!("--colours-of {e}"))?),
         None => None,
@@ -374,7 +374,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 if matched == 0 {
                     eprintln!(
                         "note: --colours-of {}{models} no task there has the name of one in {origin}; the colours are {origin}'s own",
-                        crate::output::one_line(&p.display().to_string())
+                        crate::output::path_line(p)
                     );
                 } else if matched < total || this_model != other_model {
                     let theirs: std::collections::BTreeSet<&str> =
@@ -395,7 +395,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     };
                     eprintln!(
                         "note: --colours-of {}{models} {matched} of {total} tasks matched by name{others}",
-                        crate::output::one_line(&p.display().to_string())
+                        crate::output::path_line(p)
                     );
                 }
                 m
@@ -434,7 +434,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                         let theirs = match (&theirs, &args.align_with) {
                             (Some(p), Some(path)) => format!(
                                 "; --align-with {}: {}",
-                                crate::output::one_line(&path.display().to_string()),
+                                crate::output::path_line(path),
                                 visualizer::select_tasks(p, std::slice::from_ref(pattern))
                                     .err()
                                     .map(|e| e.0)
@@ -546,7 +546,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     // What --tasks selected has nothing in the window: the flag is the fix.
                     (Some(list), _) if e.none_selected_alive() => format!("--tasks {list}: {origin}: {e}"),
                     (_, Some(p)) if e.not_aligned() => {
-                        format!("--align-with {}: {origin}: {e}", crate::output::one_line(&p.display().to_string()))
+                        format!("--align-with {}: {origin}: {e}", crate::output::path_line(p))
                     }
                     _ => format!("{origin}: {e}"),
                 })?;
@@ -570,7 +570,7 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         write_all(if args.out.is_some() { "-o" } else { "the default output (no -o)" }, &rendered)?;
         // On stderr, as `run --render` says it: stdout may be the chart itself (`-o /dev/stdout`).
         for (path, _) in &rendered {
-            eprintln!("wrote {}", crate::output::one_line(&path.display().to_string()));
+            eprintln!("wrote {}", crate::output::path_line(path));
         }
         if all {
             for line in leave_out(&args, &m, &origin)? {
@@ -605,7 +605,7 @@ fn frames_of(
     opts: &Options,
     files: &[(Chart, Format, PathBuf)],
 ) -> Result<Vec<(Chart, visualizer::Frame)>, String> {
-    let origin = crate::output::one_line(&path.display().to_string()).into_owned();
+    let origin = crate::output::path_line(path);
     let model = &m.trace.meta.model;
     let pm = Model::new(partner).map_err(|e| format!("--align-with {origin}: {e}"))?;
     if partner.meta.model != *model {
@@ -1246,7 +1246,7 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         // Worded as --trace's: the flag, the path, then why.
         sim::write_atomic(&args.perfetto, json.as_bytes())
             .map_err(|e| format!("--perfetto {}: cannot write there ({e})", args.perfetto.display()))?;
-        eprintln!("wrote {}", crate::output::one_line(&args.perfetto.display().to_string()));
+        eprintln!("wrote {}", crate::output::path_line(&args.perfetto));
         Ok(())
     })
 }

@@ -621,10 +621,7 @@ pub fn shrink_cmd(m: &dyn Model, cfg: &Configured, which: Which, a: ShrinkArgs) 
         };
         if !step_limit {
             if let Some(out) = &render {
-                eprintln!(
-                    "no failure, so no charts were drawn at {}",
-                    crate::output::one_line(&out.display().to_string())
-                );
+                eprintln!("no failure, so no charts were drawn at {}", crate::output::path_line(out));
             }
         }
         if json_out {

@@ -76,6 +76,15 @@ impl<'m> XMap<'m> {
         self.px(self.b)
     }
 
+    /// The x of the middle of the window, for something `2 * half` wide
+    /// centred there, kept inside the plot: a narrow window at one end of
+    /// an axis shared with another trace's (see [`XMap::spanning`]) would
+    /// put it over the label column or past the picture's edge.
+    pub fn window_mid(&self, half: i32) -> i32 {
+        ((self.start_px() + self.end_px()) / 2)
+            .clamp(self.left + half, (self.left + self.width - half).max(self.left + half))
+    }
+
     /// The axis value at the point `(pos, late)` (see [`Model::time_at`]):
     /// on a time axis, after the clock jump at `pos` when `late`.
     pub fn value_at(&self, (pos, late): (u64, bool)) -> u64 {

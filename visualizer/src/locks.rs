@@ -155,10 +155,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         // it as locks the chart had failed to draw.
         let what = "no lock is held or waited for in this window";
         let half = (fonts::width(what, SMALL, false) + 32) / 2;
-        // In the middle of the window, kept inside the plot (a narrow
-        // window at one end of an axis shared with another trace's).
-        let mid =
-            ((xm.start_px() + xm.end_px()) / 2).clamp(xm.left + half, (xm.left + xm.width - half).max(xm.left + half));
+        let mid = xm.window_mid(half);
         let cy = (plot_top + plot_bottom) / 2;
         s.rect(mid - half, cy - 16, mid + half, cy + 16, palette::WHITE);
         s.frame(mid - half, cy - 16, mid + half, cy + 16, palette::GRID, 1);

@@ -358,10 +358,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
             // Empty rows would read as missing data: say that nothing
             // happened (the level line above still gives the level kept).
             let what = "no write or read in this window";
-            // In the middle of the window, kept inside the plot (see locks.rs).
-            let half = fonts::width(what, SMALL, false) / 2;
-            let mid = ((xm.start_px() + xm.end_px()) / 2)
-                .clamp(xm.left + half, (xm.left + xm.width - half).max(xm.left + half));
+            let mid = xm.window_mid(fonts::width(what, SMALL, false) / 2);
             s.text_mid(mid, (wr.0 + rd.1) / 2, what, SMALL, false, palette::MUTED, Anchor::Center);
         }
 
