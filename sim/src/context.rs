@@ -47,6 +47,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::rc::{Rc, Weak};
 
 use crate::sync::Chan;
@@ -194,7 +195,7 @@ fn timed(name: &str, (ctx, cancel): (Context, CancelFunc), timeout_ns: u64) -> (
     let deadline = crate::time::now().saturating_add(timeout_ns);
     let h = crate::spawn_background(format!("{name} timer"), async move {
         crate::time::sleep_until(deadline).await;
-        timer.cancel_with(DEADLINE_EXCEEDED).await;
+        timer.cancel_with(DEADLINE_EXCEEDED, Location::caller()).await;
     });
     cancel.declare_for(h.id());
     ctx.node.timer.set(Some(h.id()));
@@ -288,13 +289,15 @@ impl CancelFunc {
     /// Once cancellers are declared, if the caller is not one of them, on
     /// every call: a wait on `ctx.Done()` judged without it could have been
     /// reported deadlocked.
-    pub async fn cancel(&self) {
-        self.cancel_with(CANCELED).await
+    #[track_caller]
+    pub fn cancel(&self) -> impl std::future::Future<Output = ()> + '_ {
+        self.cancel_with(CANCELED, Location::caller())
     }
 
-    async fn cancel_with(&self, why: &'static str) {
+    /// `cancel()` with error `why`, called on the model's line `at`.
+    async fn cancel_with(&self, why: &'static str, at: &'static Location<'static>) {
         let root = &self.ctx.node;
-        crate::rt::with(|s| {
+        crate::rt::with_at(at, |s| {
             let (id, me) = (root.done.id(), s.current);
             // Kept cancellers (under a parent not declared yet) are declared
             // ones too: a caller left out of them is told now, on every
@@ -305,19 +308,19 @@ impl CancelFunc {
             };
             if kept || s.declared_without(id, crate::rt::Dir::Send, me) {
                 s.touch(id);
-                panic!(
+                s.misuse(format_args!(
                     "sim: task {me} (\"{}\") cancels context \"{}\", whose cancellers were declared without \
                      it: declare every task that calls cancel(), when it starts (CancelFunc::declare, \
                      CancelFunc::declare_for), or none (with_timeout declares its timer, so then every one)",
                     s.tasks[me as usize].name,
                     s.resources[id as usize].name.trim_end_matches(".Done()")
-                );
+                ));
             }
         });
         // Go closes the children under the parent's lock, one by one.
         let (mut open, mut closed) = (vec![root.clone()], Vec::new());
         while let Some(node) = open.pop() {
-            if node.done.close_once().await {
+            if node.done.close_once(at).await {
                 node.err.set(Some(why));
                 open.extend(node.children.borrow().iter().rev().cloned());
                 closed.push(node);
@@ -350,6 +353,7 @@ impl CancelFunc {
     }
 
     /// Declares that the current task may call [`CancelFunc::cancel`].
+    #[track_caller]
     pub fn declare(&self) {
         self.declare_for(crate::rt::with(|s| s.current));
     }
@@ -360,6 +364,7 @@ impl CancelFunc {
     /// cancellers were never declared (any task may cancel it, and so this
     /// one), the canceller is kept, and declared with every other kept
     /// under that one once its cancellers are declared.
+    #[track_caller]
     pub fn declare_for(&self, task: TaskId) {
         let root = &self.ctx.node;
         // On a context any task may cancel (an ancestor's cancellers were

@@ -3175,7 +3175,7 @@ fn the_cycle_window_draws_a_deadlocks_story_at_any_length() {
     // A deadlock with no cycle (a Done never called): the story of its blocked tasks.
     let run = sim::Sim::new(0).record(true).run(|| async {
         let wg = sim::sync::WaitGroup::new("wg");
-        wg.add(1);
+        wg.add(1).await;
         let w = wg.clone();
         sim::spawn("worker", async move {
             w.declare_done();

@@ -170,6 +170,7 @@ impl Execution {
                 st.notifiers_at.clear();
                 st.counters.clear();
                 st.done_by.clear();
+                st.op_at = None;
                 st.scratch.undecided.clear();
                 st.scratch.judge_due = None;
                 st.scratch.stopped.clear();
@@ -218,6 +219,7 @@ impl Execution {
                 notifiers_at: Vec::new(),
                 counters: Vec::new(),
                 done_by: Vec::new(),
+                op_at: None,
             }),
         };
         Execution { state }

@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::panic::Location;
 
 use crate::frame::Frame;
 use crate::outcome::Outcome;
@@ -546,6 +547,9 @@ pub(crate) struct State {
     /// report of a Done never called ("\"w1\" returned without calling
     /// Done").
     pub done_by: Vec<(ResId, TaskId)>,
+    /// The model's line that called the primitive now running, while it
+    /// runs (see [`with_at`]): where a misuse of it is reported.
+    pub op_at: Option<&'static Location<'static>>,
 }
 
 /// The strategy of an execution: the built-in random one kept inline (no
@@ -602,6 +606,29 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
     // which outlives every poll; the engine is single-threaded, and `with`
     // is never re-entered (primitives run no user code inside `f`).
     f(unsafe { &mut *p })
+}
+
+/// Like [`with`], for a primitive the model called on line `at` (its
+/// `#[track_caller]` location): a misuse that `f` panics on
+/// ([`State::misuse`]) cites that line, as Go's and Java's stack traces
+/// cite the caller's, not a line of this library.
+#[inline]
+pub(crate) fn with_at<R>(at: &'static Location<'static>, f: impl FnOnce(&mut State) -> R) -> R {
+    with(|s| {
+        let outer = s.op_at.replace(at);
+        let r = f(s);
+        s.op_at = outer;
+        r
+    })
+}
+
+/// Panics for a model's misuse of a primitive, citing the model's line `at`
+/// that called it: "send on closed channel (at src/model.rs:12)".
+#[cold]
+pub(crate) fn misuse_at(at: &'static Location<'static>, msg: impl std::fmt::Display) -> ! {
+    // Not `panic!`, whose location would be this line: the engine takes a
+    // payload that comes without the hook's message for the whole message.
+    std::panic::resume_unwind(Box::new(format!("{msg} (at {}:{})", at.file(), at.line())))
 }
 
 /// Like [`with`], but does nothing outside a simulation or during teardown.
@@ -1222,6 +1249,19 @@ impl State {
         }
     }
 
+    /// Panics for the model's misuse of the primitive now running (Go's
+    /// "send on closed channel", a declaration left out), citing the
+    /// model's line that called it if the primitive said (see [`with_at`]),
+    /// else this call's.
+    #[cold]
+    #[track_caller]
+    pub fn misuse(&self, msg: std::fmt::Arguments<'_>) -> ! {
+        match self.op_at {
+            Some(at) => misuse_at(at, msg),
+            None => panic!("{msg}"),
+        }
+    }
+
     /// Marks the current task as holding one end of a channel or pipe.
     #[inline]
     pub fn hold_end(&mut self, r: ResId, dir: Dir) {
@@ -1263,13 +1303,13 @@ impl State {
         };
         self.touch(r);
         let res = &self.resources[r as usize];
-        panic!(
+        self.misuse(format_args!(
             "sim: task {t} (\"{}\") {end} {kind} \"{}\", whose holders of that end were declared without it: \
              declare every task that uses or closes the end, or hands it to a task it spawns later, \
              when it starts (declare_sender, declare_receiver, declare_writer, declare_reader, or \
              their _for forms), or none",
             self.tasks[t as usize].name, res.name
-        );
+        ));
     }
 
     /// A declaration that adds task `t` to holders known since `since` (the
@@ -1284,23 +1324,24 @@ impl State {
         let task = &self.tasks[t as usize];
         if since.is_some_and(|at| at != self.step) && task.started && task.first_step != self.step {
             let who = if t == self.current { "declared itself" } else { "was declared" };
-            panic!(
+            self.misuse(format_args!(
                 "sim: task {t} (\"{}\") {who} {what} \"{}\" after its first scheduling point, beside \
                  others declared in an earlier step: declare each when the channel, pipe or monitor is made \
                  or when the task starts (before it locks, sends, sleeps or yields; or from the task that \
                  spawns it, right after the spawn, with the _for forms)",
                 task.name, self.resources[r as usize].name
-            );
+            ));
         }
     }
 
     /// The model declared that task `t` may notify monitor `r`.
     pub fn declare_notifier(&mut self, r: ResId, t: TaskId) {
-        assert!(
-            (t as usize) < self.tasks.len(),
-            "sim: a notifier of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
-            self.resources[r as usize].name
-        );
+        if t as usize >= self.tasks.len() {
+            self.misuse(format_args!(
+                "sim: a notifier of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+                self.resources[r as usize].name
+            ));
+        }
         if !self.notifiers.contains(&(r, t)) {
             match self.notifiers_at.iter().find(|&&(m, _)| m == r) {
                 Some(&(_, since)) => self.check_declared_in_time(t, Some(since), "a notifier of monitor", r),
@@ -1339,27 +1380,27 @@ impl State {
             // A Cond's notifies are its Signals and Broadcasts, a
             // WaitGroup's its Dones, each declared as such.
             if res.class == Some(crate::sync::COND_CLASS) {
-                panic!(
+                self.misuse(format_args!(
                     "sim: task {t} (\"{task}\") signals Cond \"{}\", whose signalers were declared without it: \
                      declare every task that signals or broadcasts it, or spawns a task that will, when it \
                      starts (declare_signaler, declare_signaler_for), or none",
                     res.name
-                );
+                ));
             }
             if res.class == Some(crate::sync::WAITGROUP_CLASS) {
-                panic!(
+                self.misuse(format_args!(
                     "sim: task {t} (\"{task}\") calls Done on WaitGroup \"{}\", whose callers of Done were declared \
                      without it: declare every task that calls Done, or spawns a task that will, when it starts \
                      (declare_done, declare_done_for), or none",
                     res.name
-                );
+                ));
             }
-            panic!(
+            self.misuse(format_args!(
                 "sim: task {t} (\"{task}\") notifies monitor \"{}\", whose notifiers were declared without it: \
                  declare every task that notifies it, or spawns a task that will, when it starts \
                  (declare_notifier, declare_notifier_for), or none",
                 res.name
-            );
+            ));
         }
     }
 
@@ -1392,12 +1433,13 @@ impl State {
     }
 
     fn declare_holder(&mut self, r: ResId, dir: Dir, t: TaskId, closer: bool) {
-        assert!(
-            (t as usize) < self.tasks.len(),
-            "sim: {} of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
-            if closer { "a closer" } else { "an end" },
-            self.resources[r as usize].name
-        );
+        if t as usize >= self.tasks.len() {
+            self.misuse(format_args!(
+                "sim: {} of \"{}\" declared for task {t}, which does not exist (a TaskId from JoinHandle::id)",
+                if closer { "a closer" } else { "an end" },
+                self.resources[r as usize].name
+            ));
+        }
         let what = match (&self.resources[r as usize].st, dir, closer) {
             (ResState::Chan { .. }, Dir::Send, _) => "a sender on channel",
             (ResState::Chan { .. }, Dir::Recv, _) => "a receiver from channel",

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::Location;
 use std::rc::Rc;
 use std::task::Poll;
 
@@ -16,10 +18,10 @@ use crate::trace::EventKind;
 #[inline]
 fn only_closed(s: &State, id: ResId) {
     if let ResState::Chan { signal: true, .. } = s.resources[id as usize].st {
-        panic!(
+        s.misuse(format_args!(
             "sim: a send on signal channel \"{}\", which is only ever closed (Chan::signal)",
             s.resources[id as usize].name
-        );
+        ));
     }
 }
 
@@ -162,25 +164,29 @@ impl<T: 'static> Chan<T> {
     }
 
     /// Declares that the current task will send on (or close) this channel.
+    #[track_caller]
     pub fn declare_sender(&self) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
     }
 
     /// Declares that the current task will receive from this channel.
+    #[track_caller]
     pub fn declare_receiver(&self) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
     }
 
     /// Declares that task `task` sends on (or closes) this channel: for a
     /// channel the current task hands to another one, as a Go goroutine
     /// hands a channel inside a struct.
+    #[track_caller]
     pub fn declare_sender_for(&self, task: TaskId) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, task));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Send, task));
     }
 
     /// Declares that task `task` receives from this channel.
+    #[track_caller]
     pub fn declare_receiver_for(&self, task: TaskId) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, task));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Recv, task));
     }
 
     /// Messages buffered now (`len(ch)`). A read of the channel's state,
@@ -245,7 +251,7 @@ impl<T: 'static> Chan<T> {
             drop(st);
             // The failing step saw the close: a search must order it with it.
             s.touch(id);
-            panic!("send on closed channel");
+            s.misuse(format_args!("send on closed channel"));
         }
         if let Some(i) = st.first_receiver(s) {
             let w = st.recvq.remove(i).unwrap();
@@ -300,16 +306,18 @@ impl<T: 'static> Chan<T> {
 
     /// `ch <- v`: a scheduling point; blocks until a receiver takes it (or,
     /// buffered, until there is room). Panics if the channel is closed.
-    pub async fn send(&self, v: T) {
+    #[track_caller]
+    pub fn send(&self, v: T) -> impl Future<Output = ()> + '_ {
+        let at = Location::caller();
         let mut v = Some(v);
         let mut parked = false;
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 if parked {
                     let g = s.take_grant().expect("a parked sender resumes only when granted");
                     if g & CLOSED != 0 {
                         s.touch(self.inner.id);
-                        panic!("send on closed channel");
+                        s.misuse(format_args!("send on closed channel"));
                     }
                     return Poll::Ready(());
                 }
@@ -324,14 +332,15 @@ impl<T: 'static> Chan<T> {
                 }
             })
         })
-        .await
     }
 
     /// `v, ok := <-ch`: a scheduling point; `None` once the channel is closed and drained.
-    pub async fn recv(&self) -> Option<T> {
+    #[track_caller]
+    pub fn recv(&self) -> impl Future<Output = Option<T>> + '_ {
+        let at = Location::caller();
         let mut parked = false;
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 if parked {
                     s.take_grant().expect("a parked receiver resumes only when granted");
                     return Poll::Ready(self.take_handoff(s.current));
@@ -346,25 +355,29 @@ impl<T: 'static> Chan<T> {
                 }
             })
         })
-        .await
     }
 
     /// `close(ch)`: a scheduling point. Parked receivers get `None`, parked
     /// senders panic. Closing twice panics, as in Go.
-    pub async fn close(&self) {
-        self.close_or(true).await;
+    #[track_caller]
+    pub fn close(&self) -> impl Future<Output = ()> + '_ {
+        let close = self.close_or(true, Location::caller());
+        async move {
+            close.await;
+        }
     }
 
     /// `close(ch)` unless it is closed already, in one step (what a
     /// `sync.Once` or a mutex around the close makes of it in Go, as
-    /// `context`'s cancel does): true if this call closed it.
-    pub(crate) async fn close_once(&self) -> bool {
-        self.close_or(false).await
+    /// `context`'s cancel does): true if this call closed it. A misuse
+    /// (an undeclared closer) is reported at `at`.
+    pub(crate) fn close_once(&self, at: &'static Location<'static>) -> impl Future<Output = bool> + '_ {
+        self.close_or(false, at)
     }
 
-    async fn close_or(&self, twice_panics: bool) -> bool {
-        Op::new(|| {
-            rt::with(|s| {
+    fn close_or(&self, twice_panics: bool, at: &'static Location<'static>) -> impl Future<Output = bool> + '_ {
+        Op::new(move || {
+            rt::with_at(at, |s| {
                 let id = self.inner.id;
                 let me = s.current;
                 let mut st = self.inner.st.borrow_mut();
@@ -372,7 +385,7 @@ impl<T: 'static> Chan<T> {
                     drop(st);
                     s.touch(id);
                     if twice_panics {
-                        panic!("close of closed channel");
+                        s.misuse(format_args!("close of closed channel"));
                     }
                     return Poll::Ready(false);
                 }
@@ -394,7 +407,6 @@ impl<T: 'static> Chan<T> {
                 Poll::Ready(true)
             })
         })
-        .await
     }
 
     /// A receive case for [`crate::sync::select`].
@@ -417,6 +429,7 @@ pub struct RecvCase<T> {
 
 impl<T: 'static> RecvCase<T> {
     /// The received value; panics if this case was not the one selected.
+    #[track_caller]
     pub fn take(&mut self) -> Option<T> {
         self.value.take().expect("RecvCase::take on a case the select did not pick")
     }
@@ -484,7 +497,7 @@ impl<T: 'static> SelectCase for SendCase<T> {
     fn finish_granted(&mut self, s: &mut State, grant: u32) {
         if grant & CLOSED != 0 {
             s.touch(self.chan.id());
-            panic!("send on closed channel");
+            s.misuse(format_args!("send on closed channel"));
         }
         self.sent = true;
     }

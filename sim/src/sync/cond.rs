@@ -1,6 +1,8 @@
 //! Go's `sync.Cond`, built on a [`Monitor`].
 
 use std::borrow::Cow;
+use std::future::Future;
+use std::panic::Location;
 
 use super::{Monitor, Mutex, MutexGuard, RwMutex, RwReadGuard, RwWriteGuard};
 use crate::TaskId;
@@ -99,28 +101,38 @@ impl Cond {
 
     /// `c.Signal()`: wakes the task waiting longest, if any. A scheduling
     /// point.
-    pub async fn signal(&self) {
-        let _f = crate::frame("sync.(*Cond).Signal");
-        let list = self.m.enter().await;
-        list.notify_one(true);
-        list.exit().await;
+    #[track_caller]
+    pub fn signal(&self) -> impl Future<Output = ()> + '_ {
+        let at = Location::caller();
+        async move {
+            let _f = crate::frame("sync.(*Cond).Signal");
+            let list = self.m.enter().await;
+            list.notify_one(true, at);
+            list.exit().await;
+        }
     }
 
     /// `c.Broadcast()`: wakes every waiting task. A scheduling point.
-    pub async fn broadcast(&self) {
-        let _f = crate::frame("sync.(*Cond).Broadcast");
-        let list = self.m.enter().await;
-        list.notify_all();
-        list.exit().await;
+    #[track_caller]
+    pub fn broadcast(&self) -> impl Future<Output = ()> + '_ {
+        let at = Location::caller();
+        async move {
+            let _f = crate::frame("sync.(*Cond).Broadcast");
+            let list = self.m.enter().await;
+            list.notify_all_at(at);
+            list.exit().await;
+        }
     }
 
     /// Declares that the current task may call [`Cond::signal`] or
     /// [`Cond::broadcast`]; see [`Monitor::declare_notifier`], which it is.
+    #[track_caller]
     pub fn declare_signaler(&self) {
         self.m.declare_notifier();
     }
 
     /// Declares that task `task` may signal: for a task spawned later.
+    #[track_caller]
     pub fn declare_signaler_for(&self, task: TaskId) {
         self.m.declare_notifier_for(task);
     }

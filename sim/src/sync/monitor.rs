@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -141,8 +142,9 @@ impl Monitor {
     /// let d = run.outcome.deadlock().expect("found beside the heartbeat");
     /// assert_eq!(d.running, vec!["heartbeat"]);
     /// ```
+    #[track_caller]
     pub fn declare_notifier(&self) {
-        rt::with(|s| {
+        rt::with_at(Location::caller(), |s| {
             let t = s.current;
             s.declare_notifier(self.id, t)
         });
@@ -150,8 +152,9 @@ impl Monitor {
 
     /// Declares that task `task` may notify this monitor (see
     /// [`Monitor::declare_notifier`]): for a task spawned later with it.
+    #[track_caller]
     pub fn declare_notifier_for(&self, task: TaskId) {
-        rt::with(|s| s.declare_notifier(self.id, task));
+        rt::with_at(Location::caller(), |s| s.declare_notifier(self.id, task));
     }
 
     /// Entering `synchronized (obj)`: a scheduling point; reentrant.
@@ -209,12 +212,18 @@ fn enter_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
     Poll::Ready(())
 }
 
-fn release(s: &mut State, id: ResId) {
+/// Leaves the monitor once. A task that does not own it panics, citing the
+/// model's line `at` of the exit if known.
+fn release(s: &mut State, id: ResId, at: Option<&'static Location<'static>>) {
     let me = s.current;
     let (owner, count, _) = st(s, id);
     if !matches!(owner, Some(h) if h.task == me) {
         s.touch(id);
-        panic!("IllegalMonitorStateException: monitor exit by a task that does not own it");
+        let msg = "IllegalMonitorStateException: monitor exit by a task that does not own it";
+        match at {
+            Some(at) => rt::misuse_at(at, msg),
+            None => panic!("{msg}"),
+        }
     }
     *count -= 1;
     let c = *count;
@@ -230,14 +239,14 @@ fn release(s: &mut State, id: ResId) {
 
 /// One poll of an exit: its scheduling point (once), then the release.
 #[inline(never)]
-fn exit_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
+fn exit_step(s: &mut State, id: ResId, yielded: &mut bool, at: &'static Location<'static>) -> Poll<()> {
     if !*yielded {
         *yielded = true;
         if !s.yield_now() {
             return Poll::Pending;
         }
     }
-    release(s, id);
+    release(s, id, Some(at));
     Poll::Ready(())
 }
 
@@ -246,6 +255,7 @@ fn exit_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
 pub struct Exit {
     id: ResId,
     yielded: bool,
+    at: &'static Location<'static>,
 }
 
 impl Future for Exit {
@@ -253,8 +263,8 @@ impl Future for Exit {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let Exit { id, ref mut yielded } = *self;
-        rt::with(|s| exit_step(s, id, yielded))
+        let Exit { id, ref mut yielded, at } = *self;
+        rt::with(|s| exit_step(s, id, yielded, at))
     }
 }
 
@@ -263,7 +273,7 @@ impl Drop for Exit {
     /// have; once polled, the exit is under way and completes only in a poll.
     fn drop(&mut self) {
         if !self.yielded && rt::is_live() && !std::thread::panicking() {
-            rt::with(|s| release(s, self.id));
+            rt::with(|s| release(s, self.id, Some(self.at)));
         }
     }
 }
@@ -272,27 +282,30 @@ fn check_owner(s: &mut State, id: ResId, what: &str) {
     let me = s.current;
     if !matches!(st(s, id).0, Some(h) if h.task == me) {
         s.touch(id);
-        panic!("IllegalMonitorStateException: {what} by a task that does not own the monitor");
+        s.misuse(format_args!("IllegalMonitorStateException: {what} by a task that does not own the monitor"));
     }
 }
 
 impl MonitorGuard {
     /// Leaving the `synchronized` block: a scheduling point, then the exit.
+    #[track_caller]
     pub fn exit(self) -> Exit {
         let id = self.id;
         // The future releases: this guard has nothing left to do.
         std::mem::forget(self);
-        Exit { id, yielded: false }
+        Exit { id, yielded: false, at: Location::caller() }
     }
 
     /// `obj.wait()`: releases every entry, waits for a notify, then takes the
     /// monitor back with the same entry count. A scheduling point.
-    pub async fn wait(&self) {
+    #[track_caller]
+    pub fn wait(&self) -> impl Future<Output = ()> + '_ {
+        let at = Location::caller();
         let id = self.id;
         // 0: not yet waiting; 1: in the wait set; 2: notified, re-entering.
         let mut phase = 0u8;
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 let me = s.current;
                 if phase == 0 {
                     check_owner(s, id, "wait");
@@ -321,22 +334,23 @@ impl MonitorGuard {
                 }
             })
         })
-        .await
     }
 
     /// `obj.notify()`: wakes one waiter, chosen by the scheduler.
     ///
     /// Not a scheduling point: the woken task needs the monitor, which the
     /// caller holds, so nobody can observe the notify before the exit.
+    #[track_caller]
     pub fn notify(&self) {
-        self.notify_one(false)
+        self.notify_one(false, Location::caller())
     }
 
     /// `notify`, of the longest waiting task with `oldest` (Go's
     /// `Cond.Signal`, whose wait list is a queue), else of one the scheduler
     /// picks (Java's, which promises no order).
-    pub(crate) fn notify_one(&self, oldest: bool) {
-        rt::with(|s| {
+    /// A misuse is reported at `at`, the model's line.
+    pub(crate) fn notify_one(&self, oldest: bool, at: &'static Location<'static>) {
+        rt::with_at(at, |s| {
             check_owner(s, self.id, "notify");
             let me = s.current;
             s.check_notifier(self.id, me);
@@ -355,8 +369,14 @@ impl MonitorGuard {
     }
 
     /// `obj.notifyAll()`: wakes every waiter. Not a scheduling point (see [`MonitorGuard::notify`]).
+    #[track_caller]
     pub fn notify_all(&self) {
-        rt::with(|s| {
+        self.notify_all_at(Location::caller())
+    }
+
+    /// `notifyAll`, a misuse reported at `at`, the model's line.
+    pub(crate) fn notify_all_at(&self, at: &'static Location<'static>) {
+        rt::with_at(at, |s| {
             check_owner(s, self.id, "notifyAll");
             let me = s.current;
             s.check_notifier(self.id, me);
@@ -375,7 +395,7 @@ impl MonitorGuard {
 impl Drop for MonitorGuard {
     fn drop(&mut self) {
         if self.held && rt::is_live() && !std::thread::panicking() {
-            rt::with(|s| release(s, self.id));
+            rt::with(|s| release(s, self.id, None));
         }
     }
 }

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::Location;
 use std::rc::Rc;
 use std::task::Poll;
 
@@ -144,27 +146,31 @@ impl<M: 'static> Pipe<M> {
     }
 
     /// Declares that the current task writes to this pipe.
+    #[track_caller]
     pub fn declare_writer(&self) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Send, s.current));
     }
 
     /// Declares that the current task reads from this pipe.
+    #[track_caller]
     pub fn declare_reader(&self) {
-        rt::with(|s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_end_for(self.inner.id, Dir::Recv, s.current));
     }
 
     /// Declares that the current task may close the write end
     /// ([`Pipe::close_write`]) and does not write: its close releases the
     /// readers, so it is one of their releasers, but a report explains a
     /// deadlock by the writers where it can.
+    #[track_caller]
     pub fn declare_write_closer(&self) {
-        rt::with(|s| s.declare_closer_for(self.inner.id, Dir::Send, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_closer_for(self.inner.id, Dir::Send, s.current));
     }
 
     /// Declares that the current task may close the read end
     /// ([`Pipe::close_read`]) and does not read (see [`Pipe::declare_write_closer`]).
+    #[track_caller]
     pub fn declare_read_closer(&self) {
-        rt::with(|s| s.declare_closer_for(self.inner.id, Dir::Recv, s.current));
+        rt::with_at(Location::caller(), |s| s.declare_closer_for(self.inner.id, Dir::Recv, s.current));
     }
 
     fn set_active(s: &mut State, id: ResId, w: Option<TaskId>) {
@@ -180,12 +186,17 @@ impl<M: 'static> Pipe<M> {
     /// [`PipeClosed`] if either end is closed when it starts, or the write
     /// end while it is blocked ([`Pipe::close_write`]), or the read end
     /// before every byte was taken ([`Pipe::close_read`]).
-    pub async fn write(&self, n: u64, msg: Option<M>) -> Result<(), PipeClosed> {
+    #[track_caller]
+    pub fn write(&self, n: u64, msg: Option<M>) -> impl Future<Output = Result<(), PipeClosed>> + '_ {
+        self.write_at(n, msg, Location::caller())
+    }
+
+    async fn write_at(&self, n: u64, msg: Option<M>, at: &'static Location<'static>) -> Result<(), PipeClosed> {
         let mut msg = msg;
         let mut started = false;
         let inner = self.inner.clone();
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 let id = inner.id;
                 let me = s.current;
                 if started {
@@ -249,10 +260,15 @@ impl<M: 'static> Pipe<M> {
     /// A read of `max` 0 waits as any read does and takes nothing, as Go's
     /// `Read` of an empty slice: its 0 is end of stream only if the write
     /// end is closed and nothing is left.
-    pub async fn read(&self, max: u64, out: &mut Vec<M>) -> Result<u64, PipeClosed> {
+    #[track_caller]
+    pub fn read<'a>(&'a self, max: u64, out: &'a mut Vec<M>) -> impl Future<Output = Result<u64, PipeClosed>> + 'a {
+        self.read_at(max, out, Location::caller())
+    }
+
+    async fn read_at(&self, max: u64, out: &mut Vec<M>, at: &'static Location<'static>) -> Result<u64, PipeClosed> {
         let inner = self.inner.clone();
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 let id = inner.id;
                 let me = s.current;
                 s.hold_end(id, Dir::Recv);
@@ -317,10 +333,15 @@ impl<M: 'static> Pipe<M> {
     /// so is its message. Writes waiting their turn fail too.
     /// A use of the write end: a task declared without it fails the run
     /// once the end's holders are declared ([`Pipe::declare_writer`]).
-    pub async fn close_write(&self) {
+    #[track_caller]
+    pub fn close_write(&self) -> impl Future<Output = ()> + '_ {
+        self.close_write_at(Location::caller())
+    }
+
+    async fn close_write_at(&self, at: &'static Location<'static>) {
         let inner = self.inner.clone();
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 s.close_end(inner.id, Dir::Send);
                 let mut st = inner.st.borrow_mut();
                 st.write_closed = true;
@@ -356,10 +377,15 @@ impl<M: 'static> Pipe<M> {
 
     /// Closes the read end: the write in progress and later writes fail.
     /// A use of the read end, as [`Pipe::close_write`] is of the write end.
-    pub async fn close_read(&self) {
+    #[track_caller]
+    pub fn close_read(&self) -> impl Future<Output = ()> + '_ {
+        self.close_read_at(Location::caller())
+    }
+
+    async fn close_read_at(&self, at: &'static Location<'static>) {
         let inner = self.inner.clone();
         Op::new(move || {
-            rt::with(|s| {
+            rt::with_at(at, |s| {
                 s.close_end(inner.id, Dir::Recv);
                 let mut st = inner.st.borrow_mut();
                 st.read_closed = true;

@@ -1,6 +1,7 @@
 //! Go's `select` statement.
 
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -51,8 +52,9 @@ impl<C: sealed::Case> SelectCase for C {}
 /// });
 /// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
+#[track_caller]
 pub fn select<'a, 'b>(cases: &'a mut [&'b mut dyn SelectCase], default: bool) -> Select<'a, 'b> {
-    Select { cases, default, state: 0 }
+    Select { cases, default, state: 0, at: Location::caller() }
 }
 
 /// The future returned by [`select`].
@@ -61,6 +63,9 @@ pub struct Select<'a, 'b> {
     default: bool,
     /// 0: not yet yielded; 1: first attempt due; 2: parked.
     state: u8,
+    /// The model's line of the select, where a misuse (a send on a closed
+    /// channel) is reported.
+    at: &'static Location<'static>,
 }
 
 impl Future for Select<'_, '_> {
@@ -68,7 +73,7 @@ impl Future for Select<'_, '_> {
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<usize>> {
         let this = &mut *self;
-        rt::with(|s| {
+        rt::with_at(this.at, |s| {
             let me = s.current;
             if this.state == 0 {
                 this.state = 1;

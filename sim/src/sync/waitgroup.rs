@@ -2,9 +2,12 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::future::Future;
+use std::panic::Location;
 use std::rc::Rc;
+use std::task::Poll;
 
-use super::Monitor;
+use super::{Monitor, Op};
 use crate::TaskId;
 
 /// Go's `sync.WaitGroup`: a counter that [`WaitGroup::add`] raises and
@@ -34,7 +37,7 @@ use crate::TaskId;
 /// let run = sim::Sim::new(0).run(|| async {
 ///     let wg = WaitGroup::new("wg");
 ///     for name in ["worker-1", "worker-2"] {
-///         wg.add(1);
+///         wg.add(1).await;
 ///         let wg = wg.clone();
 ///         sim::spawn(name, async move {
 ///             wg.declare_done();
@@ -74,12 +77,18 @@ impl WaitGroup {
         n
     }
 
-    /// `wg.Add(n)`: raises the counter. Not a scheduling point (an atomic
-    /// add in Go), but a write of the WaitGroup's state, which an
-    /// exhaustive search orders against `done` and `wait`.
-    pub fn add(&self, n: u64) {
-        crate::access(self.m.id(), true);
-        self.set(self.count.get() + n);
+    /// `wg.Add(n)`: raises the counter. A scheduling point, as Go's atomic
+    /// add is a step of its own: a `wait` may come between the caller's
+    /// operation before and its `add` (Go's docs: an `Add` that raises the
+    /// counter from zero must happen before the `Wait`; one after a
+    /// rendezvous the waiter passed may not).
+    pub async fn add(&self, n: u64) {
+        Op::new(|| {
+            crate::access(self.m.id(), true);
+            self.set(self.count.get() + n);
+            Poll::Ready(())
+        })
+        .await
     }
 
     /// Sets the counter, and the engine's copy a report gives.
@@ -96,11 +105,16 @@ impl WaitGroup {
     /// counter". And, once the tasks that call `done` are declared, if the
     /// caller is not one of them: a wait judged without it could have been
     /// reported deadlocked (checked on every call, not only the last).
-    pub async fn done(&self) {
+    #[track_caller]
+    pub fn done(&self) -> impl Future<Output = ()> + '_ {
+        self.done_at(Location::caller())
+    }
+
+    async fn done_at(&self, at: &'static Location<'static>) {
         // Named as Go's stack traces name it.
         let _f = crate::frame("sync.(*WaitGroup).Done");
         let id = self.m.id();
-        crate::rt::with(|s| {
+        crate::rt::with_at(at, |s| {
             let me = s.current;
             s.check_notifier(id, me);
             if !s.done_by.contains(&(id, me)) {
@@ -111,7 +125,7 @@ impl WaitGroup {
         let n = self.count.get();
         if n == 0 {
             g.exit().await;
-            panic!("sync: negative WaitGroup counter");
+            crate::rt::misuse_at(at, "sync: negative WaitGroup counter");
         }
         self.set(n - 1);
         if n == 1 {
@@ -127,7 +141,12 @@ impl WaitGroup {
     /// Woken by the last `done`, but with the counter raised again before it
     /// looked, as Go's `Wait` does: "sync: WaitGroup is reused before
     /// previous Wait has returned".
-    pub async fn wait(&self) {
+    #[track_caller]
+    pub fn wait(&self) -> impl Future<Output = ()> + '_ {
+        self.wait_at(Location::caller())
+    }
+
+    async fn wait_at(&self, at: &'static Location<'static>) {
         let _f = crate::frame("sync.(*WaitGroup).Wait");
         let g = self.m.enter().await;
         if self.count.get() > 0 {
@@ -136,7 +155,7 @@ impl WaitGroup {
             g.wait().await;
             if self.count.get() > 0 {
                 g.exit().await;
-                panic!("sync: WaitGroup is reused before previous Wait has returned");
+                crate::rt::misuse_at(at, "sync: WaitGroup is reused before previous Wait has returned");
             }
         }
         g.exit().await;
@@ -144,12 +163,14 @@ impl WaitGroup {
 
     /// Declares that the current task may call [`WaitGroup::done`]; see
     /// [`Monitor::declare_notifier`], which it is.
+    #[track_caller]
     pub fn declare_done(&self) {
         self.m.declare_notifier();
     }
 
     /// Declares that task `task` may call [`WaitGroup::done`]: for a task
     /// spawned later with it.
+    #[track_caller]
     pub fn declare_done_for(&self, task: TaskId) {
         self.m.declare_notifier_for(task);
     }
