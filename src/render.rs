@@ -446,6 +446,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                     }
                 }
             }
+            // The header's outcome message, from the names as read: a
+            // rename by rename would lose which task a shared name was.
+            t.meta.message = visualizer::renamed_message(&trace, &t);
             renamed = t;
             let drawn = Model::new(&renamed).map_err(|e| format!("{origin}: {e}"))?.with_colours_from(&m);
             (&renamed, drawn)

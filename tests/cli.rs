@@ -2298,6 +2298,18 @@ fn render_takes_a_title_lanes_and_a_scale_and_refuses_what_does_not_fit() {
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.contains(">\nfirst\n</text>") && svg.contains(">\nother\n</text>"), "renamed lanes");
     assert!(!svg.contains(">\nT1\n</text>") && !svg.contains(">\nT2\n</text>"), "old lane names left");
+    // The header's outcome says them too, task by task, though the second
+    // rename is of a name the first made shared ("T2" both).
+    let (code, _, err) =
+        deadsim(&["render", t, "-o", out.to_str().unwrap(), "--rename", "T1=T2", "--rename", "T2 (task 2)=first"]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        svg.contains(
+            "&quot;T2&quot; waiting to lock &quot;B&quot; -&gt; &quot;first&quot; waiting to lock &quot;A&quot;"
+        ),
+        "renamed outcome"
+    );
     // With --colours-of, a renamed fix takes the renamed bug's colours.
     let renamed = ["--rename", "T1=first", "--rename", "T2=second"];
     let (code, _, err) = deadsim(&[&["render", t, "-o", out.to_str().unwrap()][..], &renamed].concat());

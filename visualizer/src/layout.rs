@@ -21,7 +21,13 @@ pub const TINY: f64 = 14.0;
 /// seed means nothing.
 pub fn run_name(meta: &sim::trace::Meta) -> String {
     if named_by_schedule(meta) {
-        "schedule".to_string()
+        // Where the schedule came from, as the header's next line gives it.
+        match meta.strategy.as_str() {
+            "shrink" => "shrunk schedule",
+            "dfs" => "explored schedule",
+            _ => "replayed schedule",
+        }
+        .to_string()
     } else {
         format!("seed {}", meta.seed)
     }
@@ -124,16 +130,22 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, opts: &Options, y: i32) -> i3
         // A run named by its schedule, not a seed: the string that replays
         // it, so a reader of the figure can run it (cut, it would replay
         // nothing: too long for the line, the figure says where it is).
+        // Over up to three lines, broken anywhere (it has no spaces);
+        // longer, its length, and where it is: a figure made with its run
+        // has no trace file beside it, so the run's own output is named too.
         let line = format!("schedule {}", meta.replay);
-        let line = if fonts::width(&line, SMALL, false) <= right - x {
-            line
-        } else {
-            format!("schedule: {} characters, in the trace's meta.replay", meta.replay.chars().count())
-        };
-        y += 22;
-        s.text(x, y, &line, SMALL, false, palette::MUTED, Anchor::Left);
+        let lines = break_anywhere(&line, SMALL, right - x, 3).unwrap_or_else(|| {
+            vec![format!(
+                "schedule: {} characters, printed with the run (and in its trace's meta.replay)",
+                meta.replay.chars().count()
+            )]
+        });
+        for line in lines {
+            y += 22;
+            s.text(x, y, &line, SMALL, false, palette::MUTED, Anchor::Left);
+        }
     }
-    let message = wrap(&meta.message, SMALL, false, right - x, 4);
+    let message = outcome_lines(&meta.message, SMALL, right - x, 4);
     if message.is_empty() {
         y += 22;
     }
@@ -142,6 +154,50 @@ pub fn title(s: &mut Scene, m: &Model, what: &str, opts: &Options, y: i32) -> i3
         s.text(x, y, &t, SMALL, false, palette::INK, Anchor::Left);
     }
     y + 14
+}
+
+/// `text` broken into at most `lines` lines of at most `max` pixels,
+/// anywhere between characters (a schedule string, one long word); `None`
+/// if it needs more.
+fn break_anywhere(text: &str, size: f64, max: i32, lines: usize) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for ch in text.chars() {
+        line.push(ch);
+        if fonts::width(&line, size, false) > max && line.chars().count() > 1 {
+            line.pop();
+            out.push(std::mem::take(&mut line));
+            if out.len() == lines {
+                return None;
+            }
+            line.push(ch);
+        }
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    Some(out)
+}
+
+/// The outcome `message` broken into at most `lines` lines of `max` pixels.
+/// A cycle too long for them gives up links from its middle ("-> … (7
+/// more) ->"), never its last, which closes the cycle; anything else is
+/// cut at its end as [`wrap`] cuts.
+pub fn outcome_lines(message: &str, size: f64, max: i32, lines: usize) -> Vec<String> {
+    let all = wrap(message, size, false, max, usize::MAX);
+    if all.len() <= lines {
+        return all;
+    }
+    let links: Vec<&str> = message.split(" -> ").collect();
+    let last = links.len().saturating_sub(1);
+    for keep in (1..last).rev() {
+        let t = format!("{} -> … ({} more) -> {}", links[..keep].join(" -> "), last - keep, links[last]);
+        let w = wrap(&t, size, false, max, usize::MAX);
+        if w.len() <= lines {
+            return w;
+        }
+    }
+    wrap(message, size, false, max, lines)
 }
 
 /// `text` broken at spaces into lines of at most `max` pixels, at most
@@ -663,7 +719,13 @@ fn fit_first_cases(text: &str, size: f64, bold: bool, max: i32) -> Option<String
         Some(head + &more).filter(|t| fonts::width(t, size, bold) <= max)
     };
     let whole = (1..cases.len()).rev().find_map(|k| with_more(k, None));
-    whole.or_else(|| (max - 2..=max).rev().find_map(|room| with_more(1, Some(room))))
+    // Narrower still, the first case's operation alone (`send… | +1`):
+    // a cut across the cases (`send …one()`) would read as one operation.
+    let op_only = || {
+        let op = cases[0].split(' ').next().unwrap_or_default();
+        Some(format!("{op}… | +{}", cases.len() - 1)).filter(|t| fonts::width(t, size, bold) <= max)
+    };
+    whole.or_else(|| (max - 2..=max).rev().find_map(|room| with_more(1, Some(room)))).or_else(op_only)
 }
 
 /// The cases of a select (`text` split at " | ") cut to share `max` pixels:
@@ -930,6 +992,16 @@ mod tests {
         let text3 = "send requests | recv done | recv errs";
         let max = fonts::width("send requ… | +2", TINY, true);
         assert_eq!(fit_or_cut(text3, TINY, true, max), "send requ… | +2");
+        // Narrower, the operation alone (a 700-px ttrpc figure's final
+        // column cut `send c.calls | recv c.ctx.Done()` to `send …one()`,
+        // one operation to the eye); from that width on, always a select.
+        let two = "send c.calls | recv c.ctx.Done()";
+        let least = fonts::width("send… | +1", TINY, true);
+        assert_eq!(fit_or_cut(two, TINY, true, least), "send… | +1");
+        for max in least..400 {
+            assert!(fit_or_cut(two, TINY, true, max).contains(" | "), "{max}");
+            assert!(fit_or_cut(text3, TINY, true, max + 8).contains(" | "), "{max}");
+        }
         for max in 20..400 {
             let cut = fit_or_cut(text, TINY, true, max);
             assert!(fonts::width(&cut, TINY, true) <= max, "{max}: {cut}");
@@ -937,12 +1009,33 @@ mod tests {
             let shown = cut.split(" | ").count();
             assert!(shown == 3 || cut.ends_with(&format!("+{}", 4 - shown)) || !cut.contains(" | "), "{max}: {cut}");
         }
-        // Too narrow even for one case and a count: the middle cut.
-        let tiny = fonts::width("send…done", TINY, true);
+        // Too narrow even for an operation and a count: the middle cut.
+        let tiny = fonts::width("send… | +1", TINY, true) - 1;
         assert_eq!(
             fit_or_cut("send requests | recv done", TINY, true, tiny),
             fonts::fit_middle("send requests | recv done", TINY, true, tiny).unwrap()
         );
+    }
+
+    #[test]
+    fn a_cycle_too_long_for_the_header_keeps_its_last_link() {
+        let links: Vec<String> =
+            (0..12).map(|i| format!("\"philosopher-{i}\" waiting to lock \"fork{}\"", (i + 1) % 12)).collect();
+        let message = format!("deadlock (global, 12 tasks in the cycle): {}", links.join(" -> "));
+        let max = 660;
+        assert!(wrap(&message, SMALL, false, max, usize::MAX).len() > 4);
+        let lines = outcome_lines(&message, SMALL, max, 4);
+        assert!(lines.len() <= 4 && lines.iter().all(|l| fonts::width(l, SMALL, false) <= max), "{lines:?}");
+        let text = lines.join(" ");
+        assert!(text.ends_with("-> \"philosopher-11\" waiting to lock \"fork0\""), "{text}");
+        assert!(text.starts_with("deadlock (global, 12 tasks in the cycle): \"philosopher-0\""), "{text}");
+        // Dropped from the middle, and counted.
+        let kept = text.matches(" waiting to lock ").count();
+        assert!(text.contains(&format!("-> … ({} more) ->", 12 - kept)), "{text}");
+        // A message that fits is left as it is.
+        let short =
+            "deadlock (global, 2 tasks in the cycle): \"T1\" waiting to lock \"B\" -> \"T2\" waiting to lock \"A\"";
+        assert_eq!(outcome_lines(short, SMALL, 1160, 4), [short]);
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //! assert!(String::from_utf8(svg).unwrap().contains("<svg"));
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -649,12 +650,16 @@ pub fn select_tasks(trace: &Trace, patterns: &[String]) -> Result<Vec<u32>, Erro
 /// it: a name, a chart label such as `worker (task 2)`, `*` for any run
 /// of characters) to `name`, in order. For figures: a long name
 /// (`Channel state writer Join(xxxxxx) (34/256)#1`) cut to fit becomes
-/// what the caption calls it. An error names a pattern no task matches.
+/// what the caption calls it. The outcome message the header shows names
+/// them so too, where a quoted name is one task's, or every task of that
+/// name was given one new name. An error names a pattern no task matches.
 ///
 /// ```
 /// let trace = visualizer::load(std::path::Path::new("../traces/abba-deadlock.json")).unwrap();
 /// let t = visualizer::rename_tasks(&trace, &[("T*".into(), "thread".into())]).unwrap();
 /// assert_eq!(t.task_labels(), ["main", "thread (task 1)", "thread (task 2)"]);
+/// let t = visualizer::rename_tasks(&trace, &[("T1".into(), "writer".into())]).unwrap();
+/// assert!(t.meta.message.contains("\"writer\" waiting to lock \"B\""), "{}", t.meta.message);
 /// assert!(visualizer::rename_tasks(&trace, &[("T3".into(), "x".into())]).is_err());
 /// ```
 pub fn rename_tasks(trace: &Trace, renames: &[(String, String)]) -> Result<Trace, Error> {
@@ -665,7 +670,40 @@ pub fn rename_tasks(trace: &Trace, renames: &[(String, String)]) -> Result<Trace
             out.tasks[t as usize].name = name.clone();
         }
     }
+    out.meta.message = renamed_message(trace, &out);
     Ok(out)
+}
+
+/// The outcome message of `before` with its tasks named as in `after`,
+/// the same trace with tasks renamed ([`rename_tasks`], once or rename by
+/// rename): a quoted name is replaced where it is one task's, or every
+/// task of that name has one new name.
+pub fn renamed_message(before: &Trace, after: &Trace) -> String {
+    // Each old name the message may quote, and its one new name (none if
+    // tasks of that name now have several, or kept it).
+    let mut new_names: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    for (b, a) in before.tasks.iter().zip(&after.tasks) {
+        let new = (a.name != b.name).then_some(a.name.as_str());
+        new_names.entry(b.name.as_str()).and_modify(|n| *n = n.filter(|&n| Some(n) == new)).or_insert(new);
+    }
+    rename_quoted(&before.meta.message, |q| new_names.get(q).copied().flatten())
+}
+
+/// `text` with each `"quoted"` part that `new` has a name for replaced,
+/// in one pass (a swap of two names stays a swap).
+fn rename_quoted<'a>(text: &str, new: impl Fn(&str) -> Option<&'a str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('"') {
+        let Some(len) = rest[open + 1..].find('"') else { break };
+        let quoted = &rest[open + 1..open + 1 + len];
+        out.push_str(&rest[..=open]);
+        out.push_str(new(quoted).unwrap_or(quoted));
+        out.push('"');
+        rest = &rest[open + len + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// True if `name` matches `pattern`, where `*` stands for any run of

@@ -31,6 +31,9 @@ const TAIL: i32 = 76;
 const PALE: u8 = 110;
 /// Opacity of the inside of a read hold's box (its frame is opaque).
 const READ_FILL: u8 = 60;
+/// The least width of a read hold's box: a 2-pixel frame around pale
+/// fill. Narrower, the frame fills it, and a reader reads a write hold.
+const READ_MIN_W: i32 = 8;
 
 /// What the lanes drew, for the legend: it lists only that.
 #[derive(Default)]
@@ -383,9 +386,16 @@ fn draw_lane(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, label_w: i32, in_
             // (or a mutex's) filled: who holds an RWMutex for reading is
             // what a read-lock deadlock turns on.
             let ink = if rd {
+                // A short hold's box widened about its middle, inside the plot.
+                let (x0, x1) = if x1 - x0 >= READ_MIN_W {
+                    (x0, x1)
+                } else {
+                    let a = ((x0 + x1 - READ_MIN_W) / 2).clamp(xm.left, xm.left + xm.width - READ_MIN_W);
+                    (a, a + READ_MIN_W)
+                };
                 s.rect(x0, ry0, x1, ry1, alpha(color, READ_FILL));
-                s.frame(x0, ry0, x1.max(x0 + 2), ry1, color, 2);
-                drawn.read_held |= x1 - x0 >= 3;
+                s.frame(x0, ry0, x1, ry1, color, 2);
+                drawn.read_held = true;
                 drawn.readers.insert(t);
                 palette::INK
             } else {

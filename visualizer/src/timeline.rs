@@ -184,20 +184,29 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
                 keys.push((h.resource, h.mode));
             }
         }
+        let at_end =
+            |k: &(u32, Mode)| tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.start <= b && h.end >= b);
+        // Rows come in one order in every lane (the trace's order of the
+        // locks), but in a window that ends at the deadlock the locks still
+        // held there, those the cycle is about, come first: the top rows,
+        // and the names a compact lane's label keeps when it has no room
+        // for all ("holds streamLock +1 more" hid sendLock, the lock a
+        // ttrpc caller held in the cycle).
+        let first = |k: &(u32, Mode)| {
+            m.deadlock.is_some_and(|d| d <= b) && tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.open)
+        };
         if keys.len() > dims.max_holds {
             // Too many for a row each: the rows go first to the locks still
-            // held at the window's end (at a deadlock, those the cycle is
-            // about), then to the first taken; the rest share the last row.
-            let at_end =
-                |k: &(u32, Mode)| tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.start <= b && h.end >= b);
+            // held at the window's end, then to the first taken; the rest
+            // share the last row.
             let own = dims.max_holds - 1;
             let mut chosen: Vec<usize> = (0..keys.len()).filter(|&i| at_end(&keys[i])).take(own).collect();
             chosen.extend((0..keys.len()).filter(|&i| !at_end(&keys[i])).take(own - chosen.len()));
-            chosen.sort_unstable_by_key(|&i| keys[i]);
+            chosen.sort_unstable_by_key(|&i| (!first(&keys[i]), keys[i]));
             let rest = (0..keys.len()).filter(|i| !chosen.contains(i));
             keys = chosen.iter().copied().chain(rest).map(|i| keys[i]).collect();
         } else {
-            keys.sort_unstable();
+            keys.sort_unstable_by_key(|k| (!first(k), *k));
         }
         let mut rows = Vec::new();
         let shown = keys.len().min(dims.max_holds);

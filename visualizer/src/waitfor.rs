@@ -33,7 +33,7 @@ use crate::layout::{self, Swatch, MARGIN, SMALL, TEXT, TINY};
 use crate::model::Model;
 use crate::palette::{self, Rgb};
 use crate::scene::{Anchor, Scene};
-use crate::{Error, Options};
+use crate::{Error, Header, Options};
 use sim::outcome::{BlockedTask, Deadlock};
 
 /// What a node stands for.
@@ -657,7 +657,11 @@ pub fn scene(m: &Model, opts: &Options) -> Result<Scene, Error> {
     let width = opts.width as i32;
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Wait-for graph", opts, MARGIN);
-    y = layout::note_lines(&mut s, &g.caption, MARGIN, y + 6, width - 2 * MARGIN) - 4;
+    // The caption is the header's outcome line here: `--header title` and
+    // `none` leave it to the document's own caption.
+    if opts.header == Header::Full {
+        y = layout::note_lines(&mut s, &g.caption, MARGIN, y + 6, width - 2 * MARGIN) - 4;
+    }
 
     let sizes: Vec<(i32, i32)> = g.nodes.iter().map(node_size).collect();
     // Without a cycle there is no ring to draw: every node goes in layers instead.
