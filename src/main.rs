@@ -126,8 +126,8 @@ enum Command {
         /// needs a model
         #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
         shard: Option<String>,
-        /// Stop taking seeds after this many seconds (the first 16 seeds always run) and say how far it
-        /// got; needs a model
+        /// Stop taking seeds after this long, in seconds or with a unit (90, 1.5s, 10m, 2h; the first 16
+        /// seeds always run), and say how far it got; needs a model
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         time_budget: Option<String>,
         /// Run each seed twice, recorded, and report the first divergent step if they differ; needs a
@@ -476,7 +476,8 @@ struct ExploreCli {
     /// Print one JSON object on stdout instead of the report
     #[arg(long)]
     json: bool,
-    /// Stop after this many seconds (the first execution always runs) and say how far the exploration got
+    /// Stop after this long, in seconds or with a unit (90, 1.5s, 10m, 2h; the first execution always
+    /// runs), and say how far the exploration got
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     time_budget: Option<String>,
     /// Go on after a failure: every distinct failure (by its cycle) among all schedules, each with a
@@ -931,12 +932,25 @@ pub(crate) fn secs(t: f64) -> String {
     }
 }
 
-/// `--time-budget SECONDS`: a number of seconds above 0, quoted as given in
-/// an error.
+/// `--time-budget SECONDS`: a time above 0, in seconds or with a unit
+/// (`90`, `1.5s`, `500ms`, `10m`, `2h`), quoted as given in an error.
 fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     let Some(given) = t else { return Ok(None) };
-    let expected = || UsageError(format!("--time-budget `{given}`: expected a number of seconds above 0"));
-    let t: f64 = given.trim().parse().map_err(|_| expected())?;
+    let expected = || {
+        UsageError(format!(
+            "--time-budget `{given}`: expected a time above 0, in seconds or with a unit (90, 1.5s, 500ms, 10m, 2h)"
+        ))
+    };
+    let text = given.trim();
+    let (num, unit) = [("ms", 1e-3), ("min", 60.0), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|&(suffix, unit)| text.strip_suffix(suffix).map(|n| (n, unit)))
+        .unwrap_or((text, 1.0));
+    // The number right before its unit: "1 h" is no time.
+    if num.is_empty() || num.ends_with(char::is_whitespace) {
+        return Err(expected());
+    }
+    let t: f64 = num.parse::<f64>().map_err(|_| expected())? * unit;
     if t.is_nan() || t <= 0.0 {
         return Err(expected());
     }
@@ -947,9 +961,7 @@ fn parse_time_budget(t: Option<&str>) -> Result<Option<Duration>, UsageError> {
     })?;
     // A budget that rounds to no time at all (1e-19 s) is refused as 0 is.
     if d.is_zero() {
-        return Err(UsageError(format!(
-            "--time-budget `{given}`: expected a number of seconds above 0 (at least 1 ns)"
-        )));
+        return Err(UsageError(format!("--time-budget `{given}`: expected a time above 0 (at least 1 ns)")));
     }
     Ok(Some(d))
 }

@@ -269,7 +269,7 @@ fn bad_usage_exits_2_with_one_line_naming_the_problem() {
         (vec!["hunt", "abba", "--time-budget", "1e20"], "--time-budget `1e20`: too large"),
         (
             vec!["hunt", "abba", "--time-budget", "1e-19"],
-            "--time-budget `1e-19`: expected a number of seconds above 0 (at least 1 ns)",
+            "--time-budget `1e-19`: expected a time above 0 (at least 1 ns)",
         ),
         (vec!["hunt", "--time-budget", "1"], "--time-budget needs a model"),
         (vec!["hunt", "--shard", "0/2", "--keep-going"], "--keep-going and --shard need a model"),
@@ -438,9 +438,19 @@ fn explore_proves_or_finds_and_schedules_replay() {
         (vec!["replay", "abba"], "give --seed N or --schedule STRING"),
         (vec!["hunt", "abba", "--strategy", "pct:99"], "the PCT depth is a whole number from 1 to 10"),
         (vec!["hunt", "abba", "--shard", "2/2"], "--shard `2/2`"),
-        (vec!["hunt", "abba", "--time-budget", "-1"], "--time-budget `-1`: expected a number of seconds above 0"),
-        (vec!["hunt", "abba", "--time-budget", "nan"], "--time-budget `nan`: expected a number of seconds above 0"),
+        (
+            vec!["hunt", "abba", "--time-budget", "-1"],
+            "--time-budget `-1`: expected a time above 0, in seconds or with a unit (90, 1.5s, 500ms, 10m, 2h)",
+        ),
+        (
+            vec!["hunt", "abba", "--time-budget", "nan"],
+            "--time-budget `nan`: expected a time above 0, in seconds or with a unit (90, 1.5s, 500ms, 10m, 2h)",
+        ),
         (vec!["explore", "abba", "--time-budget", "1e400"], "--time-budget `1e400`: too large"),
+        (vec!["hunt", "abba", "--time-budget", "1 h"], "--time-budget `1 h`: expected a time above 0, in seconds or"),
+        (vec!["hunt", "abba", "--time-budget", "ms"], "--time-budget `ms`: expected a time above 0, in seconds or"),
+        (vec!["hunt", "abba", "--time-budget", "5d"], "--time-budget `5d`: expected a time above 0, in seconds or"),
+        (vec!["hunt", "abba", "--time-budget", "1e400h"], "--time-budget `1e400h`: too large"),
         (vec!["hunt", "abba", "--shard", "-1/2"], "--shard `-1/2`: expected I/N"),
         (vec!["hunt", "abba", "--seed", "3"], "a similar argument exists: '--seeds'"),
         // Refused before it is laid out: more choices than the step limit reads.
@@ -1032,7 +1042,8 @@ fn an_interrupted_hunt_reports_what_it_covered() {
 #[test]
 fn an_exploration_too_large_to_finish_stops_at_its_budget_and_says_which() {
     // ttrpc's default cell has far more schedules than a fraction of a second covers.
-    let (code, stdout, _) = deadsim(&["explore", "ttrpc", "--time-budget", "0.3"]);
+    // A unit is taken too: 300ms is the 0.3 s the message gives.
+    let (code, stdout, _) = deadsim(&["explore", "ttrpc", "--time-budget", "300ms"]);
     assert_eq!(code, 0, "{stdout}");
     assert!(
         stdout.contains("but the time budget (--time-budget 0.3) ran out before every schedule was covered"),
