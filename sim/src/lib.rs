@@ -5,8 +5,7 @@
 //! a primitive ([`sync`]: a lock, a send or receive, a read or write, a
 //! `wait()`; a `sleep`, a spawn's join) is a scheduling point at which a
 //! seeded [`scheduler::Strategy`] picks the next task (a monitor's `notify`,
-//! a `WaitGroup`'s `add`, [`choose`] and read-only looks such as `len` are
-//! not). Making a primitive, and every operation of one but plain reads
+//! [`choose`] and read-only looks such as `len` are not). Making a primitive, and every operation of one but plain reads
 //! of its own state (an id, a count), panics outside a task that
 //! [`Sim::run`] drives. The engine knows what every
 //! blocked task waits for, so it finds wait-for cycles through locks,

@@ -246,3 +246,50 @@ fn a_panic_of_the_model_itself_still_cites_its_own_line() {
         "the model's own",
     );
 }
+
+#[test]
+fn an_undeclared_done_cites_the_done_on_every_schedule() {
+    // The Done checks its caller twice, as it starts and as it notifies
+    // (the last one): main's declaration may come between, and the second
+    // check cited the library's line.
+    let mut cited = 0;
+    for seed in 0..200 {
+        LINE.with(|l| l.set(0));
+        let run = Sim::new(seed).run(|| async {
+            let wg = WaitGroup::new("wg");
+            wg.add(1).await;
+            let w = wg.clone();
+            spawn("A", async move {
+                cited!(w.done()).await;
+            });
+            sim::yield_now().await;
+            wg.declare_done(); // main only
+            wg.wait().await;
+        });
+        if let Outcome::Panic { message, .. } = &run.outcome {
+            let line = LINE.with(|l| l.get());
+            assert!(message.ends_with(&format!(" (at {}:{line})", file!())), "seed {seed}: {message}");
+            cited += 1;
+        }
+    }
+    assert!(cited > 0, "no schedule panicked");
+}
+
+#[test]
+fn a_misuse_a_task_caught_is_cited_by_no_later_panic() {
+    // The caught panic left its line behind; the ticker's own send on the
+    // channel main closed (a panic of the library's task) cited it.
+    let run = Sim::new(0).run(|| async {
+        let ch: Chan<u32> = Chan::new("ch", 1);
+        ch.declare_sender();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ch.declare_sender_for(99)));
+        assert!(caught.is_err());
+        let t = sim::time::Ticker::new("tick", 1_000);
+        t.c().declare_sender();
+        t.c().close().await;
+        sim::time::sleep(5_000).await;
+    });
+    let Outcome::Panic { task, message, .. } = &run.outcome else { panic!("{}", run.outcome.summary()) };
+    assert_eq!(task, "tick");
+    assert!(message.starts_with("send on closed channel") && !message.contains(file!()), "{message}");
+}

@@ -75,7 +75,7 @@ enum Op {
     Peek(u8),
     /// `cancel()` of the context.
     Cancel,
-    /// `wg.Add(1)`: a write of the WaitGroup's counter, no scheduling point.
+    /// `wg.Add(1)`: a write of the WaitGroup's counter, a scheduling point.
     WgAdd,
     /// `once.Do` of a function that yields.
     OnceDo,

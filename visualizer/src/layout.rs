@@ -180,15 +180,17 @@ fn break_anywhere(text: &str, size: f64, max: i32, lines: usize) -> Option<Vec<S
 }
 
 /// The outcome `message` broken into at most `lines` lines of `max` pixels.
-/// A cycle too long for them gives up links from its middle ("-> … (7
-/// more) ->"), never its last, which closes the cycle; anything else is
-/// cut at its end as [`wrap`] cuts.
+/// A deadlock's cycle too long for them gives up links from its middle
+/// ("-> … (7 more) ->"), never its last, which closes the cycle; anything
+/// else is cut at its end as [`wrap`] cuts.
 pub fn outcome_lines(message: &str, size: f64, max: i32, lines: usize) -> Vec<String> {
     let all = wrap(message, size, false, max, usize::MAX);
     if all.len() <= lines {
         return all;
     }
-    let links: Vec<&str> = message.split(" -> ").collect();
+    // A deadlock's cycle only: any other message is cut at its end.
+    let links: Vec<&str> =
+        if message.starts_with("deadlock (") { message.split(" -> ").collect() } else { vec![message] };
     let last = links.len().saturating_sub(1);
     for keep in (1..last).rev() {
         let t = format!("{} -> … ({} more) -> {}", links[..keep].join(" -> "), last - keep, links[last]);
@@ -1032,6 +1034,10 @@ mod tests {
         // Dropped from the middle, and counted.
         let kept = text.matches(" waiting to lock ").count();
         assert!(text.contains(&format!("-> … ({} more) ->", 12 - kept)), "{text}");
+        // Another message with arrows in it is no cycle: cut at its end.
+        let panic = format!("panic in \"main\": {}", links.join(" -> "));
+        let lines = outcome_lines(&panic, SMALL, max, 4);
+        assert!(lines.len() == 4 && lines[3].ends_with('…') && !lines.join(" ").contains("more)"), "{lines:?}");
         // A message that fits is left as it is.
         let short =
             "deadlock (global, 2 tasks in the cycle): \"T1\" waiting to lock \"B\" -> \"T2\" waiting to lock \"A\"";

@@ -676,34 +676,48 @@ pub fn rename_tasks(trace: &Trace, renames: &[(String, String)]) -> Result<Trace
 
 /// The outcome message of `before` with its tasks named as in `after`,
 /// the same trace with tasks renamed ([`rename_tasks`], once or rename by
-/// rename): a quoted name is replaced where it is one task's, or every
-/// task of that name has one new name.
+/// rename). A deadlock's is made again from its report, renamed task by
+/// task (a name now shared says which task: `"thread" (task 2)`); a
+/// panic's or a broken invariant's names its task anew where one task had
+/// that name. Lock and channel names stay as they are.
 pub fn renamed_message(before: &Trace, after: &Trace) -> String {
-    // Each old name the message may quote, and its one new name (none if
-    // tasks of that name now have several, or kept it).
-    let mut new_names: BTreeMap<&str, Option<&str>> = BTreeMap::new();
-    for (b, a) in before.tasks.iter().zip(&after.tasks) {
-        let new = (a.name != b.name).then_some(a.name.as_str());
-        new_names.entry(b.name.as_str()).and_modify(|n| *n = n.filter(|&n| Some(n) == new)).or_insert(new);
+    if before.tasks.iter().zip(&after.tasks).all(|(b, a)| b.name == a.name) {
+        return before.meta.message.clone();
     }
-    rename_quoted(&before.meta.message, |q| new_names.get(q).copied().flatten())
-}
-
-/// `text` with each `"quoted"` part that `new` has a name for replaced,
-/// in one pass (a swap of two names stays a swap).
-fn rename_quoted<'a>(text: &str, new: impl Fn(&str) -> Option<&'a str>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('"') {
-        let Some(len) = rest[open + 1..].find('"') else { break };
-        let quoted = &rest[open + 1..open + 1 + len];
-        out.push_str(&rest[..=open]);
-        out.push_str(new(quoted).unwrap_or(quoted));
-        out.push('"');
-        rest = &rest[open + len + 2..];
+    let name_of = |t: u32| after.tasks.get(t as usize).map(|x| x.name.clone());
+    if let Some(d) = &before.deadlock {
+        let mut d = d.clone();
+        for b in d.cycle.iter_mut().chain(d.behind.iter_mut()) {
+            b.name = name_of(b.task).unwrap_or_else(|| b.name.clone());
+            if b.released_by_ids.len() == b.released_by.len() {
+                for (n, &t) in b.released_by.iter_mut().zip(&b.released_by_ids) {
+                    *n = name_of(t).unwrap_or_else(|| n.clone());
+                }
+                if let ("join", &[t]) = (b.op.as_str(), b.released_by_ids.as_slice()) {
+                    b.waits_for = name_of(t).unwrap_or_else(|| b.waits_for.clone());
+                }
+            }
+        }
+        // The names two tasks of the run now have.
+        let mut seen = BTreeMap::new();
+        for t in &after.tasks {
+            *seen.entry(t.name.as_str()).or_insert(0) += 1;
+        }
+        d.shared = seen.into_iter().filter(|&(_, n)| n > 1).map(|(name, _)| name.to_string()).collect();
+        return d.summary();
     }
-    out.push_str(rest);
-    out
+    let message = &before.meta.message;
+    for head in ["panic in \"", "invariant violated in \""] {
+        let Some(rest) = message.strip_prefix(head) else { continue };
+        let Some((old, tail)) = rest.split_once("\": ") else { continue };
+        let mut ids = before.tasks.iter().filter(|t| t.name == old).map(|t| t.id);
+        if let (Some(t), None) = (ids.next(), ids.next()) {
+            if let Some(new) = name_of(t) {
+                return format!("{head}{new}\": {tail}");
+            }
+        }
+    }
+    message.clone()
 }
 
 /// True if `name` matches `pattern`, where `*` stands for any run of

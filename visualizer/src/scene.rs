@@ -256,6 +256,18 @@ impl Scene {
                     let style = ShapeStyle::from(paint.rgba()).filled();
                     be.draw_rect((*x0, *y0), (*x1, *y1), &style, true).map_err(|e| e.to_string())?;
                 }
+                // A bitmap's thick line covers one pixel more than its width
+                // (a 2-px arrow 3 px wide, the SVG's 2): an opaque path of
+                // horizontal and vertical segments is filled as rectangles
+                // instead, the pixels the SVG's stroke covers.
+                Item::Path { points, paint, width }
+                    if !svg && *width >= 2 && paint.alpha == 255 && axis_aligned(points) =>
+                {
+                    let style = ShapeStyle::from(paint.rgba()).filled();
+                    for (x0, y0, x1, y1) in stroke_rects(points, *width as i32) {
+                        be.draw_rect((x0, y0), (x1, y1), &style, true).map_err(|e| e.to_string())?;
+                    }
+                }
                 Item::Path { points, paint, width } => {
                     let style = ShapeStyle::from(paint.rgba()).stroke_width(*width);
                     be.draw_path(points.iter().copied(), &style).map_err(|e| e.to_string())?;
@@ -329,4 +341,35 @@ fn encode_png(rgb: &[u8], w: u32, h: u32, scale: u32) -> Result<Vec<u8>, Error> 
         wr.finish().map_err(|e| Error(format!("cannot encode the PNG: {e}")))?;
     }
     Ok(out)
+}
+
+/// True if every segment of `points` is horizontal or vertical.
+fn axis_aligned(points: &[(i32, i32)]) -> bool {
+    points.windows(2).all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1)
+}
+
+/// The rectangles (x0, y0, x1, y1, ends excluded) a `width`-pixel stroke
+/// of the axis-aligned polyline `points` covers, as an SVG renderer fills
+/// it: across a segment from its line less half the width, along it from
+/// end to end, and at each inner corner on past it by half the width (a
+/// miter join), at the path's two ends not at all (butt caps).
+fn stroke_rects(points: &[(i32, i32)], width: i32) -> Vec<(i32, i32, i32, i32)> {
+    let (before, after) = (width / 2, width - width / 2);
+    let last = points.len().saturating_sub(2);
+    points
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            let ((ax, ay), (bx, by)) = (w[0], w[1]);
+            // How far each end goes on: half the width at an inner corner.
+            let (ea, eb) = (if i > 0 { before } else { 0 }, if i < last { after } else { 0 });
+            if ax == bx {
+                let (y0, y1) = if ay <= by { (ay - ea, by + eb) } else { (by - eb, ay + ea) };
+                (ax - before, y0, ax + after, y1)
+            } else {
+                let (x0, x1) = if ax <= bx { (ax - ea, bx + eb) } else { (bx - eb, ax + ea) };
+                (x0, ay - before, x1, ay + after)
+            }
+        })
+        .collect()
 }

@@ -191,9 +191,12 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         // held there, those the cycle is about, come first: the top rows,
         // and the names a compact lane's label keeps when it has no room
         // for all ("holds streamLock +1 more" hid sendLock, the lock a
-        // ttrpc caller held in the cycle).
+        // ttrpc caller held in the cycle). Not in a figure aligned with
+        // another (a bug's beside its fix's): the two keep one order.
         let first = |k: &(u32, Mode)| {
-            m.deadlock.is_some_and(|d| d <= b) && tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.open)
+            opts.align.is_none()
+                && m.deadlock.is_some_and(|d| d <= b)
+                && tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.open)
         };
         if keys.len() > dims.max_holds {
             // Too many for a row each: the rows go first to the locks still

@@ -3523,3 +3523,37 @@ fn the_header_says_where_a_schedule_came_from_and_none_means_none() {
     assert!(!caption(&texts(Chart::WaitFor, Header::Title)));
     assert!(!caption(&texts(Chart::WaitFor, Header::None)));
 }
+
+#[test]
+fn a_renamed_outcome_names_its_tasks_anew_and_nothing_else() {
+    let mut trace = committed_trace("abba-deadlock.json");
+    // A lock named as a task is (time.After names its task and its channel alike).
+    for b in &mut trace.deadlock.as_mut().unwrap().cycle {
+        if b.waits_for == "B" {
+            b.waits_for = "T2".into();
+        }
+    }
+    trace.meta.message = trace.meta.message.replace("lock \"B\"", "lock \"T2\"");
+    let renamed = |renames: &[(&str, &str)]| {
+        let renames: Vec<(String, String)> = renames.iter().map(|&(p, n)| (p.into(), n.into())).collect();
+        visualizer::rename_tasks(&trace, &renames).unwrap().meta.message
+    };
+    let head = "deadlock (global, 2 tasks in the cycle): ";
+    assert_eq!(
+        renamed(&[("T2", "second")]),
+        format!("{head}\"T1\" waiting to lock \"T2\" -> \"second\" waiting to lock \"A\"")
+    );
+    // A name now shared says which task, as the engine's reports do.
+    assert_eq!(
+        renamed(&[("T*", "thread")]),
+        format!("{head}\"thread\" (task 1) waiting to lock \"T2\" -> \"thread\" (task 2) waiting to lock \"A\"")
+    );
+    assert_eq!(renamed(&[]), trace.meta.message);
+    // A panic names its task anew.
+    let run = sim::Sim::new(0).record(true).run(|| async {
+        sim::spawn("worker", async { panic!("boom") }).join().await;
+    });
+    let trace = *run.trace.unwrap();
+    let t = visualizer::rename_tasks(&trace, &[("worker".into(), "the worker".into())]).unwrap();
+    assert!(t.meta.message.starts_with("panic in \"the worker\": boom"), "{}", t.meta.message);
+}

@@ -321,6 +321,9 @@ impl Execution {
                 }
             }
             let cell = s.cells[t as usize];
+            // A line a caught misuse left (see `rt::with_at`) is no other
+            // operation's.
+            s.op_at = None;
             IN_POLL.with(|c| c.set(true));
             // SAFETY: cells stay live until teardown; a finished task is never
             // enabled again, and its cell answers `Ready` anyway.

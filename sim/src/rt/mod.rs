@@ -612,6 +612,8 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
 /// `#[track_caller]` location): a misuse that `f` panics on
 /// ([`State::misuse`]) cites that line, as Go's and Java's stack traces
 /// cite the caller's, not a line of this library.
+/// (A misuse panic leaves `at` set; a task that catches it runs on with it
+/// until its next poll, which clears it.)
 #[inline]
 pub(crate) fn with_at<R>(at: &'static Location<'static>, f: impl FnOnce(&mut State) -> R) -> R {
     with(|s| {

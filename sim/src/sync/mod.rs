@@ -5,8 +5,8 @@
 //! Go's [`Once`] (on a mutex).
 //!
 //! Every operation that another task could observe is a scheduling point
-//! (but for those the crate's documentation lists: a monitor's `notify`, a
-//! `WaitGroup`'s `add`, and read-only looks such as `len`): the task yields
+//! (but for those the crate's documentation lists: a monitor's `notify`, and
+//! read-only looks such as `len`): the task yields
 //! to the scheduler first, and the operation takes effect when the
 //! scheduler picks the task again. Releasing with `unlock().await` /
 //! `exit().await` is a scheduling point too; dropping a guard instead releases

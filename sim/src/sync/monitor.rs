@@ -31,7 +31,9 @@ pub struct Monitor {
 }
 
 /// One entry into a [`Monitor`]. Leave with [`MonitorGuard::exit`] (a
-/// scheduling point) or by dropping it.
+/// scheduling point) or by dropping it. Leaving from a task that does not
+/// own the monitor (the guard moved to another task) panics as Java does;
+/// `exit` cites the model's line, a drop (which has no caller) the library's.
 #[must_use = "the monitor is exited when the guard is dropped"]
 pub struct MonitorGuard {
     id: ResId,

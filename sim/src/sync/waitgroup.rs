@@ -129,7 +129,7 @@ impl WaitGroup {
         }
         self.set(n - 1);
         if n == 1 {
-            g.notify_all();
+            g.notify_all_at(at);
         }
         g.exit().await;
     }
