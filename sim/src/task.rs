@@ -183,6 +183,7 @@ pub fn current() -> TaskId {
 /// });
 /// assert_eq!(run.outcome, sim::Outcome::Completed);
 /// ```
+#[track_caller]
 pub fn choose(n: usize) -> usize {
     assert!(n >= 1, "choose needs at least one alternative");
     rt::with(|s| s.pick_index(n))

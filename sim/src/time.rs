@@ -141,6 +141,7 @@ impl Ticker {
     ///
     /// # Panics
     /// With a period of 0, as Go's `NewTicker` does ("non-positive interval").
+    #[track_caller]
     pub fn new(name: impl Into<std::borrow::Cow<'static, str>>, period: u64) -> Ticker {
         assert!(period > 0, "time: non-positive interval for NewTicker");
         let name: String = name.into().into_owned();

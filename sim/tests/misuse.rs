@@ -293,3 +293,21 @@ fn a_misuse_a_task_caught_is_cited_by_no_later_panic() {
     assert_eq!(task, "tick");
     assert!(message.starts_with("send on closed channel") && !message.contains(file!()), "{message}");
 }
+
+#[test]
+fn a_ticker_of_no_period_and_a_choice_of_none_cite_the_call() {
+    assert_cited(
+        || async {
+            cited!(sim::time::Ticker::new("tick", 0));
+        },
+        "main",
+        "time: non-positive interval for NewTicker",
+    );
+    assert_cited(
+        || async {
+            cited!(sim::task::choose(0));
+        },
+        "main",
+        "choose needs at least one alternative",
+    );
+}
