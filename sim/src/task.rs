@@ -127,7 +127,8 @@ impl Future for Join {
                 // join) is a preemption of the joiner, which a bound cuts,
                 // and as the latest race of the task's last step it hid that
                 // step's race with another task.
-                s.joining += 1;
+                let me = s.current;
+                s.joiners.push((task, me));
                 s.block(Wait::Join(task));
                 Poll::Pending
             }

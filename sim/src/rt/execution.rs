@@ -164,7 +164,7 @@ impl Execution {
                 st.clear_lock_edges();
                 st.held_across.clear();
                 st.rw_written.clear();
-                st.joining = 0;
+                st.joiners.clear();
                 st.notes.clear();
                 st.notifiers.clear();
                 st.notifiers_at.clear();
@@ -213,13 +213,14 @@ impl Execution {
                 edge_rows: [0; 64],
                 held_across: Vec::new(),
                 rw_written: Vec::new(),
-                joining: 0,
+                joiners: Vec::new(),
                 notes: Default::default(),
                 notifiers: Vec::new(),
                 notifiers_at: Vec::new(),
                 counters: Vec::new(),
                 done_by: Vec::new(),
                 op_at: None,
+                ends: Vec::new(),
             }),
         };
         Execution { state }
@@ -321,9 +322,6 @@ impl Execution {
                 }
             }
             let cell = s.cells[t as usize];
-            // A line a caught misuse left (see `rt::with_at`) is no other
-            // operation's.
-            s.op_at = None;
             IN_POLL.with(|c| c.set(true));
             // SAFETY: cells stay live until teardown; a finished task is never
             // enabled again, and its cell answers `Ready` anyway.
@@ -532,6 +530,10 @@ pub(crate) fn spawn_task(s: &mut State, name: Cow<'static, str>, background: boo
             observed: None,
         }),
     }
+    match s.ends.get_mut(id as usize) {
+        Some(ends) => ends.clear(),
+        None => s.ends.push(Vec::new()),
+    }
     s.enabled.insert(id);
     s.unstarted += 1;
     if !background {
@@ -600,6 +602,7 @@ pub(crate) fn stop_timer_task(s: &mut State, t: TaskId) -> bool {
 fn finish_task(s: &mut State, t: TaskId) {
     end_task(s, t, None);
     judge_finished(s, t);
+    s.leave_ends(t);
 }
 
 /// Marks task `t` finished, its finish recorded (with `peer`, the task
@@ -617,12 +620,29 @@ fn end_task(s: &mut State, t: TaskId, peer: Option<TaskId>) {
     if s.footprint.is_some() {
         s.spawned_or_finished(t, false);
     }
-    if s.joining > 0 {
-        for u in 0..s.tasks.len() as TaskId {
-            if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
-                s.joining -= 1;
-                s.wake(u);
-            }
+    if !s.joiners.is_empty() {
+        wake_joiners(s, t);
+    }
+}
+
+/// Wakes the tasks blocked joining `t`, in the order of their ids (as a
+/// look at every task woke them).
+#[inline(never)]
+fn wake_joiners(s: &mut State, t: TaskId) {
+    if !s.joiners.iter().any(|&(joined, _)| joined == t) {
+        return;
+    }
+    let mut woken: Vec<TaskId> = Vec::new();
+    s.joiners.retain(|&(joined, u)| {
+        if joined == t {
+            woken.push(u);
+        }
+        joined != t
+    });
+    woken.sort_unstable();
+    for u in woken {
+        if s.tasks[u as usize].status == Status::Blocked(super::Wait::Join(t)) {
+            s.wake(u);
         }
     }
 }
