@@ -331,9 +331,31 @@ pub fn one_line(msg: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// The replay line printed under every failure.
+/// The longest schedule string a text report prints whole.
+pub const LONG_SCHEDULE: usize = 4000;
+
+/// True if `run`'s schedule string is too long to print (a run stopped at
+/// a step limit of a million steps has one of megabytes).
+pub fn schedule_too_long(run: &Run) -> bool {
+    run.trace.as_ref().is_some_and(|t| t.meta.replay.len() > LONG_SCHEDULE)
+}
+
+/// The replay line printed under every failure. A schedule string too long
+/// to print ([`LONG_SCHEDULE`]) is said where to find: `--json`'s
+/// `schedule`, a `--trace` file's `meta.replay`.
 pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
-    format!("replay: {}", replay_command(m, cfg, run))
+    let command = replay_command(m, cfg, run);
+    match (&run.trace, schedule_too_long(run)) {
+        (Some(t), true) => {
+            let head = command.strip_suffix(t.meta.replay.as_str()).unwrap_or(&command);
+            format!(
+                "replay: {head}<the schedule string: {}, not printed; --json gives it (`schedule`), \
+                 as a --trace file does (meta.replay)>",
+                count(t.meta.replay.chars().count() as u64, "character")
+            )
+        }
+        _ => format!("replay: {command}"),
+    }
 }
 
 /// The command that replays `run`: its schedule string (or seed), the

@@ -2662,3 +2662,41 @@ fn replay_lists_every_step_the_run_took() {
     let (_, out, _) = deadsim(&["replay", "abba", "--seed", "0"]);
     assert!(out.contains("step      2 t=      200ns  T1                   runs\n"), "{out}");
 }
+
+#[test]
+fn a_schedule_string_too_long_to_print_is_said_where_to_find() {
+    // A run stopped at its step limit has a schedule string of about two
+    // characters a step: megabytes at the default limit, printed whole.
+    let args = [
+        "hunt",
+        "ttrpc",
+        "--client",
+        "v1.1.0",
+        "--callers",
+        "8",
+        "--calls",
+        "1",
+        "--payload",
+        "65536",
+        "--pipe-buffer",
+        "1",
+        "--seeds",
+        "0..1",
+        "--max-steps",
+        "100000",
+    ];
+    let (code, stdout, err) = deadsim(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(stdout.len() < 8000, "{} bytes", stdout.len());
+    let replay = stdout.lines().find(|l| l.starts_with("replay: ")).expect("a replay line");
+    assert!(
+        replay.ends_with("not printed; --json gives it (`schedule`), as a --trace file does (meta.replay)>"),
+        "{replay}"
+    );
+    assert!(stdout.contains("\n   or: deadsim replay ttrpc --client v1.1.0 "), "{stdout}");
+    assert!(stdout.contains(" --seed 0 --max-steps 100000\n"), "{stdout}");
+    // The JSON has it whole.
+    let (_, v) = json(&[&args[..], &["--json"]].concat());
+    let schedule = v["schedule"].as_str().unwrap();
+    assert!(schedule.len() > 4000 && replay.contains(&format!("{} characters", schedule.chars().count())), "{replay}");
+}
