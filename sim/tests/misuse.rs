@@ -311,3 +311,23 @@ fn a_ticker_of_no_period_and_a_choice_of_none_cite_the_call() {
         "choose needs at least one alternative",
     );
 }
+
+#[test]
+fn a_sender_that_returned_declared_again_is_no_misuse() {
+    // Found by review: a finished task leaves the ends it held, and a
+    // declaration of it afterwards was taken for a late new holder.
+    let run = Sim::new(0).run(|| async {
+        let ch: Chan<u32> = Chan::new("ch", 1);
+        ch.declare_receiver();
+        let tx = ch.clone();
+        let w = spawn("w", async move {
+            tx.declare_sender();
+            tx.send(1).await;
+        });
+        let id = w.id();
+        w.join().await;
+        assert_eq!(ch.recv().await, Some(1));
+        ch.declare_sender_for(id);
+    });
+    assert_eq!(run.outcome, Outcome::Completed, "{}", run.outcome.summary());
+}

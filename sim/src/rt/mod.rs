@@ -1463,6 +1463,16 @@ impl State {
                 self.resources[r as usize].name
             ));
         }
+        // A finished task that held this end has left its holders (see
+        // `leave_ends`): declared again (`CancelFunc::declare_for` declares
+        // its task on every context under it), it adds nothing, as a holder
+        // still listed did not.
+        if self.tasks[t as usize].status == Status::Finished && self.ends[t as usize].contains(&(r, dir)) {
+            let step = self.step;
+            self.end(r, dir).mark_declared(step);
+            self.tasks[t as usize].holds_declared_end = true;
+            return;
+        }
         let what = match (&self.resources[r as usize].st, dir, closer) {
             (ResState::Chan { .. }, Dir::Send, _) => "a sender on channel",
             (ResState::Chan { .. }, Dir::Recv, _) => "a receiver from channel",
@@ -1501,14 +1511,14 @@ impl State {
         }
     }
 
+    /// (`ends[t]` keeps the list: a declaration of `t` after its finish
+    /// finds there that it held the end, see [`State::declare_holder`].)
     #[inline(never)]
     fn leave_ends_held(&mut self, t: TaskId) {
-        let mut ends = std::mem::take(&mut self.ends[t as usize]);
-        for &(r, dir) in &ends {
+        for i in 0..self.ends[t as usize].len() {
+            let (r, dir) = self.ends[t as usize][i];
             self.end(r, dir).remove(t);
         }
-        ends.clear();
-        self.ends[t as usize] = ends;
     }
 
     /// Task `t`, a declared holder of a channel or pipe end, finished: a
