@@ -203,8 +203,13 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
     };
     let graph = graph.into_inner().unwrap();
     let warnings = last.map_or_else(Vec::new, |last| graph.up_to(last).warnings());
-    // The failing seed once more, recorded: its schedule string and trace.
-    let recorded = r.failure.as_ref().map(|(seed, _)| a.kind.run(cfg, *seed, true, a.max_steps));
+    // The failing seed once more, recorded: its schedule string, and its
+    // trace's events only for --trace (a step limit of millions of steps
+    // would keep hundreds of megabytes of them).
+    let recorded = r.failure.as_ref().map(|&(seed, _)| match a.trace {
+        Some(_) => a.kind.run(cfg, seed, true, a.max_steps),
+        None => a.kind.run_for_schedule(cfg, seed, a.max_steps),
+    });
     // A trace that cannot be written fails the command after the report,
     // so that the hunt's result is not lost with it.
     let written = match (&a.trace, &recorded) {
@@ -975,7 +980,7 @@ struct Replay {
 impl Replay {
     /// Runs `seed` once more, recorded, for its schedule string.
     fn of(m: &'static dyn Model, cfg: &Configured, kind: StrategyKind, seed: u64, max_steps: u64) -> Replay {
-        let run = kind.run(cfg, seed, true, max_steps);
+        let run = kind.run_for_schedule(cfg, seed, max_steps);
         let flags = cfg.flags(m.params());
         let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
         Replay {

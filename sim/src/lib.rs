@@ -271,7 +271,13 @@ impl Sim {
     /// A run with `seed`, the random strategy, recording off.
     pub fn new(seed: u64) -> Sim {
         Sim {
-            cfg: RunConfig { seed, record: false, max_steps: DEFAULT_MAX_STEPS, step_ns: DEFAULT_STEP_NS },
+            cfg: RunConfig {
+                seed,
+                record: false,
+                events: true,
+                max_steps: DEFAULT_MAX_STEPS,
+                step_ns: DEFAULT_STEP_NS,
+            },
             strategy: None,
             model: std::borrow::Cow::Borrowed("custom"),
             params: None,
@@ -281,6 +287,24 @@ impl Sim {
     /// Records a trace (off by default; switching it changes no choice).
     pub fn record(mut self, on: bool) -> Sim {
         self.cfg.record = on;
+        self
+    }
+
+    /// With [`Sim::record`], whether the trace keeps its events (on by
+    /// default). Off, it has the run's schedule string, tasks and
+    /// resources, and no events: a few bytes a step where events take
+    /// some 260, for a run recorded only to replay it (a hunt's failing
+    /// seed stopped at a step limit of millions). Changes no choice.
+    ///
+    /// ```
+    /// let run = sim::Sim::new(0).record(true).events(false).run(|| async {
+    ///     sim::spawn("T", async { sim::yield_now().await });
+    /// });
+    /// let trace = run.trace.unwrap();
+    /// assert!(trace.events.is_empty() && trace.meta.replay.starts_with("ds1:custom:"));
+    /// ```
+    pub fn events(mut self, on: bool) -> Sim {
+        self.cfg.events = on;
         self
     }
 

@@ -1021,3 +1021,23 @@ fn a_trace_of_any_pct_depth_the_library_runs_loads() {
     let back = Trace::parse(&trace.to_json(), "t.json").expect("a pct:20 trace loads");
     assert_eq!(back.to_json(), trace.to_json());
 }
+
+#[test]
+fn a_run_recorded_for_its_schedule_alone_has_the_full_recordings_schedule() {
+    // What a hunt records of its failing seed when no --trace is asked:
+    // the schedule string, without the events (a few bytes a step).
+    for (name, params) in [("abba", vec![]), ("ttrpc", vec![("client".to_string(), "v1.2.3".to_string())])] {
+        let cfg = sim::models::find(name).unwrap().configure(&params).unwrap();
+        for kind in [sim::scheduler::StrategyKind::Random, sim::scheduler::StrategyKind::Pct(3)] {
+            for seed in 0..8 {
+                let full = kind.run(&cfg, seed, true, 100_000);
+                let lean = kind.run_for_schedule(&cfg, seed, 100_000);
+                let (ft, lt) = (full.trace.unwrap(), lean.trace.unwrap());
+                assert_eq!(lt.meta.replay, ft.meta.replay, "{name} {kind} seed {seed}");
+                assert_eq!(lt.meta.strategy, ft.meta.strategy, "{name} {kind} seed {seed}");
+                assert_eq!(lean.outcome, full.outcome, "{name} {kind} seed {seed}");
+                assert!(lt.events.is_empty() && !ft.events.is_empty(), "{name} {kind} seed {seed}");
+            }
+        }
+    }
+}

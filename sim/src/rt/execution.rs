@@ -20,6 +20,8 @@ use crate::trace::{EventKind, FrameInfo, Recorder, ResourceInfo, TaskInfo};
 pub struct RunConfig {
     pub seed: u64,
     pub record: bool,
+    /// With `record`: keep the events too (else only the schedule).
+    pub events: bool,
     pub max_steps: u64,
     /// Virtual nanoseconds each step advances the clock.
     pub step_ns: u64,
@@ -151,7 +153,7 @@ impl Execution {
                 st.failure = None;
                 st.run_id = run_id;
                 st.suspended = false;
-                st.observed = cfg.record || footprint.is_some();
+                st.observed = (cfg.record && cfg.events) || footprint.is_some();
                 st.inline_steps = inline_steps;
                 st.inline_left = 0;
                 st.max_steps = cfg.max_steps;
@@ -201,7 +203,7 @@ impl Execution {
                 blocks: Default::default(),
                 run_id,
                 suspended: false,
-                observed: cfg.record || footprint.is_some(),
+                observed: (cfg.record && cfg.events) || footprint.is_some(),
                 inline_steps,
                 inline_left: 0,
                 max_steps: cfg.max_steps,

@@ -130,6 +130,12 @@ impl StrategyKind {
         self.run_by(seed, record, max_steps, |sim| model.run_with(sim))
     }
 
+    /// [`StrategyKind::run`], recorded for its schedule string alone (a
+    /// trace without events: see [`Sim::events`]).
+    pub fn run_for_schedule(&self, model: &Configured, seed: u64, max_steps: u64) -> Run {
+        self.run_by(seed, true, max_steps, |sim| model.run_with(sim.events(false)))
+    }
+
     /// [`StrategyKind::run`] of any program: `run` runs it on the [`Sim`]
     /// it is given (`|sim| sim.run(my_model)`), once for random, twice for
     /// PCT.
