@@ -329,12 +329,7 @@ pub fn hunt_one(m: &'static dyn Model, cfg: &Configured, a: HuntArgs) -> Result<
             crate::output::print_outcome(run);
             println!();
             println!("{}", replay_line(m, cfg, run));
-            println!(
-                "   or: deadsim replay {} --seed {seed}{}{}",
-                label,
-                strategy_flag(a.kind),
-                crate::output::step_limit_flag(run)
-            );
+            println!("   or: {}", crate::output::seed_replay_command(m, cfg, a.kind, *seed, run));
         }
         _ if !r.stopped_early && !a.keep_going => {
             // Every seed ran: how rare a failure could still be (the
@@ -830,7 +825,7 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
         "Replay a cell: deadsim replay {name} --{} S --{} C{flags} --seed N{}{limit}",
         grid.row_param,
         grid.col_param,
-        strategy_flag(kind)
+        crate::output::strategy_flag(kind)
     );
     if check_expected {
         print_expected("cells", cells.iter().filter(|c| settled(&c.3)).count(), total_cells, &differing);
@@ -981,17 +976,10 @@ impl Replay {
     /// Runs `seed` once more, recorded, for its schedule string.
     fn of(m: &'static dyn Model, cfg: &Configured, kind: StrategyKind, seed: u64, max_steps: u64) -> Replay {
         let run = kind.run_for_schedule(cfg, seed, max_steps);
-        let flags = cfg.flags(m.params());
-        let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
         Replay {
             schedule: run.trace.as_ref().map(|t| t.meta.replay.clone()),
             command: replay_command(m, cfg, &run),
-            by_seed: format!(
-                "deadsim replay {}{flags} --seed {seed}{}{}",
-                m.name(),
-                strategy_flag(kind),
-                crate::output::step_limit_flag(&run)
-            ),
+            by_seed: crate::output::seed_replay_command(m, cfg, kind, seed, &run),
         }
     }
 }
@@ -1009,15 +997,6 @@ fn row_verdict(r: &sim::hunt::HuntResult) -> &'static str {
         Some((_, o)) => o.verdict(),
         None if r.stopped_early => "interrupted",
         None => "no-deadlock",
-    }
-}
-
-/// ` --strategy K` for a replay line, or nothing for the default.
-fn strategy_flag(kind: StrategyKind) -> String {
-    if kind == StrategyKind::Random {
-        String::new()
-    } else {
-        format!(" --strategy {kind}")
     }
 }
 

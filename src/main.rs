@@ -673,15 +673,7 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
                     println!("\n{}", output::replay_line(m, &cfg, &run));
                     if output::schedule_too_long(&run) {
                         // The seed replays it as well, in a line.
-                        let strategy = match kind.to_string().as_str() {
-                            "random" => String::new(),
-                            s => format!(" --strategy {s}"),
-                        };
-                        println!(
-                            "   or: deadsim replay {}{strategy} --seed {seed}{}",
-                            output::model_label(m, &cfg),
-                            output::step_limit_flag(&run)
-                        );
+                        println!("   or: {}", output::seed_replay_command(m, &cfg, kind, seed, &run));
                     }
                 }
                 output::print_warnings(&run.lock_order.warnings());

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 use sim::models::{Configured, Model};
+use sim::scheduler::StrategyKind;
 use sim::{Outcome, Run};
 
 use crate::UsageError;
@@ -368,6 +369,21 @@ pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
         Some(t) => format!("deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
         None => format!("deadsim replay {}{flags} --seed {}", m.name(), run.seed),
     }
+}
+
+/// ` --strategy K` for a replay line, or nothing for the default.
+pub fn strategy_flag(kind: StrategyKind) -> String {
+    if kind == StrategyKind::Random {
+        String::new()
+    } else {
+        format!(" --strategy {kind}")
+    }
+}
+
+/// The command that replays `run` by its seed under `kind`: the model's
+/// flags, the strategy and the step limit it needs.
+pub fn seed_replay_command(m: &dyn Model, cfg: &Configured, kind: StrategyKind, seed: u64, run: &Run) -> String {
+    format!("deadsim replay {} --seed {seed}{}{}", model_label(m, cfg), strategy_flag(kind), step_limit_flag(run))
 }
 
 /// A step-limit failure replays only under the same limit; any other failure

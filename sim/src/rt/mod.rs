@@ -1284,13 +1284,18 @@ impl State {
     /// Marks task `t` as holding one end of a channel or pipe: it used it.
     #[inline]
     pub fn hold_end_for(&mut self, r: ResId, dir: Dir, t: TaskId) {
-        let end = self.end(r, dir);
-        if !end.contains(t) {
-            let undeclared = end.insert(t);
-            self.ends[t as usize].push((r, dir));
-            if undeclared {
-                self.undeclared_use(r, dir, t);
-            }
+        if !self.end(r, dir).contains(t) {
+            self.add_user(r, dir, t);
+        }
+    }
+
+    /// Task `t`, not among the holders of this end, uses it: one of them
+    /// now (noted for `leave_ends`), and a misuse if they were declared.
+    fn add_user(&mut self, r: ResId, dir: Dir, t: TaskId) {
+        let undeclared = self.end(r, dir).insert(t);
+        self.ends[t as usize].push((r, dir));
+        if undeclared {
+            self.undeclared_use(r, dir, t);
         }
     }
 
@@ -1298,13 +1303,8 @@ impl State {
     /// task declared only to close it may make.
     pub fn close_end(&mut self, r: ResId, dir: Dir) {
         let t = self.current;
-        let end = self.end(r, dir);
-        if !end.holds(t) {
-            let undeclared = end.insert(t);
-            self.ends[t as usize].push((r, dir));
-            if undeclared {
-                self.undeclared_use(r, dir, t);
-            }
+        if !self.end(r, dir).holds(t) {
+            self.add_user(r, dir, t);
         }
     }
 
