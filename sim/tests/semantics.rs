@@ -441,6 +441,51 @@ fn net_pipe_write_completes_only_when_readers_took_every_byte_in_read_sized_piec
     }
 }
 
+/// Go's `net.Pipe` hands a reader even an empty write and waits for it to
+/// be taken: `Write(nil)` returns only after a `Read`, which returns 0 and
+/// no error. With no reader ever, the writer is stuck; a socket buffer
+/// (capacity above 0) takes 0 bytes at once.
+#[test]
+fn net_pipe_write_of_zero_bytes_waits_for_a_read_that_returns_zero() {
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let p: Pipe<&'static str> = Pipe::new("net.Pipe", 0);
+            let w = p.clone();
+            let l = log.clone();
+            spawn("writer", async move {
+                w.write(0, Some("empty")).await.unwrap();
+                l.borrow_mut().push("write returned".into());
+                w.write(3, None).await.unwrap();
+            });
+            sleep(1_000).await;
+            log.borrow_mut().push("slept".into());
+            let mut msgs = Vec::new();
+            let n = p.read(8, &mut msgs).await.unwrap();
+            log.borrow_mut().push(format!("read {n} {msgs:?}"));
+            let n = p.read(8, &mut msgs).await.unwrap();
+            log.borrow_mut().push(format!("read {n}"));
+        });
+        assert_eq!(outcome, Outcome::Completed);
+        let at = |x: &str| log.iter().position(|y| y == x).unwrap_or_else(|| panic!("{x} not in {log:?}"));
+        assert!(at("slept") < at("write returned"), "seed {seed}: {log:?}");
+        assert!(at("read 0 [\"empty\"]") < at("read 3"), "seed {seed}: {log:?}");
+    }
+    let stuck = sim::Sim::new(0).run(|| async {
+        let p: Pipe<()> = Pipe::new("net.Pipe", 0);
+        p.declare_writer();
+        p.declare_reader();
+        p.write(0, None).await.unwrap();
+    });
+    assert_eq!(stuck.outcome.verdict(), "deadlock", "{}", stuck.outcome);
+    let socket = sim::Sim::new(0).run(|| async {
+        let p: Pipe<()> = Pipe::new("socket", 4);
+        p.declare_writer();
+        p.declare_reader();
+        p.write(0, None).await.unwrap();
+    });
+    assert_eq!(socket.outcome, Outcome::Completed);
+}
+
 #[test]
 fn buffered_pipe_moves_what_fits_and_reads_cross_message_boundaries() {
     let (outcome, log) = run_logged(0, |log| async move {

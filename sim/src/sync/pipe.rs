@@ -29,7 +29,8 @@ impl std::fmt::Display for PipeClosed {
 ///   byte is in the buffer (or, with capacity 0, taken by a reader).
 /// - Capacity 0 behaves as Go's `net.Pipe`: nothing is buffered, a write
 ///   completes only when readers have taken every byte, in pieces the size
-///   of each read.
+///   of each read. A write of 0 bytes waits for one read, which returns 0
+///   (not end of stream).
 /// - A read takes what is there, up to its size, whatever the message
 ///   boundaries; it blocks only when nothing is there.
 /// - Writes are serialized: a second writer waits for the write in progress.
@@ -235,7 +236,10 @@ impl<M: 'static> Pipe<M> {
                 }
                 st.readers_waiting = readers;
                 st.readers_waiting.clear();
-                if st.pending == 0 {
+                // Go's net.Pipe hands even an empty slice to a reader and
+                // waits for it (its loop runs once): a write of 0 bytes is
+                // done when a read, which returns 0, took it.
+                if st.pending == 0 && (inner.cap > 0 || n > 0) {
                     return Poll::Ready(Ok(()));
                 }
                 st.active = Some(me);
@@ -281,7 +285,9 @@ impl<M: 'static> Pipe<M> {
                     let k = max.min(st.buffered);
                     st.buffered -= k;
                     k
-                } else if inner.cap == 0 && st.pending > 0 {
+                } else if inner.cap == 0 && st.active.is_some() {
+                    // A write in progress: its bytes not yet read, or none
+                    // (a write of 0 bytes, which this read completes).
                     let k = max.min(st.pending);
                     st.pending -= k;
                     k
