@@ -12,18 +12,47 @@ use std::path::Path;
 /// file to leave half-written, and renaming over a device would replace it.
 /// As with a redirection, a FIFO waits for a reader.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes, as it writes it (buffered): a
+/// large file is never whole in memory. An error of `write` is returned
+/// and, as any other, leaves no file.
+///
+/// ```
+/// use std::io::Write;
+/// let path = std::env::temp_dir().join(format!("deadsim-doc-with-{}", std::process::id()));
+/// sim::fsutil::write_atomic_with(&path, |out| (0..3).try_for_each(|i| write!(out, "{i} "))).unwrap();
+/// assert_eq!(std::fs::read_to_string(&path).unwrap(), "0 1 2 ");
+/// let failed = sim::fsutil::write_atomic_with(&path, |out| {
+///     out.write_all(b"half")?;
+///     Err(std::io::Error::other("the writer gave up"))
+/// });
+/// assert!(failed.is_err());
+/// assert_eq!(std::fs::read_to_string(&path).unwrap(), "0 1 2 ", "the file there is kept");
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+///
+/// # Errors
+/// Those of the file system, and what `write` returns.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let path = &match target_of(path)? {
         Target::Special => {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            f.write_all(bytes)?;
-            return f.flush();
+            let f = std::fs::OpenOptions::new().write(true).open(path)?;
+            let mut out = std::io::BufWriter::new(f);
+            write(&mut out)?;
+            return out.flush();
         }
         Target::File(p) => p,
     };
     let tmp = temp_beside(path)?;
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write(&mut out)?;
+        let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -5,6 +5,7 @@
 //! written again is byte-identical.
 
 use std::fmt;
+use std::io::Write;
 use std::path::Path;
 
 use super::{Trace, FORMAT, VERSION};
@@ -21,16 +22,17 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
-fn push_list<T: serde::Serialize>(out: &mut String, key: &str, items: &[T], last: bool) {
-    out.push('"');
-    out.push_str(key);
-    out.push_str("\":[");
+fn write_value<W: Write + ?Sized>(out: &mut W, v: &impl serde::Serialize) -> std::io::Result<()> {
+    serde_json::to_writer(out, v).map_err(std::io::Error::from)
+}
+
+fn write_list<W: Write + ?Sized, T: serde::Serialize>(out: &mut W, key: &str, items: &[T]) -> std::io::Result<()> {
+    write!(out, "\"{key}\":[")?;
     for (i, item) in items.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        out.push_str(&serde_json::to_string(item).expect("trace items serialize"));
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        write_value(out, item)?;
     }
-    out.push(']');
-    out.push_str(if last { "" } else { ",\n" });
+    out.write_all(b"],\n")
 }
 
 /// The element on line `line` (1-based) of a trace in the writer's layout,
@@ -94,23 +96,38 @@ impl<'de> serde::Deserialize<'de> for Header {
 impl Trace {
     /// The trace as JSON text, in the fixed layout.
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(128 + self.events.len() * 80);
-        out.push_str(&format!(
-            "{{\"format\":{},\"version\":{},\n\"meta\":{},\n",
-            serde_json::to_string(&self.format).unwrap(),
-            self.version,
-            serde_json::to_string(&self.meta).unwrap()
-        ));
-        push_list(&mut out, "tasks", &self.tasks, false);
-        push_list(&mut out, "resources", &self.resources, false);
-        push_list(&mut out, "frames", &self.frames, false);
-        push_list(&mut out, "events", &self.events, false);
-        out.push_str("\"schedule\":");
-        out.push_str(&serde_json::to_string(&self.schedule).unwrap());
-        out.push_str(",\n\"deadlock\":");
-        out.push_str(&serde_json::to_string(&self.deadlock).unwrap());
-        out.push_str("}\n");
-        out
+        let mut out = Vec::with_capacity(128 + self.events.len() * 80);
+        self.write_json(&mut out).expect("a Vec takes every write");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+
+    /// Writes [`Trace::to_json`]'s text to `out` as it goes, with no copy of
+    /// the whole text in memory (a million-step trace is some 170 MB of it).
+    ///
+    /// ```
+    /// let t = sim::Sim::new(0).record(true).run(|| async {}).trace.unwrap();
+    /// let mut bytes = Vec::new();
+    /// t.write_json(&mut bytes).unwrap();
+    /// assert_eq!(bytes, t.to_json().as_bytes());
+    /// ```
+    ///
+    /// # Errors
+    /// What `out` returns.
+    pub fn write_json<W: Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b"{\"format\":")?;
+        write_value(out, &self.format)?;
+        write!(out, ",\"version\":{},\n\"meta\":", self.version)?;
+        write_value(out, &self.meta)?;
+        out.write_all(b",\n")?;
+        write_list(out, "tasks", &self.tasks)?;
+        write_list(out, "resources", &self.resources)?;
+        write_list(out, "frames", &self.frames)?;
+        write_list(out, "events", &self.events)?;
+        out.write_all(b"\"schedule\":")?;
+        write_value(out, &self.schedule)?;
+        out.write_all(b",\n\"deadlock\":")?;
+        write_value(out, &self.deadlock)?;
+        out.write_all(b"}\n")
     }
 
     /// Parses and checks a trace. `origin` names the input in errors (a file name).
@@ -181,7 +198,7 @@ impl Trace {
         // bytes, not read whole (/dev/zero never ends); any JSON value is
         // read whole, for the message that names what it is.
         let mut bytes = Vec::new();
-        file.by_ref().take(4096).read_to_end(&mut bytes).map_err(cannot)?;
+        Read::by_ref(&mut file).take(4096).read_to_end(&mut bytes).map_err(cannot)?;
         let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
         let json_start = |b: u8| b"{[\"-0123456789tfn".contains(&b);
         if body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| !json_start(b)) {
@@ -195,7 +212,7 @@ impl Trace {
 
     /// Writes the trace to `path` whole or not at all (temporary file, then rename).
     pub fn write_file(&self, path: &Path) -> std::io::Result<()> {
-        crate::fsutil::write_atomic(path, self.to_json().as_bytes())
+        crate::fsutil::write_atomic_with(path, |out| self.write_json(out))
     }
 
     /// Checks that every id an event refers to exists, that steps and
