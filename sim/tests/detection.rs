@@ -1522,7 +1522,7 @@ fn a_pipe_closer_serves_a_wait_until_it_finishes_and_must_be_declared() {
             });
             let mut got = Vec::new();
             r.declare_reader();
-            assert_eq!(r.read(4, &mut got).await, Ok(0), "end of stream");
+            assert_eq!(r.read(4, &mut got).await, Err(sim::sync::ReadError::Eof), "end of stream");
         });
         assert_eq!(run.outcome, Outcome::Completed, "seed {seed}");
     }

@@ -470,6 +470,30 @@ fn net_pipe_write_of_zero_bytes_waits_for_a_read_that_returns_zero() {
         assert!(at("slept") < at("write returned"), "seed {seed}: {log:?}");
         assert!(at("read 0 [\"empty\"]") < at("read 3"), "seed {seed}: {log:?}");
     }
+    // A reader that reads to the end of the stream goes on past the 0.
+    for seed in 0..50 {
+        let (outcome, log) = run_logged(seed, |log| async move {
+            let p: Pipe<()> = Pipe::new("net.Pipe", 0);
+            let w = p.clone();
+            spawn("writer", async move {
+                w.write(0, None).await.unwrap();
+                w.write(3, None).await.unwrap();
+                w.close_write().await;
+            });
+            let (mut total, mut reads) = (0, 0);
+            loop {
+                match p.read(8, &mut Vec::new()).await {
+                    Ok(n) => (total, reads) = (total + n, reads + 1),
+                    Err(e) => {
+                        log.borrow_mut().push(format!("{total} bytes in {reads} reads, then {e}"));
+                        break;
+                    }
+                }
+            }
+        });
+        assert_eq!(outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(log, ["3 bytes in 2 reads, then EOF"], "seed {seed}");
+    }
     let stuck = sim::Sim::new(0).run(|| async {
         let p: Pipe<()> = Pipe::new("net.Pipe", 0);
         p.declare_writer();
@@ -505,11 +529,11 @@ fn buffered_pipe_moves_what_fits_and_reads_cross_message_boundaries() {
         log.borrow_mut().push(format!("read {n} {msgs:?}"));
         let mut total = n;
         loop {
-            let n = p.read(100, &mut msgs).await.unwrap();
-            if n == 0 {
-                break;
+            match p.read(100, &mut msgs).await {
+                Ok(n) => total += n,
+                Err(sim::sync::ReadError::Eof) => break,
+                Err(e) => panic!("{e}"),
             }
-            total += n;
         }
         log.borrow_mut().push(format!("total {total} {msgs:?}"));
     });
@@ -544,11 +568,11 @@ fn closing_the_write_end_fails_the_write_in_progress_and_keeps_what_is_buffered(
                 let mut msgs = Vec::new();
                 let mut total = 0;
                 loop {
-                    let n = p.read(100, &mut msgs).await.unwrap();
-                    if n == 0 {
-                        break;
+                    match p.read(100, &mut msgs).await {
+                        Ok(n) => total += n,
+                        Err(sim::sync::ReadError::Eof) => break,
+                        Err(e) => panic!("{e}"),
                     }
-                    total += n;
                 }
                 log.borrow_mut().push(format!("read {total} {msgs:?}"));
             });

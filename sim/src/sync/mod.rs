@@ -31,7 +31,7 @@ pub use cond::Cond;
 pub use monitor::{Enter, Exit, Monitor, MonitorGuard};
 pub use mutex::{Lock, Mutex, MutexGuard, Unlock};
 pub use once::Once;
-pub use pipe::{Pipe, PipeClosed};
+pub use pipe::{Pipe, PipeClosed, ReadError};
 pub use rwlock::{RwMutex, RwReadGuard, RwWriteGuard};
 pub use select::{select, Select, SelectCase};
 pub use waitgroup::WaitGroup;

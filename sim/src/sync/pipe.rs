@@ -22,6 +22,29 @@ impl std::fmt::Display for PipeClosed {
     }
 }
 
+/// Why a [`Pipe::read`] returned no bytes, as Go's `Read` says it with its
+/// error: a read that returns `Ok(0)` is not the end of the stream (a read
+/// of `max` 0, or one that took a `net.Pipe` write of 0 bytes: Go's
+/// `(0, nil)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// End of stream: the write end is closed and nothing is left (`io.EOF`).
+    Eof,
+    /// The read end is closed (`io.ErrClosedPipe`).
+    Closed,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Eof => f.write_str("EOF"),
+            ReadError::Closed => PipeClosed.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
 /// A one-way byte stream with a capacity in bytes.
 ///
 /// - A write of `n` bytes moves what fits into the buffer and blocks for the
@@ -255,21 +278,35 @@ impl<M: 'static> Pipe<M> {
 
     /// Reads up to `max` bytes: a scheduling point; blocks while the pipe is
     /// empty. Messages whose last byte was read are appended to `out`.
-    /// Returns the bytes read, 0 at end of stream (the write end closed).
+    /// Returns the bytes read: 0 only for a read of `max` 0, or one that
+    /// took a `net.Pipe` write of 0 bytes, never at end of stream.
     ///
     /// # Errors
-    /// [`PipeClosed`] if the read end is closed ([`Pipe::close_read`]),
-    /// before or while it waits.
+    /// [`ReadError::Eof`] once the write end is closed and nothing is left
+    /// (Go's `io.EOF`); [`ReadError::Closed`] if the read end is closed
+    /// ([`Pipe::close_read`]), before or while it waits.
     ///
     /// A read of `max` 0 waits as any read does and takes nothing, as Go's
-    /// `Read` of an empty slice: its 0 is end of stream only if the write
-    /// end is closed and nothing is left.
+    /// `Read` of an empty slice.
+    ///
+    /// ```
+    /// use sim::sync::{Pipe, ReadError};
+    /// let run = sim::Sim::new(0).run(|| async {
+    ///     let p: Pipe<()> = Pipe::new("conn", 16);
+    ///     p.write(3, None).await.unwrap();
+    ///     p.close_write().await;
+    ///     let mut msgs = Vec::new();
+    ///     assert_eq!(p.read(8, &mut msgs).await, Ok(3)); // what was buffered
+    ///     assert_eq!(p.read(8, &mut msgs).await, Err(ReadError::Eof));
+    /// });
+    /// assert_eq!(run.outcome, sim::Outcome::Completed);
+    /// ```
     #[track_caller]
-    pub fn read<'a>(&'a self, max: u64, out: &'a mut Vec<M>) -> impl Future<Output = Result<u64, PipeClosed>> + 'a {
+    pub fn read<'a>(&'a self, max: u64, out: &'a mut Vec<M>) -> impl Future<Output = Result<u64, ReadError>> + 'a {
         self.read_at(max, out, Location::caller())
     }
 
-    async fn read_at(&self, max: u64, out: &mut Vec<M>, at: &'static Location<'static>) -> Result<u64, PipeClosed> {
+    async fn read_at(&self, max: u64, out: &mut Vec<M>, at: &'static Location<'static>) -> Result<u64, ReadError> {
         let inner = self.inner.clone();
         Op::new(move || {
             rt::with_at(at, |s| {
@@ -279,7 +316,7 @@ impl<M: 'static> Pipe<M> {
                 let mut st = inner.st.borrow_mut();
                 if st.read_closed {
                     s.touch(id);
-                    return Poll::Ready(Err(PipeClosed));
+                    return Poll::Ready(Err(ReadError::Closed));
                 }
                 let k = if st.buffered > 0 {
                     let k = max.min(st.buffered);
@@ -293,7 +330,7 @@ impl<M: 'static> Pipe<M> {
                     k
                 } else if st.write_closed {
                     s.record(me, EventKind::Read, Some(id), Some(0), Some(0), None, None);
-                    return Poll::Ready(Ok(0));
+                    return Poll::Ready(Err(ReadError::Eof));
                 } else {
                     s.touch(id);
                     st.readers_waiting.push(me);
@@ -358,9 +395,16 @@ impl<M: 'static> Pipe<M> {
                     // The stream ends where the buffer does: a reader must
                     // not wait for bytes, or a message, that never come.
                     st.written -= st.pending;
+                    let zero_length = st.pending == 0;
                     st.pending = 0;
                     let end = st.written;
                     while st.msgs.back().is_some_and(|(last, _)| *last > end) {
+                        st.msgs.pop_back();
+                    }
+                    // A net.Pipe write of 0 bytes (the only write in
+                    // progress with nothing pending): every byte before it
+                    // was read, so a message at its end is its own.
+                    if zero_length && st.msgs.back().is_some_and(|(last, _)| *last == end) {
                         st.msgs.pop_back();
                     }
                     s.grant(w, super::chan::CLOSED);

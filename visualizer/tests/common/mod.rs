@@ -51,9 +51,10 @@ pub fn pipes_model() {
             s2c.declare_reader();
             let mut got = Vec::new();
             loop {
-                let n = s2c.read(64, &mut got).await.unwrap();
-                if n == 0 {
-                    break;
+                match s2c.read(64, &mut got).await {
+                    Ok(_) => {}
+                    Err(sim::sync::ReadError::Eof) => break,
+                    Err(e) => panic!("{e}"),
                 }
                 let r = streams.rlock().await;
                 sim::time::sleep(300).await;
@@ -70,9 +71,10 @@ pub fn pipes_model() {
             work.declare_sender();
             let mut got = Vec::new();
             loop {
-                let n = c2s.read(128, &mut got).await.unwrap();
-                if n == 0 {
-                    break;
+                match c2s.read(128, &mut got).await {
+                    Ok(_) => {}
+                    Err(sim::sync::ReadError::Eof) => break,
+                    Err(e) => panic!("{e}"),
                 }
                 let g = queue.enter().await;
                 let g2 = queue.enter().await;

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::wire::{Frame, BUFIO_SIZE, HEADER_BYTES};
-use crate::sync::{Pipe, PipeClosed};
+use crate::sync::{Pipe, PipeClosed, ReadError};
 use crate::{at, frame_at};
 
 /// The lines of `channel.go` and `bufio.go` a design's frames cite.
@@ -187,13 +187,11 @@ impl Channel {
             let (max, direct) = if len >= BUFIO_SIZE { (len, true) } else { (BUFIO_SIZE, false) };
             let n = match self.conn.rx.read(max, &mut got).await {
                 Ok(n) => n,
-                Err(PipeClosed) => return Err(RecvError::Closed),
+                // io.EOF before a frame, io.ErrUnexpectedEOF inside one: both end the read loop.
+                Err(ReadError::Eof) => return Err(RecvError::Eof),
+                Err(ReadError::Closed) => return Err(RecvError::Closed),
             };
             self.br_frames.borrow_mut().extend(got.drain(..));
-            if n == 0 {
-                // io.EOF before a frame, io.ErrUnexpectedEOF inside one: both end the read loop.
-                return Err(RecvError::Eof);
-            }
             if direct {
                 len -= n;
             } else {
