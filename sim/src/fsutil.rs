@@ -48,18 +48,24 @@ pub fn write_atomic_with(
         }
         Target::File(p) => p,
     };
-    let tmp = temp_beside(path)?;
-    let result = (|| {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        write(&mut out)?;
-        let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    /// Removes the temporary file unless it was renamed: on an error, and
+    /// on a panic in `write` too.
+    struct Temp(std::path::PathBuf, bool);
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            if !self.1 {
+                let _ = std::fs::remove_file(&self.0);
+            }
+        }
     }
-    result
+    let mut tmp = Temp(temp_beside(path)?, false);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp.0)?);
+    write(&mut out)?;
+    let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp.0, path)?;
+    tmp.1 = true;
+    Ok(())
 }
 
 /// A set of files written as one: each is written beside its place first

@@ -65,7 +65,8 @@ impl TaskSet {
     pub fn clear(&mut self) {
         self.low = 0;
         self.high.iter_mut().for_each(|w| *w = 0);
-        self.first = 0;
+        // Past every word: an insert lowers it to its own.
+        self.first = self.high.len() as u32;
         self.len = 0;
     }
 
@@ -418,6 +419,7 @@ mod tests {
         assert!(s.first > 100, "the walk starts past the emptied words: {}", s.first);
         s.clear();
         assert!(s.is_empty() && s.iter().next().is_none());
+        assert_eq!(s.first as usize, s.high.len(), "a cleared set's walk starts past its words");
         s.insert(64);
         assert_eq!((s.nth(0), s.rank(64)), (64, Some(0)));
     }
