@@ -806,10 +806,10 @@ pub fn hunt_matrix(name: &str, params: &crate::model_args::ModelArgs, a: TableAr
     }
     match (base.is_empty(), marked, cut) {
         (true, true, _) => println!(
-            "\n(!) marks a cell whose verdict differs from the expected one (the ttrpc design notes' matrix for valid calls)."
+            "\n(!) marks a cell whose verdict differs from the expected one (the matrix for valid calls read from the Go source at each tag: sim/src/models/ttrpc/README.md)."
         ),
         (true, false, false) => {
-            println!("\nEvery cell has the verdict the ttrpc design notes' matrix expects for valid calls.")
+            println!("\nEvery cell has the verdict expected for valid calls (the matrix read from the Go source at each tag: sim/src/models/ttrpc/README.md).")
         }
         // Cut short: the rows say so, and an unfinished cell is not compared.
         (true, false, true) => {}

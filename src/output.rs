@@ -54,20 +54,23 @@ pub fn print_outcome(run: &sim::Run) {
 /// "at"}]` (the id tells apart tasks that share a name; `at` is the
 /// innermost frame, or null).
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {
-    let cycle: Vec<serde_json::Value> = o
-        .deadlock()
-        .map(|d| {
-            d.cycle
-                .iter()
-                .map(|b| {
-                    // Where it waits: its innermost frame, as the report's first `at` line.
-                    let at = b.stack.first().map(|f| f.to_string());
-                    json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for, "at": at})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let cycle: Vec<serde_json::Value> =
+        o.deadlock().map(|d| d.cycle.iter().map(blocked_json).collect()).unwrap_or_default();
     serde_json::Value::Array(cycle)
+}
+
+/// A blocked task as the text report gives it: what it waits in and on,
+/// where (`at`, its innermost frame, as the report's first `at` line; and
+/// its whole `stack`, innermost first), and the locks it holds.
+pub fn blocked_json(b: &sim::outcome::BlockedTask) -> serde_json::Value {
+    let at = b.stack.first().map(|f| f.to_string());
+    let stack: Vec<String> = b.stack.iter().map(|f| f.to_string()).collect();
+    let holds: Vec<serde_json::Value> = b
+        .holds
+        .iter()
+        .map(|h| json!({"resource": h.resource, "kind": h.kind, "mode": h.mode, "at": h.at.as_ref().map(|f| f.to_string())}))
+        .collect();
+    json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for, "at": at, "stack": stack, "holds": holds})
 }
 
 /// Prints one JSON result on stdout, with the `deadsim` version that made
@@ -257,8 +260,20 @@ pub fn flags_label(params: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// `model --flags` for a configured model (non-default flags only).
+/// `model --flags` for a report's header: the non-default flags, and the
+/// model's [`label_params`](sim::models::Model::label_params) whatever
+/// their values (`ttrpc --server v1.0.2 --client v1.2.3`).
 pub fn model_label(m: &dyn sim::models::Model, cfg: &Configured) -> String {
+    let flags = cfg.flags_with(m.params(), m.label_params());
+    if flags.is_empty() {
+        m.name().to_string()
+    } else {
+        format!("{} {flags}", m.name())
+    }
+}
+
+/// `model --flags` for a command a report prints (non-default flags only).
+pub fn model_command(m: &dyn sim::models::Model, cfg: &Configured) -> String {
     let flags = cfg.flags(m.params());
     if flags.is_empty() {
         m.name().to_string()
@@ -383,7 +398,7 @@ pub fn strategy_flag(kind: StrategyKind) -> String {
 /// The command that replays `run` by its seed under `kind`: the model's
 /// flags, the strategy and the step limit it needs.
 pub fn seed_replay_command(m: &dyn Model, cfg: &Configured, kind: StrategyKind, seed: u64, run: &Run) -> String {
-    format!("deadsim replay {} --seed {seed}{}{}", model_label(m, cfg), strategy_flag(kind), step_limit_flag(run))
+    format!("deadsim replay {} --seed {seed}{}{}", model_command(m, cfg), strategy_flag(kind), step_limit_flag(run))
 }
 
 /// A step-limit failure replays only under the same limit; any other failure
@@ -409,12 +424,11 @@ pub fn run_json(m: &dyn Model, cfg: &Configured, run: &Run, seed: Option<u64>, s
         "strategy": strategy,
         "steps": run.steps,
         "time_ns": run.time_ns,
-        // A run stopped at its step limit: the tasks blocked there.
+        // A run stopped at its step limit: the tasks blocked there; a
+        // deadlock: those blocked behind its cycle (or, with no cycle, all).
         "blocked": match &run.outcome {
-            sim::Outcome::StepLimit { blocked, .. } => blocked
-                .iter()
-                .map(|b| json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for}))
-                .collect::<Vec<_>>(),
+            sim::Outcome::StepLimit { blocked, .. } => blocked.iter().map(blocked_json).collect::<Vec<_>>(),
+            sim::Outcome::Deadlock(d) => d.behind.iter().map(blocked_json).collect::<Vec<_>>(),
             _ => Vec::new(),
         },
         // And those able to run there; `started` false: never scheduled.

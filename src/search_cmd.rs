@@ -190,7 +190,7 @@ fn parameters_giving(m: &dyn Model, cfg: &Configured, fp: &str) -> Option<String
             .cloned()
             .collect();
         let c = m.configure(&off_default).ok()?;
-        (sim::scheduler::fingerprint(m.name(), &c.params) == fp).then(|| model_label(m, &c))
+        (sim::scheduler::fingerprint(m.name(), &c.params) == fp).then(|| crate::output::model_command(m, &c))
     };
     let n = base.len();
     for i in 0..n {

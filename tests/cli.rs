@@ -69,8 +69,12 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
     assert_eq!(
         v["cycle"],
         serde_json::json!([
-            {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:28)"},
-            {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:28)"}
+            {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:28)",
+             "stack": ["abba::worker (sim/src/models/abba.rs:28)"],
+             "holds": [{"resource": "A", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)"}]},
+            {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:28)",
+             "stack": ["abba::worker (sim/src/models/abba.rs:28)"],
+             "holds": [{"resource": "B", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)"}]}
         ])
     );
     let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);
@@ -2699,4 +2703,60 @@ fn a_schedule_string_too_long_to_print_is_said_where_to_find() {
     let (_, v) = json(&[&args[..], &["--json"]].concat());
     let schedule = v["schedule"].as_str().unwrap();
     assert!(schedule.len() > 4000 && replay.contains(&format!("{} characters", schedule.chars().count())), "{replay}");
+}
+
+/// A report's first line names the code that ran, defaults included (a
+/// v1.2.3 client deadlocks against the v1.0.2 server only), while the
+/// commands it prints keep to the flags that differ from the defaults.
+#[test]
+fn a_reports_header_names_the_releases_its_replay_lines_only_what_was_given() {
+    let (code, out, _) = deadsim(&["hunt", "ttrpc", "--client", "v1.2.3", "--seeds", "0..20"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("ttrpc --server v1.0.2 --client v1.2.3: deadlock at seed 7 "), "{out}");
+    assert!(out.contains("\n   or: deadsim replay ttrpc --client v1.2.3 --seed 7"), "{out}");
+    let (code, out, _) = deadsim(&["run", "flink", "--scenario", "minimal", "--fix", "self-assign", "--seed", "3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("flink --flink-version 1.13.1 --fix self-assign --scenario minimal seed 3: "), "{out}");
+    let (code, out, _) = deadsim(&["run", "abba", "--seed", "0"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("abba seed 0: deadlock"), "{out}");
+}
+
+/// The JSON of a deadlock carries what its text report says of each task:
+/// the whole stack and the locks held (cycle), and the tasks blocked
+/// behind the cycle (`blocked`).
+#[test]
+fn a_deadlocks_json_has_each_tasks_stack_holds_and_the_tasks_behind() {
+    let (code, v) = json(&["run", "ttrpc", "--client", "v1.2.3", "--seed", "7", "--json"]);
+    assert_eq!(code, 1, "{v}");
+    let cycle = v["cycle"].as_array().expect("a list");
+    let caller = cycle.iter().find(|b| b["op"] == "lock").expect("the caller waiting for sendLock");
+    assert_eq!(caller["waits_for"], "sendLock", "{v}");
+    assert_eq!(
+        caller["stack"],
+        serde_json::json!([
+            "Client.createStream (client.go:405)",
+            "Client.dispatch (client.go:519)",
+            "Client.Call (client.go:173)"
+        ]),
+        "{v}"
+    );
+    assert_eq!(caller["at"], caller["stack"][0]);
+    assert_eq!(
+        caller["holds"],
+        serde_json::json!([{"resource": "streamLock", "kind": "rwmutex", "mode": "write", "at": "Client.createStream (client.go:389)"}]),
+        "{v}"
+    );
+    let blocked = v["blocked"].as_array().expect("a list");
+    assert!(blocked.iter().any(|b| b["task"] == "main" && b["op"] == "join"), "{v}");
+    assert!(blocked.iter().all(|b| !cycle.iter().any(|c| c["id"] == b["id"])), "{v}");
+    // The text report lists the same tasks behind the cycle.
+    let (_, out, _) = deadsim(&["run", "ttrpc", "--client", "v1.2.3", "--seed", "7"]);
+    let behind = out.split("Blocked behind the cycle:\n").nth(1).expect("the section");
+    for b in blocked {
+        assert!(
+            behind.contains(&format!("\"{}\" (task {})", b["task"].as_str().unwrap(), b["id"])),
+            "{b} not in {behind}"
+        );
+    }
 }

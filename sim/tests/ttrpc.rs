@@ -99,10 +99,10 @@ fn v1_2_0_and_v1_2_1_streams_have_no_recv_close_and_cite_their_own_lines() {
     // The same design deadlocks the same way in both forms; what differs is
     // the stream (recvClose from v1.2.2) and the lines each tag cites.
     for (client, recv_close, create_stream, get_stream, call) in [
-        ("v1.2.0", false, "client.go:360", "client.go:379", "client.go:106"),
-        ("v1.2.1", false, "client.go:360", "client.go:379", "client.go:106"),
-        ("v1.2.2", true, "client.go:366", "client.go:385", "client.go:106"),
-        ("v1.2.3", true, "client.go:405", "client.go:424", "client.go:145"),
+        ("v1.2.0", false, "client.go:360", "client.go:379", "client.go:134"),
+        ("v1.2.1", false, "client.go:360", "client.go:379", "client.go:134"),
+        ("v1.2.2", true, "client.go:366", "client.go:385", "client.go:134"),
+        ("v1.2.3", true, "client.go:405", "client.go:424", "client.go:173"),
     ] {
         let m = ttrpc("v1.0.2", client, &[]);
         let run = first_failure(&m, 0..200).expect("deadlock within 200 seeds");

@@ -81,6 +81,13 @@ pub trait Model: Send + Sync {
     fn matrix(&self) -> Option<Matrix> {
         None
     }
+    /// The parameters that say which code is run (a release, a scenario):
+    /// a report's header names them even at their defaults, so that
+    /// `ttrpc --client v1.2.3` is not read without the server it ran
+    /// against. Commands a report prints give only non-defaults.
+    fn label_params(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// A grid of variants: rows set one parameter, columns another.
@@ -284,10 +291,16 @@ impl Configured {
 
     /// The command-line flags that select these parameters (non-defaults only).
     pub fn flags(&self, specs: &[ParamSpec]) -> String {
+        self.flags_with(specs, &[])
+    }
+
+    /// [`Configured::flags`], with the parameters named in `always` given
+    /// at their defaults too (see [`Model::label_params`]).
+    pub fn flags_with(&self, specs: &[ParamSpec], always: &[&str]) -> String {
         let mut out = Vec::new();
         for p in self.params.iter() {
             let spec = specs.iter().find(|s| s.name == p.name);
-            if spec.is_some_and(|s| canonical(s.kind, s.default) == p.value) {
+            if !always.contains(&p.name.as_str()) && spec.is_some_and(|s| canonical(s.kind, s.default) == p.value) {
                 continue;
             }
             out.extend(arg_words(specs, &p.name, &p.value));

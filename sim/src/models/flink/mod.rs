@@ -424,6 +424,9 @@ impl Model for Flink {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn label_params(&self) -> &'static [&'static str] {
+        &["flink-version", "scenario"]
+    }
     fn variants(&self) -> Vec<Variant> {
         let mut out = Vec::new();
         for scenario in ["minimal", "pipeline"] {

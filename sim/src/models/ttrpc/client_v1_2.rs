@@ -22,6 +22,7 @@ use crate::{at, frame_at, TaskId};
 
 /// The client.go lines of one v1.2 form.
 struct Lines {
+    /// `Call`'s `c.interceptor(ctx, creq, cresp, info, c.dispatch)`.
     call: &'static str,
     dispatch: &'static str,
     create_stream_call: &'static str,
@@ -43,7 +44,7 @@ struct Lines {
 /// of `RecvMsg` (39 and 6 lines: 45 fewer before `createStream`). Checked against v1.2.1's file; v1.2.0's
 /// own is not stored (see the model's README).
 const LINES_V1_2_0: Lines = Lines {
-    call: "client.go:106",
+    call: "client.go:134",
     dispatch: "client.go:468",
     create_stream_call: "client.go:474",
     delete_stream_call: "client.go:478",
@@ -60,7 +61,7 @@ const LINES_V1_2_0: Lines = Lines {
 /// lines below v1.2.0 in `run` and after, and 39 above v1.2.3. Read from a
 /// vendored v1.2.2 client.go; the stored ttrpc repository has no copy at a tag.
 const LINES_V1_2_2: Lines = Lines {
-    call: "client.go:106",
+    call: "client.go:134",
     dispatch: "client.go:474",
     create_stream_call: "client.go:480",
     delete_stream_call: "client.go:484",
@@ -76,7 +77,7 @@ const LINES_V1_2_2: Lines = Lines {
 /// v1.2.3: checked against `client.go` at f984c9b (#152), the last change
 /// to it before the tag; v1.2.4's file with `createStream` before #168.
 const LINES_V1_2_3: Lines = Lines {
-    call: "client.go:145",
+    call: "client.go:173",
     dispatch: "client.go:513",
     create_stream_call: "client.go:519",
     delete_stream_call: "client.go:523",
@@ -91,7 +92,7 @@ const LINES_V1_2_3: Lines = Lines {
 
 /// v1.2.4 to v1.2.8, cited at v1.2.4 (its `createStream` is cited in place).
 const LINES_V1_2_4: Lines = Lines {
-    call: "client.go:145",
+    call: "client.go:173",
     dispatch: "client.go:532",
     create_stream_call: "client.go:538",
     delete_stream_call: "client.go:542",
@@ -155,7 +156,7 @@ impl Client {
         c
     }
 
-    /// The line of `func (c *Client) Call(`.
+    /// The line of `Call`'s call of the interceptor that runs `dispatch`.
     pub fn call_site(&self) -> &'static str {
         self.lines.call
     }

@@ -112,6 +112,9 @@ impl Model for Ttrpc {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn label_params(&self) -> &'static [&'static str] {
+        &["server", "client"]
+    }
     fn variants(&self) -> Vec<Variant> {
         let mut out = Vec::new();
         for server in ["v1.0.2", "v1.2.3"] {
@@ -202,10 +205,11 @@ impl Client {
         }
     }
 
-    /// The line `Client.Call`'s frame cites: before v1.2 its call of the
-    /// interceptor that runs `dispatch` (client.go:132), from v1.2 the line
-    /// of `func (c *Client) Call(` (a Go stack would show the dispatch call,
-    /// below a `defaultClientInterceptor` frame the model leaves out).
+    /// The line `Client.Call`'s frame cites: its call of the interceptor
+    /// that runs `dispatch` (client.go:132 before v1.2, :134 in v1.2.0 to
+    /// v1.2.2, :173 from v1.2.3), the line a Go stack gives for `Call`'s
+    /// frame. Between it and `dispatch` a Go stack has a
+    /// `defaultClientInterceptor` frame, which the model leaves out.
     fn call_site(&self) -> &'static str {
         match self {
             Client::V1_0(_) | Client::V1_1(_) => "client.go:132",
