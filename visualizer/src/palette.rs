@@ -47,16 +47,23 @@ impl Rgb {
     }
 }
 
-/// The text colour (near-black or white) that reads best on `bg`.
+/// The text colour that reads best on `bg`, at a contrast of at least
+/// 4.5:1 (WCAG AA for small text): [`INK`] on light fills, black on mid
+/// ones (the blocked vermillion: white there is 3.9:1, ink 4.2:1), white
+/// on dark ones.
 pub fn text_on(bg: Rgb) -> Rgb {
-    // Contrast with white = 1.05 / (L + 0.05), with black = (L + 0.05) / 0.05.
-    // Equal at L ~ 0.179.
-    if bg.luminance_milli() > 179 {
-        INK
-    } else {
-        WHITE
+    // Contrast with white = 1.05 / (L + 0.05), with black = (L + 0.05) / 0.05,
+    // with ink (L 0.016) = (L + 0.05) / 0.066. White and black are equal at
+    // L ~ 0.179 (4.58:1 each); ink reaches 4.5:1 from L ~ 0.247.
+    match bg.luminance_milli() {
+        0..=179 => WHITE,
+        180..=247 => BLACK,
+        _ => INK,
     }
 }
+
+/// Text on a mid-tone fill (see [`text_on`]).
+pub const BLACK: Rgb = Rgb(0, 0, 0);
 
 /// Body text.
 pub const INK: Rgb = Rgb(0x22, 0x22, 0x22);
@@ -244,6 +251,33 @@ mod tests {
         assert_eq!(text_on(READY), INK);
         assert_eq!(text_on(task(0)), WHITE);
         assert_eq!(text_on(task(3)), INK);
+        assert_eq!(text_on(BLOCKED), BLACK);
+    }
+
+    /// Every fill a chart writes on gets text at 4.5:1 or more, by WCAG's
+    /// formula in floats (the integer luminance only picks the colour).
+    #[test]
+    fn text_on_every_fill_reads_at_aa_contrast() {
+        fn lum(c: Rgb) -> f64 {
+            let lin = |v: u8| {
+                let v = v as f64 / 255.0;
+                if v <= 0.04045 {
+                    v / 12.92
+                } else {
+                    ((v + 0.055) / 1.055).powf(2.4)
+                }
+            };
+            0.2126 * lin(c.0) + 0.7152 * lin(c.1) + 0.0722 * lin(c.2)
+        }
+        let contrast = |a: Rgb, b: Rgb| {
+            let (x, y) = (lum(a) + 0.05, lum(b) + 0.05);
+            x.max(y) / x.min(y)
+        };
+        let fills = (0..TASK_COLOURS).map(task).chain([RUNNING, READY, BLOCKED, DEADLOCK, FINISHED, RESOURCE_FILL]);
+        for bg in fills {
+            let c = contrast(text_on(bg), bg);
+            assert!(c >= 4.5, "{} on {}: {c:.2}:1", text_on(bg).hex(), bg.hex());
+        }
     }
 
     #[test]

@@ -721,7 +721,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_
         Some(f) => {
             s.rect(x0, bar0, x1, bar1, palette::DEADLOCK);
             let what = layout::fit_or_cut(f.what, TINY, true, x1 - x0 - 4);
-            s.text_mid((x0 + x1) / 2, cy, &what, TINY, true, palette::WHITE, Anchor::Center);
+            s.text_mid((x0 + x1) / 2, cy, &what, TINY, true, palette::text_on(palette::DEADLOCK), Anchor::Center);
             None
         }
         None => m.state_at(t, m.end),
@@ -735,7 +735,7 @@ fn draw_tail(s: &mut Scene, m: &Model, xm: &XMap, lane: &Lane, right: i32, wait_
         Some(st) => {
             s.rect(x0, bar0, x1, bar1, state_color(st));
             if st == State::Blocked && !wait_text.is_empty() {
-                s.text_mid((x0 + x1) / 2, cy, wait_text, TINY, true, palette::WHITE, Anchor::Center);
+                s.text_mid((x0 + x1) / 2, cy, wait_text, TINY, true, palette::text_on(state_color(st)), Anchor::Center);
             }
         }
     }
@@ -871,7 +871,7 @@ fn draw_lane(
             None => label_gap(&mark_xs, x0, x1, &what),
         };
         if let Some((gx, text)) = placed {
-            s.text_mid(gx + 5, cy, &text, TINY, true, palette::WHITE, Anchor::Left);
+            s.text_mid(gx + 5, cy, &text, TINY, true, palette::text_on(palette::BLOCKED), Anchor::Left);
         }
     }
     for (kind, x) in marks {

@@ -1949,7 +1949,7 @@ fn a_blocked_stretch_too_narrow_for_its_words_keeps_the_resource_name() {
         .descendants()
         .filter(|n| {
             n.has_tag_name("text")
-                && n.attribute("fill") == Some("#FFFFFF")
+                && n.attribute("fill") == Some("#000000")
                 && n.attribute("text-anchor") == Some("start")
         })
         .map(|n| n.text().unwrap_or("").trim())
