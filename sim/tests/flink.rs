@@ -70,6 +70,64 @@ fn flink_1_13_1_minimal_deadlocks_as_in_the_report() {
     }
 }
 
+/// The report's two thread dumps, innermost frame first, as `method
+/// (File.java:line)`: the JVM's generated `$$Lambda$N/M` frames and
+/// `Thread.run` left out, and the package names.
+const REPORT_TASK: &[&str] = &[
+    "BufferManager.notifyBufferAvailable (BufferManager.java:296)",
+    "LocalBufferPool.fireBufferAvailableNotification (LocalBufferPool.java:507)",
+    "LocalBufferPool.recycle (LocalBufferPool.java:494)",
+    "LocalBufferPool.recycle (LocalBufferPool.java:460)",
+    "NetworkBuffer.deallocate (NetworkBuffer.java:182)",
+    "AbstractReferenceCountedByteBuf.handleRelease (AbstractReferenceCountedByteBuf.java:110)",
+    "AbstractReferenceCountedByteBuf.release (AbstractReferenceCountedByteBuf.java:100)",
+    "NetworkBuffer.recycleBuffer (NetworkBuffer.java:156)",
+    "BufferManager$AvailableBufferQueue.addExclusiveBuffer (BufferManager.java:399)",
+    "BufferManager.recycle (BufferManager.java:200)",
+    "NetworkBuffer.deallocate (NetworkBuffer.java:182)",
+    "AbstractReferenceCountedByteBuf.handleRelease (AbstractReferenceCountedByteBuf.java:110)",
+    "AbstractReferenceCountedByteBuf.release (AbstractReferenceCountedByteBuf.java:100)",
+    "NetworkBuffer.recycleBuffer (NetworkBuffer.java:156)",
+    "SpillingAdaptiveSpanningRecordDeserializer.getNextRecord (SpillingAdaptiveSpanningRecordDeserializer.java:95)",
+    "AbstractStreamTaskNetworkInput.emitNext (AbstractStreamTaskNetworkInput.java:95)",
+    "StreamOneInputProcessor.processInput (StreamOneInputProcessor.java:66)",
+    "StreamTwoInputProcessor.processInput (StreamTwoInputProcessor.java:96)",
+    "StreamTask.processInput (StreamTask.java:423)",
+    "MailboxProcessor.runMailboxLoop (MailboxProcessor.java:204)",
+    "StreamTask.runMailboxLoop (StreamTask.java:681)",
+    "StreamTask.executeInvoke (StreamTask.java:636)",
+    "StreamTask.runWithCleanUpOnFail (StreamTask.java:647)",
+    "StreamTask.invoke (StreamTask.java:620)",
+    "Task.doRun (Task.java:779)",
+    "Task.run (Task.java:566)",
+];
+
+const REPORT_WRITER_FROM_WRITE: &[&str] = &[
+    "ChannelStateCheckpointWriter.write (ChannelStateCheckpointWriter.java:173)",
+    "ChannelStateCheckpointWriter.writeInput (ChannelStateCheckpointWriter.java:131)",
+    "ChannelStateWriteRequest.lambda$write$0 (ChannelStateWriteRequest.java:63)",
+    "ChannelStateWriteRequest.lambda$buildWriteRequest$2 (ChannelStateWriteRequest.java:93)",
+    "CheckpointInProgressRequest.execute (ChannelStateWriteRequest.java:212)",
+    "ChannelStateWriteRequestDispatcherImpl.dispatchInternal (ChannelStateWriteRequestDispatcherImpl.java:82)",
+    "ChannelStateWriteRequestDispatcherImpl.dispatch (ChannelStateWriteRequestDispatcherImpl.java:59)",
+    "ChannelStateWriteRequestExecutorImpl.loop (ChannelStateWriteRequestExecutorImpl.java:96)",
+    "ChannelStateWriteRequestExecutorImpl.run (ChannelStateWriteRequestExecutorImpl.java:75)",
+];
+
+#[test]
+fn flink_1_13_1_minimal_deadlock_has_the_reports_stacks_frame_for_frame() {
+    let m = flink(&[("flink-version", "1.13.1"), ("scenario", "minimal")]);
+    let run = first_failure(&m, 0..100).expect("deadlock within 100 seeds");
+    let d = run.outcome.deadlock().unwrap();
+    let stack = |i: usize| d.cycle[i].stack.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    assert_eq!(stack(0), REPORT_TASK);
+    // The writer's stack: the same recycling chain down to the first
+    // recycleBuffer, then its own.
+    let mut writer: Vec<&str> = REPORT_TASK[..14].to_vec();
+    writer.extend(REPORT_WRITER_FROM_WRITE);
+    assert_eq!(stack(1), writer);
+}
+
 #[test]
 fn flink_1_13_1_pipeline_deadlock_comes_out_of_the_dynamics() {
     let m = flink(&[("flink-version", "1.13.1")]);

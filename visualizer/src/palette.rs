@@ -49,7 +49,7 @@ impl Rgb {
 
 /// The text colour that reads best on `bg`, at a contrast of at least
 /// 4.5:1 (WCAG AA for small text): [`INK`] on light fills, black on mid
-/// ones (the blocked vermillion: white there is 3.9:1, ink 4.2:1), white
+/// ones (the blocked vermillion: white there is 3.9:1, ink 4.1:1), white
 /// on dark ones.
 pub fn text_on(bg: Rgb) -> Rgb {
     // Contrast with white = 1.05 / (L + 0.05), with black = (L + 0.05) / 0.05,

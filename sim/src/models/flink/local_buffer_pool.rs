@@ -47,6 +47,9 @@ impl LocalBufferPool {
                 lock.exit().await;
                 return;
             };
+            // Which manager the segment goes to decides the bug: in the
+            // trace, the channel (its index) the pool polled.
+            crate::note(Some(self.lock.id()), "registeredListeners.poll", listener as u64);
             lock.exit().await;
             at(g.lines.pool_recycle_fire);
             if self.fire_buffer_available_notification(&g, listener, segment).await {

@@ -305,7 +305,10 @@ async fn small(st: Settings) {
         g.locations.borrow_mut()[seg(0, 0) as usize] = Location::InFlight;
         let task = {
             let g = g.clone();
-            crate::spawn(stream_task::THREAD, async move { stream_task::consume(&g, b).await })
+            crate::spawn(stream_task::THREAD, async move {
+                let _f = stream_task::mailbox_frames();
+                stream_task::consume(&g, b).await
+            })
         };
         task.join().await;
         g.check_end(total);
@@ -321,6 +324,7 @@ async fn small(st: Settings) {
     let task = {
         let g = g.clone();
         crate::spawn(stream_task::THREAD, async move {
+            let _f = stream_task::mailbox_frames();
             stream_task::consume(&g, bx).await;
             stream_task::consume(&g, by).await;
         })
@@ -328,6 +332,7 @@ async fn small(st: Settings) {
     let writer = {
         let g = g.clone();
         crate::spawn(channel_state_writer::THREAD, async move {
+            let _f = channel_state_writer::executor_frames();
             channel_state_writer::write_input(&g, wy).await;
             channel_state_writer::write_input(&g, wx).await;
         })

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::network_buffer::NetworkBuffer;
 use super::Gate;
-use crate::frame_at;
+use crate::{frame_at, FrameGuard};
 
 /// The name of the task thread in the original report's thread dump.
 pub const THREAD: &str = "Join(xxxxxx) (34/256)#1";
@@ -13,6 +13,11 @@ pub const THREAD: &str = "Join(xxxxxx) (34/256)#1";
 /// `SpillingAdaptiveSpanningRecordDeserializer.getNextRecord`: the record
 /// is read, the buffer is consumed, and the deserializer recycles it.
 pub async fn consume(g: &Rc<Gate>, buffer: NetworkBuffer) {
+    // The Join's two inputs, as in the report: its mailbox's default
+    // action processes input through the two-input processor.
+    let _p = frame_at("StreamTask.processInput", "StreamTask.java:423");
+    let _two = frame_at("StreamTwoInputProcessor.processInput", "StreamTwoInputProcessor.java:96");
+    let _one = frame_at("StreamOneInputProcessor.processInput", "StreamOneInputProcessor.java:66");
     let _e = frame_at("AbstractStreamTaskNetworkInput.emitNext", "AbstractStreamTaskNetworkInput.java:95");
     let _d = frame_at(
         "SpillingAdaptiveSpanningRecordDeserializer.getNextRecord",
@@ -21,12 +26,26 @@ pub async fn consume(g: &Rc<Gate>, buffer: NetworkBuffer) {
     buffer.recycle_buffer(g.clone()).await;
 }
 
+/// The task thread's frames down to its mailbox loop, as the report's
+/// thread dump has them (its generated `$$Lambda` frames and `Thread.run`
+/// left out).
+pub fn mailbox_frames() -> [FrameGuard; 7] {
+    [
+        frame_at("Task.run", "Task.java:566"),
+        frame_at("Task.doRun", "Task.java:779"),
+        frame_at("StreamTask.invoke", "StreamTask.java:620"),
+        frame_at("StreamTask.runWithCleanUpOnFail", "StreamTask.java:647"),
+        frame_at("StreamTask.executeInvoke", "StreamTask.java:636"),
+        frame_at("StreamTask.runMailboxLoop", "StreamTask.java:681"),
+        frame_at("MailboxProcessor.runMailboxLoop", "MailboxProcessor.java:204"),
+    ]
+}
+
 /// The pipeline's task thread: consume every buffer the Netty thread
 /// delivers; every `checkpoint_interval` buffers, an unaligned checkpoint
 /// starts on every channel.
 pub async fn run(g: Rc<Gate>, checkpoint_interval: u32, persist_next: u32) {
-    let _t = frame_at("StreamTask.invoke", "StreamTask.java:620");
-    let _m = frame_at("MailboxProcessor.runMailboxLoop", "MailboxProcessor.java:204");
+    let _f = mailbox_frames();
     let mut consumed = 0u32;
     loop {
         // SingleInputGate.getChannel: wait for a channel with data.
