@@ -51,8 +51,8 @@ pub fn print_outcome(run: &sim::Run) {
 }
 
 /// The `cycle` of the JSON output: `[{"task", "id", "op", "waits_for",
-/// "at"}]` (the id tells apart tasks that share a name; `at` is the
-/// innermost frame, or null).
+/// "at", "stack", "holds"}]` (see [`blocked_json`]; the id tells apart
+/// tasks that share a name).
 pub fn cycle_json(o: &Outcome) -> serde_json::Value {
     let cycle: Vec<serde_json::Value> =
         o.deadlock().map(|d| d.cycle.iter().map(blocked_json).collect()).unwrap_or_default();
@@ -60,8 +60,9 @@ pub fn cycle_json(o: &Outcome) -> serde_json::Value {
 }
 
 /// A blocked task as the text report gives it: what it waits in and on,
-/// where (`at`, its innermost frame, as the report's first `at` line; and
-/// its whole `stack`, innermost first), and the locks it holds.
+/// where (`at`, its innermost frame, as the report's first `at` line, or
+/// null; and its whole `stack`, innermost first), and the locks it holds
+/// (`holds`: resource, kind, mode, and `at`, where taken, or null).
 pub fn blocked_json(b: &sim::outcome::BlockedTask) -> serde_json::Value {
     let at = b.stack.first().map(|f| f.to_string());
     let stack: Vec<String> = b.stack.iter().map(|f| f.to_string()).collect();

@@ -315,7 +315,7 @@ const WAIT_SHADES: u32 = SHADES.len() as u32 - 1;
 const _: () = assert!(WAIT_SHADES == 4);
 
 /// The text colour on a waiting row of opacity `a` (over white): ink on the
-/// lighter shades, white on the darkest.
+/// lighter shades, black on the darkest (see [`palette::text_on`]).
 fn waiting_ink(a: u8) -> palette::Rgb {
     let palette::Rgb(r, g, b) = palette::WAITING;
     let over_white = |c: u8| ((c as u32 * a as u32 + 255 * (255 - a as u32) + 127) / 255) as u8;

@@ -277,7 +277,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
                 let label_x = x0.max(header_end + 10);
                 if !labelled && label_x <= x1 && label_x + fonts::width("buffer full", TINY, true) <= xm.left + xm.width
                 {
-                    s.text(label_x, p0 - 10, "buffer full", TINY, true, palette::WAITING, Anchor::Left);
+                    s.text(label_x, p0 - 10, "buffer full", TINY, true, palette::WAITING_TEXT, Anchor::Left);
                     labelled = true;
                 }
                 any_full = true;

@@ -1662,7 +1662,7 @@ fn a_narrow_timeline_leaves_its_deadlock_arrows_unlabelled() {
     let narrow = texts_at(&ttrpc, 600);
     assert_eq!(count(&narrow, "server->client"), 1, "{narrow:?}");
     // The arrows' labels, in the deadlock's red (the final column and the
-    // bars name locks in white).
+    // bars name locks in black).
     let red_at = |width: u32| {
         let opts = Options { width, ..Options::default() };
         let svg = render(&ttrpc, Chart::Timeline, Format::Svg, &opts);
