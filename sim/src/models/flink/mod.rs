@@ -307,6 +307,7 @@ async fn small(st: Settings) {
             let g = g.clone();
             crate::spawn(stream_task::THREAD, async move {
                 let _f = stream_task::mailbox_frames();
+                let _i = stream_task::input_frames();
                 stream_task::consume(&g, b).await
             })
         };
@@ -325,6 +326,7 @@ async fn small(st: Settings) {
         let g = g.clone();
         crate::spawn(stream_task::THREAD, async move {
             let _f = stream_task::mailbox_frames();
+            let _i = stream_task::input_frames();
             stream_task::consume(&g, bx).await;
             stream_task::consume(&g, by).await;
         })

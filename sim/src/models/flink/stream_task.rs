@@ -10,14 +10,21 @@ use crate::{frame_at, FrameGuard};
 /// The name of the task thread in the original report's thread dump.
 pub const THREAD: &str = "Join(xxxxxx) (34/256)#1";
 
+/// The mailbox's default action on the Join's two inputs, as in the
+/// report: everything the task thread does with its input (taking a
+/// buffer, a barrier's `checkpointStarted`, the record) runs under it.
+pub fn input_frames() -> [FrameGuard; 3] {
+    [
+        frame_at("StreamTask.processInput", "StreamTask.java:423"),
+        frame_at("StreamTwoInputProcessor.processInput", "StreamTwoInputProcessor.java:96"),
+        frame_at("StreamOneInputProcessor.processInput", "StreamOneInputProcessor.java:66"),
+    ]
+}
+
 /// `SpillingAdaptiveSpanningRecordDeserializer.getNextRecord`: the record
-/// is read, the buffer is consumed, and the deserializer recycles it.
+/// is read, the buffer is consumed, and the deserializer recycles it (under
+/// [`input_frames`]).
 pub async fn consume(g: &Rc<Gate>, buffer: NetworkBuffer) {
-    // The Join's two inputs, as in the report: its mailbox's default
-    // action processes input through the two-input processor.
-    let _p = frame_at("StreamTask.processInput", "StreamTask.java:423");
-    let _two = frame_at("StreamTwoInputProcessor.processInput", "StreamTwoInputProcessor.java:96");
-    let _one = frame_at("StreamOneInputProcessor.processInput", "StreamOneInputProcessor.java:66");
     let _e = frame_at("AbstractStreamTaskNetworkInput.emitNext", "AbstractStreamTaskNetworkInput.java:95");
     let _d = frame_at(
         "SpillingAdaptiveSpanningRecordDeserializer.getNextRecord",
@@ -61,6 +68,7 @@ pub async fn run(g: Rc<Gate>, checkpoint_interval: u32, persist_next: u32) {
         };
         lock.exit().await;
         let Some(c) = channel else { break };
+        let _i = input_frames();
         let (buffer, more) = g.channels[c].get_next_buffer().await;
         if more {
             g.notify_channel_non_empty(c).await;
