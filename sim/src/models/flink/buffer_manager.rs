@@ -48,6 +48,10 @@ pub struct BufferManager {
     pub num_required: Cell<u32>,
     /// `isWaitingForFloatingBuffers`.
     pub waiting: Cell<bool>,
+    /// Who last cleared `waiting`, and where: the thread and its innermost
+    /// frame. An end-of-run invariant on the flag names it (the run ends in
+    /// `main`, far from the code that broke the invariant).
+    pub cleared_by: Cell<Option<(crate::TaskId, Option<crate::Frame>)>>,
 }
 
 impl BufferManager {
@@ -60,6 +64,9 @@ impl BufferManager {
 
     /// `isWaitingForFloatingBuffers = w`, noted in the trace.
     pub fn set_waiting(&self, w: bool) {
+        if !w {
+            self.cleared_by.set(crate::rt::with(|s| Some((s.current, s.top_frame(s.current)))));
+        }
         if self.waiting.replace(w) != w {
             crate::note(Some(self.buffer_queue.id()), "isWaitingForFloatingBuffers", w as u64);
         }
@@ -72,6 +79,7 @@ impl BufferManager {
             queue: RefCell::new(AvailableBufferQueue::default()),
             num_required: Cell::new(0),
             waiting: Cell::new(false),
+            cleared_by: Cell::new(None),
         }
     }
 

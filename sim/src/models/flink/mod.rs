@@ -147,10 +147,22 @@ impl Gate {
             format_args!("segments do not add up: pool {pool} + channels {managers} != {total}"),
         );
         for &c in self.pool.listeners.borrow().iter() {
+            let bm = &self.channels[c].bm;
+            if bm.waiting.get() {
+                continue;
+            }
+            // Where the flag was cleared: the code that broke the invariant.
+            let by = bm.cleared_by.get().map_or(String::new(), |(t, at)| {
+                let name = crate::rt::with(|s| s.tasks[t as usize].name.to_string());
+                match at {
+                    Some(f) => format!(" (\"{name}\" cleared it at {f})"),
+                    None => format!(" (\"{name}\" cleared it)"),
+                }
+            });
             crate::check(
-                self.channels[c].bm.waiting.get(),
+                false,
                 format_args!(
-                    "{} is in the pool's listener queue but not waiting for floating buffers: \
+                    "{} is in the pool's listener queue but not waiting for floating buffers{by}: \
                      the pool's next notification fails checkState(isWaitingForFloatingBuffers)",
                     self.channels[c].name
                 ),
