@@ -48,9 +48,10 @@ pub struct BufferManager {
     pub num_required: Cell<u32>,
     /// `isWaitingForFloatingBuffers`.
     pub waiting: Cell<bool>,
-    /// Who last cleared `waiting`, and where: the thread and its innermost
-    /// frame. An end-of-run invariant on the flag names it (the run ends in
-    /// `main`, far from the code that broke the invariant).
+    /// Who first cleared `waiting` while the manager stayed in the pool's
+    /// listener queue, and where: the thread and its innermost frame. An
+    /// end-of-run invariant on the flag names it (the run ends in `main`,
+    /// far from the code that broke the invariant).
     pub cleared_by: Cell<Option<(crate::TaskId, Option<crate::Frame>)>>,
 }
 
@@ -63,8 +64,12 @@ impl BufferManager {
     }
 
     /// `isWaitingForFloatingBuffers = w`, noted in the trace.
-    pub fn set_waiting(&self, w: bool) {
-        if !w {
+    pub fn set_waiting(&self, g: &Gate, w: bool) {
+        // The first clear that leaves this manager in the pool's listener
+        // queue not waiting breaks the invariant; a later clear (the queue
+        // may hold the manager twice by then) only repeats it.
+        let stale = !w && self.waiting.get() && g.pool.listeners.borrow().contains(&self.channel);
+        if stale && self.cleared_by.get().is_none() {
             self.cleared_by.set(crate::rt::with(|s| Some((s.current, s.top_frame(s.current)))));
         }
         if self.waiting.replace(w) != w {
@@ -99,7 +104,7 @@ impl BufferManager {
                 g.place(floating, Location::Floating(self.channel));
                 self.queue.borrow_mut().floating.push_back(floating);
                 if g.fix == Fix::SelfAssignClear && self.queue.borrow().available() >= self.num_required.get() {
-                    self.set_waiting(false);
+                    self.set_waiting(&g, false);
                 }
                 None
             }
@@ -165,13 +170,13 @@ impl BufferManager {
         let result = {
             let mut q = self.queue.borrow_mut();
             if q.available() >= self.num_required.get() {
-                self.set_waiting(false);
+                self.set_waiting(g, false);
                 NotificationResult::BufferNotUsed
             } else {
                 g.place(segment, Location::Floating(self.channel));
                 q.floating.push_back(segment);
                 if q.available() == self.num_required.get() {
-                    self.set_waiting(false);
+                    self.set_waiting(g, false);
                     NotificationResult::BufferUsedNoNeedMore
                 } else {
                     NotificationResult::BufferUsedNeedMore
@@ -194,7 +199,7 @@ impl BufferManager {
         at(g.lines.notify_lock);
         let lock = self.buffer_queue.enter().await;
         self.check_state_waiting(g);
-        self.set_waiting(false);
+        self.set_waiting(g, false);
         if self.queue.borrow().available() >= self.num_required.get() {
             lock.exit().await;
             return false;
@@ -248,7 +253,7 @@ impl BufferManager {
             } else {
                 at(g.lines.request_floating_listener);
                 if g.pool.add_buffer_listener(g, self.channel).await {
-                    self.set_waiting(true);
+                    self.set_waiting(g, true);
                     break;
                 }
             }

@@ -273,7 +273,7 @@ fn setup_channel(g: &Gate, c: usize, exclusive: &[u32], floating: &[u32], num_re
         q.floating.push_back(s);
     }
     bm.set_num_required(num_required);
-    bm.set_waiting(waiting);
+    bm.set_waiting(g, waiting);
 }
 
 /// The test program of each scenario.
