@@ -1231,9 +1231,9 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
         use std::io::Write;
         let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
         return beside_replay_check(&trace, &args.trace.display().to_string(), "exported", || {
-            let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-            let mut out = std::io::stdout().lock();
-            out.write_all(json.as_bytes())
+            let m = visualizer::Model::new(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            visualizer::perfetto::write_model(&m, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("--perfetto -: cannot write to stdout ({e})"))
         });
@@ -1245,9 +1245,9 @@ pub fn export(args: ExportArgs) -> Result<(), String> {
     }
     let trace = visualizer::load(&args.trace).map_err(|e| e.to_string())?;
     beside_replay_check(&trace, &args.trace.display().to_string(), "exported", || {
-        let json = visualizer::perfetto::export(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-        // Worded as --trace's: the flag, the path, then why.
-        sim::write_atomic(&args.perfetto, json.as_bytes())
+        let m = visualizer::Model::new(&trace).map_err(|e| format!("{}: {e}", args.trace.display()))?;
+        // Written as it is made; worded as --trace's: the flag, the path, then why.
+        sim::fsutil::write_atomic_with(&args.perfetto, |out| visualizer::perfetto::write_model(&m, out))
             .map_err(|e| format!("--perfetto {}: cannot write there ({e})", args.perfetto.display()))?;
         eprintln!("wrote {}", crate::output::path_line(&args.perfetto));
         Ok(())

@@ -23,7 +23,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use sim::trace::{EventKind, Trace};
 
@@ -54,6 +53,17 @@ pub fn export(trace: &Trace) -> Result<String, Error> {
 
 /// The same, from a derived model.
 pub fn export_model(m: &Model) -> String {
+    let mut out = Vec::new();
+    write_model(m, &mut out).expect("a Vec takes every write");
+    String::from_utf8(out).expect("the export is UTF-8")
+}
+
+/// [`export_model`]'s text written to `out` as it goes: a long run's export
+/// (hundreds of MB) is not also held whole in memory.
+///
+/// # Errors
+/// What `out` returns.
+pub fn write_model<W: std::io::Write + ?Sized>(m: &Model, out: &mut W) -> std::io::Result<()> {
     let t = m.trace;
     let mut ev: Vec<String> = Vec::new();
     let meta = &t.meta;
@@ -319,12 +329,11 @@ pub fn export_model(m: &Model) -> String {
     let mut idx: Vec<usize> = (0..body.len()).collect();
     idx.sort_by_key(|&i| (body[i].0, i));
 
-    let mut out = String::with_capacity(256 + body.iter().map(|b| b.1.len() + 2).sum::<usize>());
     // The run's identity, as the charts' title block gives it: a run a
     // schedule string fixed (a replay, explore's, a shrunk one) has no seed.
     let params: Vec<String> = meta.params.iter().map(|p| format!("{}={}", p.name, p.value)).collect();
     let seed = if crate::layout::named_by_schedule(meta) { "null".to_string() } else { meta.seed.to_string() };
-    let _ = write!(
+    write!(
         out,
         "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"model\":{},\"params\":{},\"seed\":{seed},\"strategy\":{},\
          \"verdict\":{},\"message\":{},\"schedule\":{},\"deadsim\":{}}},\n\"traceEvents\":[\n",
@@ -335,12 +344,11 @@ pub fn export_model(m: &Model) -> String {
         js(&meta.message),
         js(&meta.replay),
         js(&meta.deadsim)
-    );
+    )?;
     let n = ev.len() + idx.len();
     for (k, line) in ev.iter().chain(idx.iter().map(|&i| &body[i].1)).enumerate() {
-        out.push_str(line);
-        out.push_str(if k + 1 < n { ",\n" } else { "\n" });
+        out.write_all(line.as_bytes())?;
+        out.write_all(if k + 1 < n { b",\n" } else { b"\n" })?;
     }
-    out.push_str("]}\n");
-    out
+    out.write_all(b"]}\n")
 }
