@@ -265,21 +265,20 @@ pub fn flags_label(params: &[(String, String)]) -> String {
 /// model's [`label_params`](sim::models::Model::label_params) whatever
 /// their values (`ttrpc --server v1.0.2 --client v1.2.3`).
 pub fn model_label(m: &dyn sim::models::Model, cfg: &Configured) -> String {
-    let flags = cfg.flags_with(m.params(), m.label_params());
-    if flags.is_empty() {
-        m.name().to_string()
-    } else {
-        format!("{} {flags}", m.name())
-    }
+    with_flags(m.name(), cfg.flags_with(m.params(), m.label_params()))
 }
 
 /// `model --flags` for a command a report prints (non-default flags only).
 pub fn model_command(m: &dyn sim::models::Model, cfg: &Configured) -> String {
-    let flags = cfg.flags(m.params());
+    with_flags(m.name(), cfg.flags(m.params()))
+}
+
+/// `name flags`, or `name` alone when there are none.
+fn with_flags(name: &str, flags: String) -> String {
     if flags.is_empty() {
-        m.name().to_string()
+        name.to_string()
     } else {
-        format!("{} {flags}", m.name())
+        format!("{name} {flags}")
     }
 }
 
@@ -378,12 +377,10 @@ pub fn replay_line(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
 /// The command that replays `run`: its schedule string (or seed), the
 /// model's flags, and the step limit a step-limit failure needs.
 pub fn replay_command(m: &dyn Model, cfg: &Configured, run: &Run) -> String {
-    let flags = cfg.flags(m.params());
-    let flags = if flags.is_empty() { String::new() } else { format!(" {flags}") };
-    let flags = format!("{flags}{}", step_limit_flag(run));
+    let model = format!("{}{}", model_command(m, cfg), step_limit_flag(run));
     match &run.trace {
-        Some(t) => format!("deadsim replay {}{flags} --schedule {}", m.name(), t.meta.replay),
-        None => format!("deadsim replay {}{flags} --seed {}", m.name(), run.seed),
+        Some(t) => format!("deadsim replay {model} --schedule {}", t.meta.replay),
+        None => format!("deadsim replay {model} --seed {}", run.seed),
     }
 }
 
