@@ -62,14 +62,16 @@ pub fn cycle_json(o: &Outcome) -> serde_json::Value {
 /// A blocked task as the text report gives it: what it waits in and on,
 /// where (`at`, its innermost frame, as the report's first `at` line, or
 /// null; and its whole `stack`, innermost first), and the locks it holds
-/// (`holds`: resource, kind, mode, and `at`, where taken, or null).
+/// (`holds`: resource, kind, mode, `at`, where taken, or null, and `frame`,
+/// the index in `stack` of the frame that took it, or null once that frame
+/// has returned).
 pub fn blocked_json(b: &sim::outcome::BlockedTask) -> serde_json::Value {
     let at = b.stack.first().map(|f| f.to_string());
     let stack: Vec<String> = b.stack.iter().map(|f| f.to_string()).collect();
     let holds: Vec<serde_json::Value> = b
         .holds
         .iter()
-        .map(|h| json!({"resource": h.resource, "kind": h.kind, "mode": h.mode, "at": h.at.as_ref().map(|f| f.to_string())}))
+        .map(|h| json!({"resource": h.resource, "kind": h.kind, "mode": h.mode, "at": h.at.as_ref().map(|f| f.to_string()), "frame": h.frame}))
         .collect();
     json!({"task": b.name, "id": b.task, "op": b.op, "waits_for": b.waits_for, "at": at, "stack": stack, "holds": holds})
 }

@@ -71,10 +71,10 @@ fn run_json_names_the_cycle_and_exits_1_on_a_deadlock() {
         serde_json::json!([
             {"task": "T1", "id": 1, "op": "lock", "waits_for": "B", "at": "abba::worker (sim/src/models/abba.rs:28)",
              "stack": ["abba::worker (sim/src/models/abba.rs:28)"],
-             "holds": [{"resource": "A", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)"}]},
+             "holds": [{"resource": "A", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)", "frame": 0}]},
             {"task": "T2", "id": 2, "op": "lock", "waits_for": "A", "at": "abba::worker (sim/src/models/abba.rs:28)",
              "stack": ["abba::worker (sim/src/models/abba.rs:28)"],
-             "holds": [{"resource": "B", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)"}]}
+             "holds": [{"resource": "B", "kind": "mutex", "mode": "", "at": "abba::worker (sim/src/models/abba.rs:27)", "frame": 0}]}
         ])
     );
     let (code, v) = json(&["run", "abba", "--fixed", "--seed", "5", "--json"]);
@@ -2744,7 +2744,7 @@ fn a_deadlocks_json_has_each_tasks_stack_holds_and_the_tasks_behind() {
     assert_eq!(caller["at"], caller["stack"][0]);
     assert_eq!(
         caller["holds"],
-        serde_json::json!([{"resource": "streamLock", "kind": "rwmutex", "mode": "write", "at": "Client.createStream (client.go:389)"}]),
+        serde_json::json!([{"resource": "streamLock", "kind": "rwmutex", "mode": "write", "at": "Client.createStream (client.go:389)", "frame": 0}]),
         "{v}"
     );
     let blocked = v["blocked"].as_array().expect("a list");

@@ -417,6 +417,13 @@ pub struct Held {
     /// `read` for an RWMutex read lock, `write` for its write lock, else "".
     pub mode: String,
     pub at: Option<FrameInfo>,
+    /// The frame of the task's `stack` (an index, innermost first) that
+    /// took it, while that frame is still on the stack: where the report
+    /// prints it, as jstack prints `- locked` under the frame that entered
+    /// the monitor. `None` (absent) when it was taken with no frame, or by
+    /// a frame that has returned since (the hold is printed last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<usize>,
 }
 
 impl Deadlock {
@@ -856,13 +863,31 @@ fn write_task(
         write!(f, ", and no task left that may {what}")?;
     }
     writeln!(f)?;
-    write_stack(f, &b.stack)?;
-    for h in &b.holds {
+    write_stack_holding(f, &b.stack, &b.holds)
+}
+
+/// A blocked task's stack with the locks it holds, each under the frame
+/// that took it (as jstack prints `- locked`), or after the stack when
+/// that frame has returned.
+fn write_stack_holding(f: &mut fmt::Formatter<'_>, stack: &[FrameInfo], holds: &[Held]) -> fmt::Result {
+    let write_held = |f: &mut fmt::Formatter<'_>, h: &Held| {
         let mode = if h.mode.is_empty() { String::new() } else { format!(" ({})", h.mode) };
         match &h.at {
-            Some(at) => writeln!(f, "    - locked {} \"{}\"{} at {}", h.kind, h.resource, mode, at)?,
-            None => writeln!(f, "    - locked {} \"{}\"{}", h.kind, h.resource, mode)?,
+            Some(at) => writeln!(f, "    - locked {} \"{}\"{} at {}", h.kind, h.resource, mode, at),
+            None => writeln!(f, "    - locked {} \"{}\"{}", h.kind, h.resource, mode),
         }
+    };
+    if stack.is_empty() {
+        writeln!(f, "    at <task body>")?;
+    }
+    for (i, fr) in stack.iter().enumerate() {
+        writeln!(f, "    at {fr}")?;
+        for h in holds.iter().filter(|h| h.frame == Some(i)) {
+            write_held(f, h)?;
+        }
+    }
+    for h in holds.iter().filter(|h| h.frame.is_none_or(|i| i >= stack.len())) {
+        write_held(f, h)?;
     }
     Ok(())
 }

@@ -33,7 +33,7 @@
 //! `State::judge_after_step`): later blocks need not come to find it.
 
 use crate::outcome::{BlockedTask, Deadlock, Held, LastNotify, Notify};
-use crate::rt::{Dir, Holders, ResState, State, Status, TaskId, Wait};
+use crate::rt::{Dir, Hold, Holders, ResState, State, Status, TaskId, Wait};
 use crate::trace::FrameInfo;
 
 /// Buffers reused by every detection, so blocking does not allocate.
@@ -1066,24 +1066,34 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
 /// Locks and monitors held by `t`, in resource order.
 pub(crate) fn holds_of(s: &State, t: TaskId) -> Vec<Held> {
     let mut out = Vec::new();
+    let frames = &s.tasks[t as usize].frames;
+    // The frame that took `h`, if it is still where it was: the same
+    // function at the same depth (a frame that returned and another that
+    // took its place would not be).
+    let frame_of = |h: &Hold| {
+        let d = h.depth as usize;
+        let at = h.at?;
+        (d >= 1 && frames.get(d - 1).is_some_and(|f| f.name == at.name)).then(|| frames.len() - d)
+    };
     for res in s.resources.iter() {
-        let mut push = |mode: &str, at: Option<crate::Frame>| {
+        let mut push = |mode: &str, h: &Hold| {
             out.push(Held {
                 resource: res.name.to_string(),
                 kind: res.kind.as_str().to_string(),
                 mode: mode.to_string(),
-                at: at.map(FrameInfo::from),
+                at: h.at.map(FrameInfo::from),
+                frame: frame_of(h),
             })
         };
         match &res.st {
-            ResState::Mutex { holder: Some(h) } if h.task == t => push("", h.at),
-            ResState::Monitor { owner: Some(h), .. } if h.task == t => push("", h.at),
+            ResState::Mutex { holder: Some(h) } if h.task == t => push("", h),
+            ResState::Monitor { owner: Some(h), .. } if h.task == t => push("", h),
             ResState::RwLock { writer, readers, .. } => {
                 if let Some(h) = writer.filter(|h| h.task == t) {
-                    push("write", h.at);
+                    push("write", &h);
                 }
                 for h in readers.iter().filter(|h| h.task == t) {
-                    push("read", h.at);
+                    push("read", h);
                 }
             }
             _ => {}

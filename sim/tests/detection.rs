@@ -634,6 +634,52 @@ fn the_report_reads_like_a_thread_dump() {
     assert!(text.contains("    - locked mutex \"A\" at Worker.run (worker.go:10)"), "{text}");
 }
 
+/// `lockIt`: locks `m` in a frame of its own and returns with it held.
+async fn lock_it(m: Mutex) -> sim::sync::MutexGuard {
+    let _f = sim::frame_at("lockIt", "util.go:3");
+    m.lock().await
+}
+
+#[test]
+fn a_held_lock_is_printed_under_the_frame_that_took_it() {
+    let run = Sim::new(0).run(|| async {
+        let (a, b, c, d) = (Mutex::new("A"), Mutex::new("B"), Mutex::new("C"), Mutex::new("D"));
+        spawn("T1", async move {
+            let _f = sim::frame_at("Outer.run", "outer.go:5");
+            // Taken by a frame that has returned: printed after the stack.
+            let _c = lock_it(c).await;
+            // The same function twice on the stack, each holding its own.
+            let _outer = sim::frame_at("Worker.step", "worker.go:10");
+            let _a = a.lock().await;
+            let _inner = sim::frame_at("Worker.step", "worker.go:10");
+            let _d = d.lock().await;
+            sleep(1_000).await;
+            sim::at("worker.go:12");
+            let _b = b.lock().await;
+        });
+        spawn("T2", async move {
+            let _b = b.lock().await;
+            sleep(1_000).await;
+            let _a = a.lock().await;
+        });
+    });
+    let text = run.outcome.to_string();
+    let t1 = "\"T1\" (task 1): waiting to lock mutex \"B\", held by \"T2\"
+    at Worker.step (worker.go:12)
+    - locked mutex \"D\" at Worker.step (worker.go:10)
+    at Worker.step (worker.go:10)
+    - locked mutex \"A\" at Worker.step (worker.go:10)
+    at Outer.run (outer.go:5)
+    - locked mutex \"C\" at lockIt (util.go:3)
+";
+    assert!(text.contains(t1), "{text}");
+    let d = run.outcome.deadlock().unwrap();
+    let frames: Vec<_> = d.cycle[0].holds.iter().map(|h| (h.resource.as_str(), h.frame)).collect();
+    assert_eq!(frames, [("A", Some(1)), ("C", None), ("D", Some(0))]);
+    // A task with no frames holds with none.
+    assert!(text.contains("    at <task body>\n    - locked mutex \"B\"\n"), "{text}");
+}
+
 /// How [`one_slot_buffer`] runs.
 #[derive(Clone, Copy, Default)]
 struct Buffer {

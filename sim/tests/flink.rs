@@ -126,6 +126,22 @@ fn flink_1_13_1_minimal_deadlock_has_the_reports_stacks_frame_for_frame() {
     let mut writer: Vec<&str> = REPORT_TASK[..14].to_vec();
     writer.extend(REPORT_WRITER_FROM_WRITE);
     assert_eq!(stack(1), writer);
+    // Each holds the other's queue, entered by `BufferManager.recycle`, and
+    // the report prints it under that frame, as the dump's `- locked`.
+    let text = run.outcome.to_string();
+    for (i, b) in d.cycle.iter().enumerate() {
+        let other = &d.cycle[1 - i];
+        assert_eq!(b.holds.len(), 1, "{text}");
+        let h = &b.holds[0];
+        assert_eq!(h.resource, other.waits_for, "{text}");
+        assert_eq!(h.frame, Some(9), "{text}");
+        assert_eq!(b.stack[9].to_string(), "BufferManager.recycle (BufferManager.java:200)");
+        let under = format!(
+            "    at BufferManager.recycle (BufferManager.java:200)\n    - locked monitor \"{}\" at BufferManager.recycle (BufferManager.java:192)\n",
+            h.resource
+        );
+        assert!(text.contains(&under), "{text}");
+    }
 }
 
 #[test]

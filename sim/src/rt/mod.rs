@@ -273,6 +273,11 @@ pub(crate) struct Hold {
     /// any task might unlock it, as Go allows. (In the padding after `task`:
     /// a hold is no larger for it, and an unlock clears it with the hold.)
     pub handed: bool,
+    /// How many frames the task had when it took it (`at` is the innermost
+    /// of them): a report prints the hold under that frame, as jstack
+    /// prints `- locked` under the frame that entered the monitor. Also in
+    /// the padding.
+    pub depth: u16,
     pub at: Option<Frame>,
 }
 
@@ -671,7 +676,16 @@ impl State {
     }
 
     pub fn hold_here(&self) -> Hold {
-        Hold { task: self.current, handed: false, at: self.top_frame(self.current) }
+        self.hold_of(self.current)
+    }
+
+    /// A hold by `t` taken where it is now.
+    #[inline]
+    pub fn hold_of(&self, t: TaskId) -> Hold {
+        let frames = &self.tasks[t as usize].frames;
+        // A depth past u16 (65,535 frames) wraps; the report then finds another
+        // function at the wrapped depth and prints the hold after the stack.
+        Hold { task: t, handed: false, depth: frames.len() as u16, at: frames.last().copied() }
     }
 
     #[inline(always)]

@@ -166,8 +166,8 @@ fn release_write(id: ResId) {
         let waiters = std::mem::take(&mut s.resources[id as usize].waiters);
         for &t in &waiters {
             if s.tasks[t as usize].status == Status::Blocked(Wait::RLock(id)) {
-                let at = s.top_frame(t);
-                st(s, id).2.push(Hold { task: t, handed: false, at });
+                let here = s.hold_of(t);
+                st(s, id).2.push(here);
                 s.record(t, EventKind::RLock, Some(id), None, None, Some(me), None);
                 s.acquired(t, id);
                 s.grant(t, 0);
@@ -201,8 +201,8 @@ fn release_read(id: ResId, owner: TaskId, at: Option<crate::Frame>) {
         s.record(me, EventKind::RUnlock, Some(id), None, None, None, None);
         s.released(reader, id);
         if let Some(w) = handoff {
-            let at = s.top_frame(w);
-            *st(s, id).0 = Some(Hold { task: w, handed: false, at });
+            let here = s.hold_of(w);
+            *st(s, id).0 = Some(here);
             s.record(w, EventKind::Lock, Some(id), None, None, Some(me), None);
             s.acquired(w, id);
             s.grant(w, 0);
