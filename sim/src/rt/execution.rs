@@ -163,6 +163,7 @@ impl Execution {
                 }
                 st.footprint = footprint;
                 st.pending_ops.clear();
+                st.pending_changes.reset();
                 st.clear_lock_edges();
                 st.held_across.clear();
                 st.rw_written.clear();
@@ -211,6 +212,7 @@ impl Execution {
                 scratch: Default::default(),
                 footprint,
                 pending_ops: Vec::new(),
+                pending_changes: Default::default(),
                 lock_edges: Vec::new(),
                 edge_rows: [0; 64],
                 held_across: Vec::new(),
@@ -375,6 +377,7 @@ impl Execution {
             let s = unsafe { &mut *sp };
             if let Some(fp) = s.footprint.as_mut() {
                 s.strategy.get().step_done(t, fp);
+                s.pending_changes.step(t, fp);
                 fp.resources.clear();
                 fp.reads.clear();
                 fp.data_choice = false;
@@ -561,11 +564,17 @@ fn first_step_footprint(s: &mut State, t: TaskId) {
 }
 
 /// Tells a search the known next accesses of the tasks that wait (see
-/// [`State::pending_accesses`]).
+/// [`State::pending_accesses`]), those it was not told as they are now
+/// (see `pending.rs`).
 fn report_pending(s: &mut State) {
     let mut ops = std::mem::take(&mut s.pending_ops);
     s.pending_accesses(&mut ops);
+    #[cfg(debug_assertions)]
+    let whole = ops.clone();
+    s.pending_changes.report(&mut ops);
     s.strategy.get().pending(&ops);
+    #[cfg(debug_assertions)]
+    s.strategy.get().check_pending(&whole);
     s.pending_ops = ops;
 }
 

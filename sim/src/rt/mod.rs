@@ -17,6 +17,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod execution;
+pub(crate) mod pending;
 pub(crate) mod slots;
 pub mod taskset;
 
@@ -520,6 +521,8 @@ pub(crate) struct State {
     pub footprint: Option<crate::scheduler::Footprint>,
     /// Buffer for `pending_accesses`.
     pub pending_ops: Vec<(TaskId, ResId)>,
+    /// What changed since the last report of `pending_ops` (with footprints on).
+    pub pending_changes: pending::Changes,
     /// Tasks spawned and not finished, kept only with footprints on: what
     /// `pending_accesses` walks at every step of an exploration (by the end
     /// of a long ttrpc run, most of its thousands of tasks have finished).

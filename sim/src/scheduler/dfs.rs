@@ -364,6 +364,30 @@ impl Search {
         }
     }
 
+    /// Whether [`Search::add_backtrack`] would change anything (a check of
+    /// debug builds).
+    fn adds_backtrack(&self, k: usize, t: TaskId) -> bool {
+        let node = self.steps[k].node;
+        let switch = self.cfg.preemption_bound.and_then(|_| self.last_switch_before(node));
+        self.backtrack_adds(node, t) || switch.is_some_and(|j| self.backtrack_adds(j, t))
+    }
+
+    /// Whether [`Search::backtrack_at`] would change anything.
+    fn backtrack_adds(&self, node: usize, t: TaskId) -> bool {
+        let Node::Task { enabled, backtrack, all_enabled, last, preemptions, sleep, .. } = &self.nodes[node] else {
+            return false;
+        };
+        if *all_enabled {
+            false
+        } else if !enabled.contains(t) || sleep.iter().any(|(p, _)| *p == t) {
+            true
+        } else if within(self.cfg.preemption_bound, *preemptions, last.filter(|&l| enabled.contains(l)), t) {
+            !backtrack.contains(t)
+        } else {
+            !self.cut
+        }
+    }
+
     /// Adds `t` to the branches of task node `node` (all its enabled tasks
     /// if `t` was not one), within the bound.
     fn backtrack_at(&mut self, node: usize, t: TaskId) {
@@ -704,6 +728,19 @@ impl Strategy for DfsStrategy {
                 if !s.happens_before(k, s.clock_of(t)) {
                     s.add_backtrack(k, t);
                 }
+            }
+        }
+    }
+
+    fn check_pending(&mut self, all: &[(TaskId, u32)]) {
+        let s = self.0.borrow();
+        if !s.reduction() {
+            return;
+        }
+        for &(t, r) in all {
+            if let Some(k) = s.last_conflict(r, t, true) {
+                let adds = !s.happens_before(k, s.clock_of(t)) && s.adds_backtrack(k, t);
+                assert!(!adds, "the known next access ({t}, {r}) races with step {k}, and the search was not told");
             }
         }
     }

@@ -200,9 +200,17 @@ pub trait Strategy {
     /// Called after every step with the task that ran and what it touched.
     fn step_done(&mut self, _task: TaskId, _footprint: &Footprint) {}
 
-    /// Called before every pick (when footprints are wanted) with every
-    /// task's known next access: (task, resource).
+    /// Called before every pick (when footprints are wanted) with the known
+    /// next accesses, (task, resource), that may have changed since the
+    /// last call: the first call of a run has every task's; later ones
+    /// leave out the pairs whose task has not run and whose resource no
+    /// step has touched since (the answer to those stands).
     fn pending(&mut self, _accesses: &[(TaskId, u32)]) {}
+
+    /// Debug builds, after [`Strategy::pending`]: every task's known next
+    /// access, for the strategy to check that those it was not told would
+    /// have changed nothing.
+    fn check_pending(&mut self, _all: &[(TaskId, u32)]) {}
 
     /// True if the strategy may ever stop a run ([`Strategy::halt`]); the
     /// engine then asks after every pick. Asked once per run.
