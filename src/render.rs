@@ -1168,13 +1168,18 @@ fn not_replayed(trace: &sim::trace::Trace, model: &dyn sim::models::Model) -> Op
         again.meta.strategy.clone_from(&trace.meta.strategy);
         again.meta.seed = trace.meta.seed;
     }
-    // A trace written before deadlock reports kept `released_by_ids` is the
-    // same run without them.
+    // A trace written before deadlock reports kept `released_by_ids`, or
+    // the frame of each held lock, is the same run without them.
     if let (Some(d), Some(a)) = (&trace.deadlock, again.deadlock.as_mut()) {
-        let entries = |d: &sim::Deadlock| d.cycle.iter().chain(&d.behind).all(|b| b.released_by_ids.is_empty());
-        if entries(d) {
-            for b in a.cycle.iter_mut().chain(a.behind.iter_mut()) {
+        let entries = || d.cycle.iter().chain(&d.behind);
+        let no_ids = entries().all(|b| b.released_by_ids.is_empty());
+        let no_frames = entries().flat_map(|b| &b.holds).all(|h| h.frame.is_none());
+        for b in a.cycle.iter_mut().chain(a.behind.iter_mut()) {
+            if no_ids {
                 b.released_by_ids.clear();
+            }
+            if no_frames {
+                b.holds.iter_mut().for_each(|h| h.frame = None);
             }
         }
     }

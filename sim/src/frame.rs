@@ -64,7 +64,12 @@ impl Drop for FrameGuard {
         }
         rt::with_live(|s| {
             let t = s.current;
-            s.tasks[t as usize].frames.pop();
+            let task = &mut s.tasks[t as usize];
+            let depth = task.frames.len();
+            task.frames.pop();
+            if !task.held.is_empty() {
+                s.frame_returned(t, depth);
+            }
         });
     }
 }

@@ -680,6 +680,33 @@ fn a_held_lock_is_printed_under_the_frame_that_took_it() {
     assert!(text.contains("    at <task body>\n    - locked mutex \"B\"\n"), "{text}");
 }
 
+#[test]
+fn a_lock_taken_by_a_call_that_returned_is_not_printed_under_the_next_call_of_that_function() {
+    let run = Sim::new(0).run(|| async {
+        let (b, c) = (Mutex::new("B"), Mutex::new("C"));
+        spawn("T1", async move {
+            let _f = sim::frame_at("Outer.run", "outer.go:5");
+            let _c = lock_it(c).await;
+            sleep(1_000).await;
+            // The same function at the same depth: not the call that took C.
+            let _b = lock_it(b).await;
+        });
+        spawn("T2", async move {
+            let _b = b.lock().await;
+            sleep(1_000).await;
+            let _c = c.lock().await;
+        });
+    });
+    let text = run.outcome.to_string();
+    let t1 = "\"T1\" (task 1): waiting to lock mutex \"B\", held by \"T2\"
+    at lockIt (util.go:3)
+    at Outer.run (outer.go:5)
+    - locked mutex \"C\" at lockIt (util.go:3)
+";
+    assert!(text.contains(t1), "{text}");
+    assert_eq!(run.outcome.deadlock().unwrap().cycle[0].holds[0].frame, None);
+}
+
 /// How [`one_slot_buffer`] runs.
 #[derive(Clone, Copy, Default)]
 struct Buffer {

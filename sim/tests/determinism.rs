@@ -600,6 +600,16 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
             "deadlock.cycle[0].holds: mutex \"B\", but the events leave task 1 holding mutex \"A\"",
         ),
         (
+            "holds' frame",
+            edit(&|v| v["deadlock"]["cycle"][0]["holds"][0]["frame"] = 99.into()),
+            "deadlock.cycle[0].holds[0].frame: 99, but the stack has 1 frame",
+        ),
+        (
+            "holds' frame of another function",
+            edit(&|v| v["deadlock"]["cycle"][0]["holds"][0]["at"]["name"] = "main".into()),
+            "deadlock.cycle[0].holds[0].frame: 0, frame \"abba::worker\", but the lock was taken in \"main\"",
+        ),
+        (
             "holds emptied",
             edit(&|v| v["deadlock"]["cycle"][0]["holds"] = serde_json::json!([])),
             "deadlock.cycle[0].holds: nothing, but the events leave task 1 holding mutex \"A\"",

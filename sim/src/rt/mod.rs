@@ -275,9 +275,10 @@ pub(crate) struct Hold {
     /// a hold is no larger for it, and an unlock clears it with the hold.)
     pub handed: bool,
     /// How many frames the task had when it took it (`at` is the innermost
-    /// of them): a report prints the hold under that frame, as jstack
-    /// prints `- locked` under the frame that entered the monitor. Also in
-    /// the padding.
+    /// of them), while that frame is on the stack; 0 once it has returned
+    /// (`State::frame_returned`), or if it was taken with none. A report
+    /// prints the hold under that frame, as jstack prints `- locked` under
+    /// the frame that entered the monitor. Also in the padding.
     pub depth: u16,
     pub at: Option<Frame>,
 }
@@ -689,6 +690,31 @@ impl State {
         // A depth past u16 (65,535 frames) wraps; the report then finds another
         // function at the wrapped depth and prints the hold after the stack.
         Hold { task: t, handed: false, depth: frames.len() as u16, at: frames.last().copied() }
+    }
+
+    /// Task `t`'s frame at `depth` (1: its outermost) returns: the locks it
+    /// took and still holds are no longer printed under a frame (a call of
+    /// the same function made next would sit where it was). Called only
+    /// when `t` holds a lock, which few frames return with.
+    #[cold]
+    #[inline(never)]
+    pub fn frame_returned(&mut self, t: TaskId, depth: usize) {
+        let depth = depth as u16;
+        let clear = |h: &mut Hold| {
+            if h.task == t && h.depth == depth {
+                h.depth = 0;
+            }
+        };
+        for i in 0..self.tasks[t as usize].held.len() {
+            let r = self.tasks[t as usize].held[i].lock;
+            match &mut self.resources[r as usize].st {
+                ResState::Mutex { holder: Some(h) } | ResState::Monitor { owner: Some(h), .. } => clear(h),
+                ResState::RwLock { writer, readers, .. } => {
+                    writer.iter_mut().chain(readers.iter_mut()).for_each(clear);
+                }
+                _ => {}
+            }
+        }
     }
 
     #[inline(always)]

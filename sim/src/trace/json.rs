@@ -1228,6 +1228,28 @@ impl Trace {
             };
             return Err(format!("holds: {}, but the events leave task {t} holding {}", list(&said), list(&held)));
         }
+        // A hold's frame is one of the stack's, and one of that function.
+        for (i, h) in b.holds.iter().enumerate() {
+            let Some(f) = h.frame else { continue };
+            let took = h.at.as_ref().map(|a| a.name.as_str());
+            match b.stack.get(f) {
+                None => {
+                    let n = b.stack.len();
+                    return Err(format!(
+                        "holds[{i}].frame: {f}, but the stack has {n} frame{}",
+                        if n == 1 { "" } else { "s" }
+                    ));
+                }
+                Some(fr) if Some(fr.name.as_str()) != took => {
+                    return Err(format!(
+                        "holds[{i}].frame: {f}, frame {:?}, but the lock was taken in {:?}",
+                        fr.name,
+                        took.unwrap_or("no frame")
+                    ));
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 
