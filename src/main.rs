@@ -873,7 +873,9 @@ fn dispatch(cmd: Command) -> Result<bool, UsageError> {
             }
             match &which {
                 Which::Seed(s, k) => println!("replay: {} seed {s}, strategy {k}", output::model_label(m, &cfg)),
-                Which::Schedule(_) => println!("replay: {} schedule", output::model_label(m, &cfg)),
+                Which::Schedule(_) => {
+                    println!("replay: {}, from the schedule string given", output::model_label(m, &cfg))
+                }
             }
             search_cmd::print_events(&run);
             if run.outcome.is_failure() {

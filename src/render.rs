@@ -507,6 +507,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 eprintln!("note: --align-with does not apply to the wait-for graph, which has no time axis");
             }
         }
+        if requested.contains(&Chart::Timeline) && !opts.tasks.is_empty() {
+            cycle_left_out(&m, &opts);
+        }
         // Said once the charts are drawn (a window wholly outside the trace
         // is refused by the drawing, with no note before it).
         let past = match requested.iter().any(|&c| c != Chart::WaitFor) {
@@ -905,6 +908,31 @@ fn is_chart_file(path: &Path) -> bool {
     let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
     let head = &head[..n];
     head == b"\x89PNG\r\n\x1a\n" || head.starts_with(b"<?xml") || head.starts_with(b"<svg")
+}
+
+/// Says when `--tasks` leaves tasks of the deadlock's cycle out of a
+/// timeline whose window shows the deadlock: the arrows to and from them
+/// are not drawn, and with none of them a figure of a deadlock shows no
+/// arrow at all, unexplained.
+fn cycle_left_out(m: &Model, opts: &Options) {
+    let (Ok(selected), Ok((a, b, _))) = (visualizer::select_tasks(m.trace, &opts.tasks), opts.window.resolve(m)) else {
+        return; // the drawing says what is wrong
+    };
+    if !m.deadlock_in(a, b) {
+        return;
+    }
+    let cycle = m.cycle_tasks();
+    let out: Vec<String> =
+        cycle.iter().filter(|t| !selected.contains(t)).map(|&t| format!("{:?}", m.task_name(t))).collect();
+    if !out.is_empty() {
+        eprintln!(
+            "note: --tasks leaves out {} of the deadlock cycle's {} tasks ({}): no arrow goes to or from {}",
+            out.len(),
+            cycle.len(),
+            out.join(", "),
+            if out.len() == 1 { "that task" } else { "those" }
+        );
+    }
 }
 
 /// Why chart `c` has nothing to show for `m`, or `None` if it has.

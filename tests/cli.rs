@@ -2764,3 +2764,20 @@ fn a_deadlocks_json_has_each_tasks_stack_holds_and_the_tasks_behind() {
         );
     }
 }
+
+/// A timeline whose `--tasks` leave out tasks of the deadlock cycle draws
+/// no arrow to or from them, and says so: a figure of a deadlock with no
+/// arrow at all is otherwise unexplained.
+#[test]
+fn a_timeline_without_some_of_the_cycles_tasks_says_their_arrows_are_not_drawn() {
+    let dir = Scratch::new("cli-tasks-cycle");
+    let out = dir.join("t.png");
+    let (code, _, err) = deadsim(&["render", ABBA_TRACE, "--tasks", "T1", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let note =
+        "note: --tasks leaves out 1 of the deadlock cycle's 2 tasks (\"T2\"): no arrow goes to or from that task\n";
+    assert!(err.starts_with(note), "{err}");
+    // Every task of the cycle drawn: no note.
+    let (code, _, err) = deadsim(&["render", ABBA_TRACE, "--tasks", "T*", "-o", out.to_str().unwrap()]);
+    assert_eq!((code, err.contains("note")), (0, false), "{err}");
+}

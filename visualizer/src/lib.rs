@@ -470,7 +470,7 @@ impl FromStr for Window {
         // `A..B` or `A..=B` (as seed ranges), each side parsed by `one`; the
         // range must not be empty.
         let range = |one: &dyn Fn(&str) -> Result<u64, String>| -> Result<(u64, u64), Error> {
-            let (a, b) = arg.split_once("..").ok_or_else(|| bad(&format!("expected {kind}:A..B")))?;
+            let (a, b) = arg.split_once("..").ok_or_else(|| bad(&format!("expected {kind}:A..B or {kind}:A..=B")))?;
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
                 None => (b, false),
@@ -930,7 +930,7 @@ mod tests {
             ("", "expected auto, all"),
             ("last:0", "N must be at least 1"),
             ("last:x", "expected last:N"),
-            ("steps:5", "expected steps:A..B"),
+            ("steps:5", "expected steps:A..B or steps:A..=B"),
             ("steps:5..5", "the range is empty (its start 5 is not below its end 5)"),
             ("steps:9..2", "the range is empty"),
             ("steps:a..2", "`a` is not a step number"),

@@ -34,10 +34,13 @@ struct Dims {
     hold: i32,
     hold_gap: i32,
     max_holds: usize,
+    /// Lock rows too thin for a label each (`hold + hold_gap` under 12 px):
+    /// one line per lane names them.
+    one_label: bool,
 }
 
-const ROOMY: Dims = Dims { pad: 8, frame_row: 19, bar: 24, hold: 12, hold_gap: 4, max_holds: 6 };
-const COMPACT: Dims = Dims { pad: 4, frame_row: 0, bar: 16, hold: 6, hold_gap: 2, max_holds: 2 };
+const ROOMY: Dims = Dims { pad: 8, frame_row: 19, bar: 24, hold: 12, hold_gap: 4, max_holds: 6, one_label: false };
+const COMPACT: Dims = Dims { pad: 4, frame_row: 0, bar: 16, hold: 6, hold_gap: 2, max_holds: 2, one_label: true };
 
 /// Lanes above this count use the compact layout (no frame row, two lock rows).
 const COMPACT_ABOVE: usize = 24;
@@ -117,11 +120,23 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     let (dead, over_cap) = (candidates.len() - alive.len(), alive.len() - shown.len());
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
 
-    // The label column fits the longest task name (within limits).
+    // The label column fits the longest task name and, where each lock row
+    // has a label, the longest ("holds channel-1.bufferQueue": sized to the
+    // names alone, names shortened with --rename cut it), within limits.
     let name_w = shown.iter().map(|&t| fonts::width(m.task_name(t), TEXT, true)).max().unwrap_or(0);
+    let hold_w = if dims.one_label {
+        0
+    } else {
+        let holds = shown.iter().flat_map(|&t| m.tasks[t as usize].holds.iter().filter(|h| h.start <= b && h.end > a));
+        let label = |h: &crate::model::Hold| {
+            let verb = if h.mode == Mode::Read { "reads" } else { "holds" };
+            fonts::width(&format!("{verb} {}", m.resource_name(h.resource)), TINY, false)
+        };
+        holds.map(label).max().unwrap_or(0)
+    };
     // In a narrow picture the names take less (they are cut in the middle,
     // keeping the end that tells them apart), and the plot more.
-    let label_w = (name_w + 22).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
+    let label_w = (name_w + 22).max(hold_w + 24).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
 
     // Arrows of the deadlock strip, between lanes that are drawn.
     let mut lane_index = vec![usize::MAX; m.tasks.len()];
@@ -187,14 +202,16 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         let at_end =
             |k: &(u32, Mode)| tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.start <= b && h.end >= b);
         // Rows come in one order in every lane (the trace's order of the
-        // locks), but in a window that ends at the deadlock the locks still
-        // held there, those the cycle is about, come first: the top rows,
-        // and the names a compact lane's label keeps when it has no room
-        // for all ("holds streamLock +1 more" hid sendLock, the lock a
-        // ttrpc caller held in the cycle). Not in a figure aligned with
+        // locks), so that a reader can follow a row from lane to lane. But
+        // in a compact lane, whose one label names its rows, in a window
+        // that ends at the deadlock the locks still held there, those the
+        // cycle is about, come first: the names the label keeps when it has
+        // no room for all ("holds streamLock +1 more" hid sendLock, the lock
+        // a ttrpc caller held in the cycle). Not in a figure aligned with
         // another (a bug's beside its fix's): the two keep one order.
         let first = |k: &(u32, Mode)| {
-            opts.align.is_none()
+            dims.one_label
+                && opts.align.is_none()
                 && m.deadlock.is_some_and(|d| d <= b)
                 && tt.holds.iter().any(|h| (h.resource, h.mode) == *k && h.open)
         };
@@ -405,7 +422,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     if lanes.iter().any(|l| !l.rows.is_empty()) {
         // Rows too thin for a label each share one line, which names them
         // top first: the legend says so, as nothing else on the lane does.
-        let shared_line = dims.hold + dims.hold_gap < LABELLED_ROW && lanes.iter().any(|l| l.rows.len() > 1);
+        let shared_line = dims.one_label && lanes.iter().any(|l| l.rows.len() > 1);
         let what = if shared_line {
             "lock held (task's colour; rows top to bottom as named)"
         } else {
@@ -636,9 +653,6 @@ struct Flags {
     /// The states drawn, by [`State::index`]: the legend names those only.
     states: [bool; 4],
 }
-
-/// The height a lock row needs (with its gap) for a label of its own.
-const LABELLED_ROW: i32 = 12;
 
 /// Pictures narrower than this leave the deadlock arrows unlabelled.
 const NARROW: i32 = 900;
@@ -945,7 +959,7 @@ fn draw_lane(
             s.rect(xm.col_x(c0), *y0, xm.col_x(c1).max(xm.col_x(c0) + 1), *y1, alpha(color, a));
         }
         // Rows too thin for a label each (compact lanes) share one line.
-        if dims.hold + dims.hold_gap >= LABELLED_ROW {
+        if !dims.one_label {
             s.text_mid(xm.left - 8, (y0 + y1) / 2, &texts[i], TINY, false, palette::MUTED, Anchor::Right);
         } else if i == 0 {
             // The rows named in their order, top first ("holds streamLock,
