@@ -568,13 +568,14 @@ fn first_step_footprint(s: &mut State, t: TaskId) {
 /// (see `pending.rs`).
 fn report_pending(s: &mut State) {
     let mut ops = std::mem::take(&mut s.pending_ops);
-    s.pending_accesses(&mut ops);
-    #[cfg(debug_assertions)]
-    let whole = ops.clone();
-    s.pending_changes.report(&mut ops);
+    s.pending_accesses(&mut ops, |t, r| s.pending_changes.changed(t, r));
+    s.pending_changes.reported();
     s.strategy.get().pending(&ops);
     #[cfg(debug_assertions)]
-    s.strategy.get().check_pending(&whole);
+    {
+        s.pending_accesses(&mut ops, |_, _| true);
+        s.strategy.get().check_pending(&ops);
+    }
     s.pending_ops = ops;
 }
 

@@ -1102,23 +1102,25 @@ impl State {
         }
     }
 
-    /// Every task's known next access: the resource a blocked task waits on,
-    /// or the lock an enabled task is about to take (for partial-order reduction).
-    pub fn pending_accesses(&self, out: &mut Vec<(TaskId, ResId)>) {
+    /// Every task's known next access that `keep` keeps: the resource a
+    /// blocked task waits on, or the lock an enabled task is about to take
+    /// (for partial-order reduction).
+    #[inline]
+    pub fn pending_accesses(&self, out: &mut Vec<(TaskId, ResId)>, keep: impl Fn(TaskId, ResId) -> bool) {
         out.clear();
         for i in self.live.iter() {
             let task = &self.tasks[i as usize];
             match task.status {
                 Status::Blocked(Wait::Select) => {
-                    out.extend(task.cases.iter().map(|&(r, _)| (i, r)));
+                    out.extend(task.cases.iter().map(|&(r, _)| (i, r)).filter(|&(i, r)| keep(i, r)));
                 }
                 Status::Blocked(w) => {
-                    if let Some(r) = w.resource() {
+                    if let Some(r) = w.resource().filter(|&r| keep(i, r)) {
                         out.push((i, r));
                     }
                 }
                 Status::Ready => {
-                    if let Some(r) = task.pending_lock {
+                    if let Some(r) = task.pending_lock.filter(|&r| keep(i, r)) {
                         out.push((i, r));
                     }
                 }

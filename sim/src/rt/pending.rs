@@ -56,14 +56,16 @@ impl Changes {
         }
     }
 
-    /// Keeps of `all` (every task's known next access) the pairs to tell
-    /// the search in this report, and counts on to the next.
-    pub fn report(&mut self, all: &mut Vec<(TaskId, ResId)>) {
-        if self.next > 0 {
-            let n = self.next;
-            let marked = |v: &[u32], i: u32| v.get(i as usize) == Some(&n);
-            all.retain(|&(t, r)| marked(&self.tasks, t) || marked(&self.resources, r));
-        }
+    /// Whether this report tells the search the pair (`t`, `r`).
+    #[inline]
+    pub fn changed(&self, t: TaskId, r: ResId) -> bool {
+        let n = self.next;
+        let marked = |v: &[u32], i: u32| v.get(i as usize) == Some(&n);
+        n == 0 || marked(&self.tasks, t) || marked(&self.resources, r)
+    }
+
+    /// Counts on to the next report.
+    pub fn reported(&mut self) {
         // After u32::MAX reports in one run the marks would be read again:
         // start over with a report of every pair.
         self.next = self.next.checked_add(1).unwrap_or(0);
