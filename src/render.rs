@@ -507,9 +507,6 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
                 eprintln!("note: --align-with does not apply to the wait-for graph, which has no time axis");
             }
         }
-        if requested.contains(&Chart::Timeline) && !opts.tasks.is_empty() {
-            cycle_left_out(&m, &opts);
-        }
         // Said once the charts are drawn (a window wholly outside the trace
         // is refused by the drawing, with no note before it).
         let past = match requested.iter().any(|&c| c != Chart::WaitFor) {
@@ -560,6 +557,9 @@ pub fn render(args: RenderArgs) -> Result<(), String> {
         }
         if let Some(note) = &past {
             eprintln!("{note}");
+        }
+        if charts.contains(&Chart::Timeline) {
+            cycle_left_out(&m, &opts);
         }
         if let [(path, bytes)] = rendered.as_slice() {
             if path.as_os_str() == "-" {
@@ -910,27 +910,28 @@ fn is_chart_file(path: &Path) -> bool {
     head == b"\x89PNG\r\n\x1a\n" || head.starts_with(b"<?xml") || head.starts_with(b"<svg")
 }
 
-/// Says when `--tasks` leaves tasks of the deadlock's cycle out of a
-/// timeline whose window shows the deadlock: the arrows to and from them
-/// are not drawn, and with none of them a figure of a deadlock shows no
-/// arrow at all, unexplained.
+/// Says when a timeline whose window shows the deadlock has no lane for
+/// tasks of its cycle (`--tasks` left them out, or its 100-lane cap): the
+/// arrows to and from them are not drawn, and with none of them a figure
+/// of a deadlock shows no arrow at all, unexplained. Called once drawn.
 fn cycle_left_out(m: &Model, opts: &Options) {
-    let (Ok(selected), Ok((a, b, _))) = (visualizer::select_tasks(m.trace, &opts.tasks), opts.window.resolve(m)) else {
-        return; // the drawing says what is wrong
+    let (Ok(lanes), Ok((a, b, _))) = (visualizer::timeline::lanes(m, opts), opts.window.resolve(m)) else {
+        return;
     };
     if !m.deadlock_in(a, b) {
         return;
     }
     let cycle = m.cycle_tasks();
     let out: Vec<String> =
-        cycle.iter().filter(|t| !selected.contains(t)).map(|&t| format!("{:?}", m.task_name(t))).collect();
-    if !out.is_empty() {
+        cycle.iter().filter(|t| !lanes.contains(t)).map(|&t| format!("{:?}", m.task_name(t))).collect();
+    let why = if opts.tasks.is_empty() { "the lanes drawn leave out" } else { "--tasks leaves out" };
+    let (n, of) = (out.len(), cycle.len());
+    let which = if n == of { format!("all {of}") } else { format!("{n} of the {of}") };
+    if n > 0 {
         eprintln!(
-            "note: --tasks leaves out {} of the deadlock cycle's {} tasks ({}): no arrow goes to or from {}",
-            out.len(),
-            cycle.len(),
+            "note: {why} {which} tasks of the deadlock cycle ({}): no arrow goes to or from {}",
             out.join(", "),
-            if out.len() == 1 { "that task" } else { "those" }
+            if n == 1 { "that task" } else { "those" }
         );
     }
 }

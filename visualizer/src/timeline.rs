@@ -87,56 +87,9 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     let mut s = Scene::new(opts.width, 0);
     let mut y = layout::title(&mut s, m, "Timeline", opts, MARGIN);
     let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
-    // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
-    let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
-    let tinted: Vec<u32> = cycle.iter().copied().chain(failed).collect();
-    // The tasks that may get a lane: every one, or those `--tasks` names.
-    let selected = if opts.tasks.is_empty() { None } else { Some(crate::select_tasks(m.trace, &opts.tasks)?) };
-    let candidates: Vec<u32> = match &selected {
-        Some(sel) => {
-            let mut c = sel.clone();
-            c.sort_unstable();
-            c
-        }
-        None => (0..m.tasks.len() as u32).collect(),
-    };
-    let alive: Vec<u32> = candidates
-        .iter()
-        .copied()
-        .filter(|&t| alive_in(&m.tasks[t as usize], a, b, m.end) || tinted.contains(&t))
-        .collect();
-    let shown = match &selected {
-        None => most_telling(m, &alive, &tinted, (a, b)),
-        // The first alive in the order named, up to the cap: a task named
-        // first is not left out for one a pattern brought in after it.
-        Some(sel) => {
-            let shown: Vec<u32> = sel.iter().copied().filter(|t| alive.contains(t)).take(MAX_LANES).collect();
-            if shown.is_empty() {
-                return Err(Error(format!("{} ({note}): {}", Error::NONE_SELECTED_ALIVE, names_listed(m, sel, 4))));
-            }
-            shown
-        }
-    };
-    let (dead, over_cap) = (candidates.len() - alive.len(), alive.len() - shown.len());
+    let tinted = tinted(m, (a, b), &cycle);
+    let Lanes { dead, over_cap, shown } = choose_lanes(m, opts, (a, b), &note, &tinted)?;
     let dims = if shown.len() > COMPACT_ABOVE { &COMPACT } else { &ROOMY };
-
-    // The label column fits the longest task name and, where each lock row
-    // has a label, the longest ("holds channel-1.bufferQueue": sized to the
-    // names alone, names shortened with --rename cut it), within limits.
-    let name_w = shown.iter().map(|&t| fonts::width(m.task_name(t), TEXT, true)).max().unwrap_or(0);
-    let hold_w = if dims.one_label {
-        0
-    } else {
-        let holds = shown.iter().flat_map(|&t| m.tasks[t as usize].holds.iter().filter(|h| h.start <= b && h.end > a));
-        let label = |h: &crate::model::Hold| {
-            let verb = if h.mode == Mode::Read { "reads" } else { "holds" };
-            fonts::width(&format!("{verb} {}", m.resource_name(h.resource)), TINY, false)
-        };
-        holds.map(label).max().unwrap_or(0)
-    };
-    // In a narrow picture the names take less (they are cut in the middle,
-    // keeping the end that tells them apart), and the plot more.
-    let label_w = (name_w + 22).max(hold_w + 24).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
 
     // Arrows of the deadlock strip, between lanes that are drawn.
     let mut lane_index = vec![usize::MAX; m.tasks.len()];
@@ -145,7 +98,6 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     }
     let mut arrows = if cycle.is_empty() { Vec::new() } else { deadlock_arrows(m) };
     arrows.retain(|a| lane_index[a.from as usize] != usize::MAX && lane_index[a.to as usize] != usize::MAX);
-    let left = MARGIN + label_w + 12;
 
     // Lanes (positions only; drawn below, once the plot's height is known).
     y += 30; // room for the deadlock label above the plot
@@ -159,7 +111,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         let holds_in_window = tt.holds.iter().any(|h| h.start <= b && h.end > a);
         // (Tasks --tasks names are drawn in full: the user asked for them.)
         let minor = dims.frame_row > 0
-            && selected.is_none()
+            && opts.tasks.is_empty()
             && m.trace.tasks[t as usize].background
             && !tinted.contains(&t)
             && !arrowed.contains(&t)
@@ -247,6 +199,22 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
         lanes.push(Lane { task: t, top, frame_y, bar, rows, shared, bottom, minor });
     }
     let plot_bottom = y;
+
+    // The label column fits the longest task name and the longest label of
+    // the lock rows drawn ("holds channel-1.bufferQueue", or a compact
+    // lane's "holds streamLock, sendLock": sized to the names alone, names
+    // shortened with --rename cut them), within limits.
+    let name_w = shown.iter().map(|&t| fonts::width(m.task_name(t), TEXT, true)).max().unwrap_or(0);
+    let hold_w = |lane: &Lane| match dims.one_label {
+        false => lane.rows.iter().map(|r| fonts::width(&r.4, TINY, false)).max().unwrap_or(0),
+        true if lane.rows.is_empty() => 0,
+        true => fonts::width(&held_names(&row_groups(m, lane), lane.shared, i32::MAX), TINY, false),
+    };
+    let hold_w = lanes.iter().map(hold_w).max().unwrap_or(0);
+    // In a narrow picture the names take less (they are cut in the middle,
+    // keeping the end that tells them apart), and the plot more.
+    let label_w = (name_w + 22).max(hold_w + 24).clamp(110, if width < NARROW { width / 5 } else { width / 4 });
+    let left = MARGIN + label_w + 12;
 
     // Arrow columns: arrows whose vertical spans overlap get different columns.
     let lane_of = |t: u32| &lanes[lane_index[t as usize]];
@@ -350,7 +318,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
 
     let mut y = layout::x_axis(&mut s, &xm, plot_bottom, &note);
     let g = |n: usize| crate::columns::group(n as u64);
-    if selected.is_some() {
+    if !opts.tasks.is_empty() {
         let mut left_out = format!("{} of {} tasks drawn, the ones selected", g(shown.len()), g(m.tasks.len()));
         if dead > 0 {
             left_out += &format!("; {} of them not alive in the window", g(dead));
@@ -459,7 +427,7 @@ pub(crate) fn laid_out(m: &Model, opts: &Options) -> Result<(Scene, Option<Frame
     if arrows.iter().any(|a| a.cycle) {
         items.push((Swatch::Arrow(palette::DEADLOCK.into()), arrow_legend(m)));
     }
-    if let Some(f) = m.failure.filter(|_| failed.is_some_and(drawn)) {
+    if let Some(f) = m.failure.filter(|f| f.pos >= a && f.pos <= b && drawn(f.task)) {
         let who = if f.what == "panic" { "task that panicked" } else { "task that violated the invariant" };
         items.push((Swatch::Fill(palette::CYCLE_TINT.into()), who.into()));
     }
@@ -966,19 +934,75 @@ fn draw_lane(
             // sendLock": streamLock's row above sendLock's), held and
             // read-locked apart as a roomy lane's rows say; the locks of a
             // shared last row only counted, as it cannot be told apart.
-            let own = lane.rows.len() - usize::from(lane.shared > 0);
-            let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
-            for &(r, mode, ..) in &lane.rows[..own] {
-                let verb = if mode == Mode::Read { "reads" } else { "holds" };
-                match groups.last_mut() {
-                    Some((v, names)) if *v == verb => names.push(m.resource_name(r)),
-                    _ => groups.push((verb, vec![m.resource_name(r)])),
-                }
-            }
-            let text = held_names(&groups, lane.shared, label_w - 24);
+            let text = held_names(&row_groups(m, lane), lane.shared, label_w - 24);
             s.text_mid(xm.left - 8, lane.rows[0].2 + 3, &text, TINY, false, palette::MUTED, Anchor::Right);
         }
     }
+}
+
+/// The tasks of the deadlock's cycle and the one that failed, in window
+/// `(a, b)`: tinted, and given a lane first.
+fn tinted(m: &Model, (a, b): (u64, u64), cycle: &[u32]) -> Vec<u32> {
+    // The task that failed an invariant or panicked, tinted as a cycle's tasks are.
+    let failed: Option<u32> = m.failure.filter(|f| f.pos >= a && f.pos <= b).map(|f| f.task);
+    cycle.iter().copied().chain(failed).collect()
+}
+
+/// The tasks that get a lane, and how many of those that may have one do not.
+struct Lanes {
+    /// Not alive in the window.
+    dead: usize,
+    /// Alive, over the cap.
+    over_cap: usize,
+    /// In lane order.
+    shown: Vec<u32>,
+}
+
+/// The lanes of a timeline of window `(a, b)` (`note` names the window).
+fn choose_lanes(m: &Model, opts: &Options, (a, b): (u64, u64), note: &str, tinted: &[u32]) -> Result<Lanes, Error> {
+    // The tasks that may get a lane: every one, or those `--tasks` names.
+    let selected = if opts.tasks.is_empty() { None } else { Some(crate::select_tasks(m.trace, &opts.tasks)?) };
+    let candidates: Vec<u32> = match &selected {
+        Some(sel) => {
+            let mut c = sel.clone();
+            c.sort_unstable();
+            c
+        }
+        None => (0..m.tasks.len() as u32).collect(),
+    };
+    let alive: Vec<u32> = candidates
+        .iter()
+        .copied()
+        .filter(|&t| alive_in(&m.tasks[t as usize], a, b, m.end) || tinted.contains(&t))
+        .collect();
+    let shown = match &selected {
+        None => most_telling(m, &alive, tinted, (a, b)),
+        // The first alive in the order named, up to the cap: a task named
+        // first is not left out for one a pattern brought in after it.
+        Some(sel) => {
+            let shown: Vec<u32> = sel.iter().copied().filter(|t| alive.contains(t)).take(MAX_LANES).collect();
+            if shown.is_empty() {
+                return Err(Error(format!("{} ({note}): {}", Error::NONE_SELECTED_ALIVE, names_listed(m, sel, 4))));
+            }
+            shown
+        }
+    };
+    Ok(Lanes { dead: candidates.len() - alive.len(), over_cap: alive.len() - shown.len(), shown })
+}
+
+/// The tasks the timeline of `m` gives a lane, in lane order, as
+/// [`scene`] draws it with `opts`.
+///
+/// ```
+/// let t = sim::trace::Trace::from_json(&std::fs::read_to_string("../traces/abba-deadlock.json").unwrap()).unwrap();
+/// let m = visualizer::Model::new(&t).unwrap();
+/// let opts = visualizer::Options { tasks: vec!["T1".into()], ..Default::default() };
+/// assert_eq!(visualizer::timeline::lanes(&m, &opts).unwrap(), [1]);
+/// ```
+pub fn lanes(m: &Model, opts: &Options) -> Result<Vec<u32>, Error> {
+    let (a, b, note) = opts.window.resolve(m)?;
+    let cycle = if m.deadlock_in(a, b) { m.cycle_tasks() } else { Vec::new() };
+    choose_lanes(m, opts, (a, b), &note, &tinted(m, (a, b), &cycle)).map(|l| l.shown)
 }
 
 /// Half a mark's width: a mark's centre stays this far inside the plot.
@@ -1087,6 +1111,22 @@ fn in_gaps(
 /// names give way to a count ("holds A, B +1 more", or "holds A +2" where
 /// that is what fits), which `more` locks named nowhere always join; only
 /// a first name too long alone is cut inside.
+/// A compact lane's lock rows for its one label, in their order: those
+/// held and those read-locked apart, as a roomy lane's rows say; the locks
+/// of a shared last row left to the count.
+fn row_groups<'m>(m: &'m Model, lane: &Lane) -> Vec<(&'static str, Vec<&'m str>)> {
+    let own = lane.rows.len() - usize::from(lane.shared > 0);
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &(r, mode, ..) in &lane.rows[..own] {
+        let verb = if mode == Mode::Read { "reads" } else { "holds" };
+        match groups.last_mut() {
+            Some((v, names)) if *v == verb => names.push(m.resource_name(r)),
+            _ => groups.push((verb, vec![m.resource_name(r)])),
+        }
+    }
+    groups
+}
+
 fn held_names(groups: &[(&str, Vec<&str>)], more: usize, max: i32) -> String {
     let named: usize = groups.iter().map(|(_, n)| n.len()).sum();
     let total = named + more;

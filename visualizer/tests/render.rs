@@ -3497,10 +3497,17 @@ fn a_compact_lane_names_first_the_lock_it_holds_in_the_deadlock() {
     let trace = sim::models::find("ttrpc").unwrap().configure(&params).unwrap().run(0, true).trace.unwrap();
     let m = Model::new(&trace).unwrap();
     assert!(m.deadlock.is_some());
+    // The label column fits the label whole, the lock held first.
     let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
     let held: Vec<&str> = scene_texts(&scene).into_iter().filter(|t| t.starts_with("holds ")).collect();
-    assert!(held.contains(&"holds sendLock +1 more"), "{held:?}");
-    assert!(!held.contains(&"holds streamLock +1 more"), "{held:?}");
+    assert!(held.contains(&"holds sendLock, streamLock"), "{held:?}");
+    assert!(held.iter().all(|t| !t.contains('+')), "{held:?}");
+    // Where the column is too narrow for both, the name kept is that one.
+    let narrow = Options { width: 640, ..Options::default() };
+    let scene = visualizer::scene(&m, Chart::Timeline, &narrow).unwrap();
+    let held: Vec<&str> = scene_texts(&scene).into_iter().filter(|t| t.starts_with("holds ")).collect();
+    assert!(held.iter().any(|t| t.starts_with("holds sendLock +1")), "{held:?}");
+    assert!(held.iter().all(|t| !t.starts_with("holds streamLock +1")), "{held:?}");
 }
 
 #[test]
@@ -3556,4 +3563,22 @@ fn a_renamed_outcome_names_its_tasks_anew_and_nothing_else() {
     let trace = *run.trace.unwrap();
     let t = visualizer::rename_tasks(&trace, &[("worker".into(), "the worker".into())]).unwrap();
     assert!(t.meta.message.starts_with("panic in \"the worker\": boom"), "{}", t.meta.message);
+}
+
+#[test]
+fn lock_row_labels_are_whole_when_the_task_names_are_short() {
+    // The label column was as wide as the task names: renamed for a
+    // caption, Flink's two threads left "holds channel-1.buffer…". It fits
+    // the lock rows' labels too, and only those drawn: a lock folded into
+    // the last row ("2 more locks") does not widen it.
+    let flink = committed_trace("flink-1.13.1-minimal-deadlock.json");
+    let renames = [("Join*", "task thread"), ("Channel state writer*", "writer")].map(|(p, n)| (p.into(), n.into()));
+    let t = visualizer::rename_tasks(&flink, &renames).unwrap();
+    let m = Model::new(&t).unwrap();
+    let scene = visualizer::scene(&m, Chart::Timeline, &Options::default()).unwrap();
+    let held: Vec<&str> = scene_texts(&scene).into_iter().filter(|t| t.starts_with("holds ")).collect();
+    for lock in ["channel-0.bufferQueue", "channel-1.bufferQueue", "LocalBufferPool.availableMemorySegments"] {
+        assert!(held.contains(&format!("holds {lock}").as_str()), "{held:?}");
+    }
+    assert!(held.iter().all(|t| !t.contains('…')), "{held:?}");
 }
