@@ -607,7 +607,7 @@ fn a_report_and_lock_events_the_events_contradict_are_rejected() {
         (
             "holds' frame of another function",
             edit(&|v| v["deadlock"]["cycle"][0]["holds"][0]["at"]["name"] = "main".into()),
-            "deadlock.cycle[0].holds[0].frame: 0, frame \"abba::worker\", but the lock was taken in \"main\"",
+            "deadlock.cycle[0].holds[0].frame: 0 (abba::worker), but the lock was taken in main",
         ),
         (
             "holds emptied",

@@ -257,6 +257,14 @@ impl Holders {
     }
 }
 
+/// A hold's [`Hold::depth`] for a stack of `len` frames: 0 (printed after
+/// the stack) past 65,535 frames, where a `u16` would wrap onto the depth
+/// of a frame still below.
+#[inline(always)]
+pub(crate) fn depth_of(len: usize) -> u16 {
+    u16::try_from(len).unwrap_or(0)
+}
+
 /// A lock a task holds and the frame where it took it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HeldLock {
@@ -687,9 +695,7 @@ impl State {
     #[inline]
     pub fn hold_of(&self, t: TaskId) -> Hold {
         let frames = &self.tasks[t as usize].frames;
-        // A depth past u16 (65,535 frames) wraps; the report then finds another
-        // function at the wrapped depth and prints the hold after the stack.
-        Hold { task: t, handed: false, depth: frames.len() as u16, at: frames.last().copied() }
+        Hold { task: t, handed: false, depth: depth_of(frames.len()), at: frames.last().copied() }
     }
 
     /// Task `t`'s frame at `depth` (1: its outermost) returns: the locks it
@@ -699,7 +705,10 @@ impl State {
     #[cold]
     #[inline(never)]
     pub fn frame_returned(&mut self, t: TaskId, depth: usize) {
-        let depth = depth as u16;
+        let depth = depth_of(depth);
+        if depth == 0 {
+            return;
+        }
         let clear = |h: &mut Hold| {
             if h.task == t && h.depth == depth {
                 h.depth = 0;

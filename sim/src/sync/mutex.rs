@@ -99,7 +99,7 @@ fn lock_step(s: &mut State, id: ResId, yielded: &mut bool) -> Poll<()> {
     // the borrow of the mutex and copied in, 1.5% of `step_cost`'s
     // instructions; this is 0.3%.
     let frames = &s.tasks[t as usize].frames;
-    let (at, depth) = (frames.last().copied(), frames.len() as u16);
+    let (at, depth) = (frames.last().copied(), rt::depth_of(frames.len()));
     let ResState::Mutex { holder } = &mut s.resources[id as usize].st else { unreachable!() };
     if holder.is_some() {
         s.block(Wait::Lock(id));

@@ -1241,11 +1241,8 @@ impl Trace {
                     ));
                 }
                 Some(fr) if Some(fr.name.as_str()) != took => {
-                    return Err(format!(
-                        "holds[{i}].frame: {f}, frame {:?}, but the lock was taken in {:?}",
-                        fr.name,
-                        took.unwrap_or("no frame")
-                    ));
+                    let by = took.map_or_else(|| "outside any frame".to_string(), |t| format!("in {t}"));
+                    return Err(format!("holds[{i}].frame: {f} ({}), but the lock was taken {by}", fr.name));
                 }
                 _ => {}
             }
