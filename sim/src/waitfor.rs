@@ -1067,9 +1067,9 @@ fn blocked_task(s: &State, t: TaskId) -> BlockedTask {
 pub(crate) fn holds_of(s: &State, t: TaskId) -> Vec<Held> {
     let mut out = Vec::new();
     let frames = &s.tasks[t as usize].frames;
-    // The frame that took `h`, while it is on the stack (`Hold::depth`).
-    // The name is checked too, for a hold handed off (`MutexGuard::hand_off`),
-    // which the task's `held` no longer lists for `State::frame_returned`.
+    // The frame that took `h`, while it is on the stack (`Hold::depth`; 0
+    // once it returned, or the hold was handed off). The name is checked
+    // too, as a guard.
     let frame_of = |h: &Hold| {
         let d = h.depth as usize;
         let at = h.at?;

@@ -2694,3 +2694,39 @@ fn no_task_left_beside_running_tasks_says_it_rests_on_the_declarations() {
     let report = run.outcome.to_string();
     assert!(report.contains("no task left that may send on it or close it") && !report.contains(note), "{report}");
 }
+
+/// `lockIt` that hands the lock off (to whoever will unlock it) before it
+/// returns.
+async fn lock_it_handed(m: Mutex) -> sim::sync::MutexGuard {
+    let _f = sim::frame_at("lockIt", "util.go:3");
+    let g = m.lock().await;
+    g.hand_off();
+    g
+}
+
+#[test]
+fn a_lock_handed_off_is_printed_after_the_stack() {
+    // `hand_off` takes the hold off the task's books for lock order, so the
+    // return of the frame that took it would go unseen: from the hand-off
+    // on it is printed after the stack, not under a later call of `lockIt`.
+    let run = Sim::new(0).run(|| async {
+        let (b, c) = (Mutex::new("B"), Mutex::new("C"));
+        spawn("T1", async move {
+            let _f = sim::frame_at("Outer.run", "outer.go:5");
+            let _c = lock_it_handed(c).await;
+            sleep(1_000).await;
+            let _b = lock_it(b).await;
+        });
+        spawn("T2", async move {
+            let _b = b.lock().await;
+            sleep(1_000).await;
+            let _c = c.lock().await;
+        });
+    });
+    let text = run.outcome.to_string();
+    let t1 = "    at lockIt (util.go:3)
+    at Outer.run (outer.go:5)
+    - locked mutex \"C\" at lockIt (util.go:3)
+";
+    assert!(text.contains(t1), "{text}");
+}

@@ -124,6 +124,9 @@ pub(crate) fn hand_off(s: &mut State, id: ResId) {
     };
     let Some(h) = hold.filter(|h| !h.handed) else { return };
     h.handed = true;
+    // No longer the locker's frame's either: the task's `held` drops it, so
+    // `State::frame_returned` would not see that frame return.
+    h.depth = 0;
     let locker = h.task;
     // No longer the locker's for lock order: the locks it takes next are
     // not taken while holding this one.
