@@ -420,8 +420,9 @@ pub struct Held {
     /// The frame of the task's `stack` (an index, innermost first) that
     /// took it, while that frame is still on the stack: where the report
     /// prints it, as jstack prints `- locked` under the frame that entered
-    /// the monitor. `None` (absent) when it was taken with no frame, or by
-    /// a frame that has returned since (the hold is printed last).
+    /// the monitor. `None` (absent) when it was taken with no frame, by a
+    /// frame that has returned since, or handed off (`MutexGuard::hand_off`):
+    /// the hold is printed after the stack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<usize>,
 }
