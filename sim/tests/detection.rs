@@ -680,13 +680,24 @@ fn a_held_lock_is_printed_under_the_frame_that_took_it() {
     assert!(text.contains("    at <task body>\n    - locked mutex \"B\"\n"), "{text}");
 }
 
-#[test]
-fn a_lock_taken_by_a_call_that_returned_is_not_printed_under_the_next_call_of_that_function() {
-    let run = Sim::new(0).run(|| async {
+/// `lockIt` that hands the lock off (to whoever will unlock it) before it
+/// returns.
+async fn lock_it_handed(m: Mutex) -> sim::sync::MutexGuard {
+    let _f = sim::frame_at("lockIt", "util.go:3");
+    let g = m.lock().await;
+    g.hand_off();
+    g
+}
+
+/// T1 takes C through `lockIt` (handing it off, if `handed`), then blocks
+/// in a second call of `lockIt` at the same depth, for B, which T2 holds
+/// while it waits for C.
+fn lock_it_twice(handed: bool) -> sim::Run {
+    Sim::new(0).run(move || async move {
         let (b, c) = (Mutex::new("B"), Mutex::new("C"));
         spawn("T1", async move {
             let _f = sim::frame_at("Outer.run", "outer.go:5");
-            let _c = lock_it(c).await;
+            let _c = if handed { lock_it_handed(c).await } else { lock_it(c).await };
             sleep(1_000).await;
             // The same function at the same depth: not the call that took C.
             let _b = lock_it(b).await;
@@ -696,7 +707,12 @@ fn a_lock_taken_by_a_call_that_returned_is_not_printed_under_the_next_call_of_th
             sleep(1_000).await;
             let _c = c.lock().await;
         });
-    });
+    })
+}
+
+#[test]
+fn a_lock_taken_by_a_call_that_returned_is_not_printed_under_the_next_call_of_that_function() {
+    let run = lock_it_twice(false);
     let text = run.outcome.to_string();
     let t1 = "\"T1\" (task 1): waiting to lock mutex \"B\", held by \"T2\"
     at lockIt (util.go:3)
@@ -705,6 +721,19 @@ fn a_lock_taken_by_a_call_that_returned_is_not_printed_under_the_next_call_of_th
 ";
     assert!(text.contains(t1), "{text}");
     assert_eq!(run.outcome.deadlock().unwrap().cycle[0].holds[0].frame, None);
+}
+
+#[test]
+fn a_lock_handed_off_is_printed_after_the_stack() {
+    // `hand_off` takes the hold off the task's books for lock order, so the
+    // return of the frame that took it would go unseen: from the hand-off
+    // on it is printed after the stack, not under a later call of `lockIt`.
+    let text = lock_it_twice(true).outcome.to_string();
+    let t1 = "    at lockIt (util.go:3)
+    at Outer.run (outer.go:5)
+    - locked mutex \"C\" at lockIt (util.go:3)
+";
+    assert!(text.contains(t1), "{text}");
 }
 
 /// How [`one_slot_buffer`] runs.
@@ -2693,40 +2722,4 @@ fn no_task_left_beside_running_tasks_says_it_rests_on_the_declarations() {
     });
     let report = run.outcome.to_string();
     assert!(report.contains("no task left that may send on it or close it") && !report.contains(note), "{report}");
-}
-
-/// `lockIt` that hands the lock off (to whoever will unlock it) before it
-/// returns.
-async fn lock_it_handed(m: Mutex) -> sim::sync::MutexGuard {
-    let _f = sim::frame_at("lockIt", "util.go:3");
-    let g = m.lock().await;
-    g.hand_off();
-    g
-}
-
-#[test]
-fn a_lock_handed_off_is_printed_after_the_stack() {
-    // `hand_off` takes the hold off the task's books for lock order, so the
-    // return of the frame that took it would go unseen: from the hand-off
-    // on it is printed after the stack, not under a later call of `lockIt`.
-    let run = Sim::new(0).run(|| async {
-        let (b, c) = (Mutex::new("B"), Mutex::new("C"));
-        spawn("T1", async move {
-            let _f = sim::frame_at("Outer.run", "outer.go:5");
-            let _c = lock_it_handed(c).await;
-            sleep(1_000).await;
-            let _b = lock_it(b).await;
-        });
-        spawn("T2", async move {
-            let _b = b.lock().await;
-            sleep(1_000).await;
-            let _c = c.lock().await;
-        });
-    });
-    let text = run.outcome.to_string();
-    let t1 = "    at lockIt (util.go:3)
-    at Outer.run (outer.go:5)
-    - locked mutex \"C\" at lockIt (util.go:3)
-";
-    assert!(text.contains(t1), "{text}");
 }
